@@ -1,0 +1,301 @@
+"""The terminal host: `smol-instruments run | chat | tool | policy | sandbox | doctor | serve`.
+
+Each subcommand is a small function registered in `build_parser`. Errors the user can fix are
+one line on stderr with exit status 2; no tracebacks for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import __version__
+from .config import Settings, SettingsError, load_settings
+from .errors import ErrorType, error_dict, is_error
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+class UsageError(Exception):
+    """Bad input the user can fix; printed as one line."""
+
+
+def _json(data: Any, *, compact: bool = False) -> str:
+    if compact:
+        return json.dumps(data, ensure_ascii=False, default=str)
+    return json.dumps(data, ensure_ascii=False, indent=2, default=str)
+
+
+def _repo_dir(value: str | None) -> Path:
+    path = Path(value or ".").expanduser()
+    if not path.exists():
+        raise UsageError(f"--repo {value}: no such directory")
+    if not path.is_dir():
+        raise UsageError(f"--repo {value}: not a directory")
+    return path.resolve()
+
+
+def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
+    """Logs go to stderr (or a file), never stdout: stdout carries results and JSON-RPC."""
+    logging.basicConfig(
+        level=settings.log_level,
+        stream=stream or sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if settings.suppress_warnings:
+        warnings.filterwarnings("ignore")
+        for noisy in ("LiteLLM", "litellm", "httpx", "opentelemetry", "docker", "urllib3"):
+            logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+
+
+# --- tool -------------------------------------------------------------------------------
+
+
+def _approver_for(args: argparse.Namespace, *, stdin_is_data: bool = False) -> Any:
+    from .core.approval import AutoApprover, DenyAllApprover, TerminalApprover
+
+    if getattr(args, "yes", False):
+        return AutoApprover()
+    if not stdin_is_data and sys.stdin.isatty():
+        return TerminalApprover(sys.stdin, sys.stderr)
+    return DenyAllApprover()
+
+
+def _open_tools(args: argparse.Namespace, settings: Settings, *, stdin_is_data: bool) -> Any:
+    from .tools import build_tools
+    from .tools.base import ToolContext
+
+    ctx = ToolContext.create(
+        _repo_dir(args.repo),
+        settings,
+        approver=_approver_for(args, stdin_is_data=stdin_is_data),
+        sandbox=_open_sandbox(settings, args.repo),
+    )
+    return ctx, build_tools(ctx)
+
+
+def _open_sandbox(settings: Settings, repo: str | None) -> Any:
+    try:
+        from .sandbox.select import open_sandbox
+    except ImportError:
+        return None
+    return open_sandbox(settings, _repo_dir(repo))
+
+
+def call_tool(tools: dict[str, Any], name: Any, arguments: Any) -> dict[str, Any]:
+    """Call one tool as the agent would; bad names and arguments come back as errors."""
+    if not isinstance(name, str) or name not in tools:
+        from .tools.validation import closest
+
+        near = closest(str(name), list(tools)) if isinstance(name, str) else []
+        return error_dict(
+            ErrorType.UNKNOWN_TOOL,
+            f"no tool named {name!r}",
+            recovery_suggestion=(f"Did you mean {near[0]!r}? " if near else "")
+            + f"Tools: {', '.join(tools)}.",
+        )
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        return error_dict(
+            ErrorType.INVALID_ARGUMENT,
+            f"arguments must be a JSON object, got {type(arguments).__name__}",
+            tool=name,
+            recovery_suggestion='Pass an object such as {"path": "README.md"}.',
+        )
+    result: dict[str, Any] = tools[name](**arguments)
+    return result
+
+
+def cmd_tool(args: argparse.Namespace, settings: Settings) -> int:
+    if args.batch:
+        if args.name:
+            raise UsageError("tool --batch reads tool calls from stdin; do not also give a NAME")
+        return _tool_batch(args, settings)
+    if not args.name:
+        from .tools import TOOL_NAMES
+
+        raise UsageError(f"tool needs a NAME: one of {', '.join(TOOL_NAMES)}")
+    try:
+        arguments = json.loads(args.args) if args.args else {}
+    except json.JSONDecodeError as exc:
+        print(
+            _json(
+                error_dict(
+                    ErrorType.INVALID_ARGUMENT,
+                    f"--args is not valid JSON: {exc.msg} at character {exc.pos}",
+                    tool=args.name,
+                    recovery_suggestion='Quote it for the shell: --args \'{"path": "README.md"}\'',
+                )
+            )
+        )
+        return EXIT_USAGE
+    ctx, tools = _open_tools(args, settings, stdin_is_data=False)
+    try:
+        result = call_tool(tools, args.name, arguments)
+    finally:
+        ctx.sandbox.close()
+    print(_json(result))
+    return EXIT_FAILED if is_error(result) else EXIT_OK
+
+
+def _tool_batch(args: argparse.Namespace, settings: Settings) -> int:
+    ctx, tools = _open_tools(args, settings, stdin_is_data=True)
+    failures = 0
+    try:
+        for number, line in enumerate(sys.stdin, start=1):
+            if not line.strip():
+                continue
+            try:
+                request = json.loads(line)
+            except json.JSONDecodeError as exc:
+                result = error_dict(
+                    ErrorType.INVALID_ARGUMENT,
+                    f"line {number} is not valid JSON: {exc.msg}",
+                    recovery_suggestion='Each line must be {"tool": NAME, "args": {...}}.',
+                )
+            else:
+                if not isinstance(request, dict):
+                    request = {"tool": None, "args": request}
+                result = call_tool(tools, request.get("tool"), request.get("args"))
+            failures += is_error(result)
+            print(_json(result, compact=True), flush=True)
+    finally:
+        ctx.sandbox.close()
+    return EXIT_FAILED if failures else EXIT_OK
+
+
+# --- policy -----------------------------------------------------------------------------
+
+
+def cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
+    from .safety.policy import CommandPolicy
+
+    policy = CommandPolicy.load(
+        _repo_dir(args.repo), allow_repo_loosening=settings.policy_allow_repo_loosening
+    )
+    command = " ".join(args.command)
+    if command == "-":
+        for line in sys.stdin:
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            print(_json(policy.verdict(line).to_dict(), compact=True), flush=True)
+        return EXIT_OK
+    if not command.strip():
+        raise UsageError("policy needs a COMMAND (or - to read commands from stdin)")
+    decision = policy.verdict(command)
+    if args.json:
+        print(_json(decision.to_dict()))
+    else:
+        print(f"{decision.verdict}  ({decision.rule})\n  {decision.reason}")
+    return EXIT_OK
+
+
+# --- doctor -----------------------------------------------------------------------------
+
+
+def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    from .doctor import run_checks
+
+    checks = run_checks(settings, _repo_dir(args.repo))
+    if args.json:
+        print(_json([check.to_dict() for check in checks]))
+    else:
+        for check in checks:
+            print(check.line())
+    return EXIT_FAILED if any(check.status == "fail" for check in checks) else EXIT_OK
+
+
+# --- the parser -------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="smol-instruments",
+        description="A coding agent for local, low-power language models.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command_name", metavar="COMMAND")
+
+    tool = sub.add_parser("tool", help="call one tool as the agent would; prints its JSON result")
+    tool.add_argument("name", nargs="?", help="tool name (omit with --batch)")
+    tool.add_argument("--repo", help="repository root (default: the current directory)")
+    tool.add_argument("--args", help='arguments as a JSON object, e.g. \'{"path": "README.md"}\'')
+    tool.add_argument(
+        "--batch",
+        action="store_true",
+        help='read {"tool": ..., "args": {...}} lines on stdin, print one JSON result line each',
+    )
+    tool.add_argument(
+        "--yes", action="store_true", help="approve commands the policy leaves to the user"
+    )
+    tool.set_defaults(func=cmd_tool)
+
+    policy = sub.add_parser("policy", help="the policy verdict for a shell command")
+    policy.add_argument(
+        "command", nargs=argparse.REMAINDER, help="the command, or - to read lines from stdin"
+    )
+    policy.add_argument("--json", action="store_true", help="print the decision as JSON")
+    policy.add_argument("--repo", help="repository root (default: the current directory)")
+    policy.set_defaults(func=cmd_policy)
+
+    doctor = sub.add_parser(
+        "doctor", help="check git, ripgrep, settings, model, sandbox and tracing"
+    )
+    doctor.add_argument("--repo", help="repository root (default: the current directory)")
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doctor.set_defaults(func=cmd_doctor)
+
+    for register in _optional_commands():
+        register(sub)
+    return parser
+
+
+def _optional_commands() -> list[Callable[[Any], None]]:
+    """Subcommands that live in their own feature modules."""
+    registrars: list[Callable[[Any], None]] = []
+    try:
+        from .sandbox.cli import add_parser as sandbox_parser
+
+        registrars.append(sandbox_parser)
+    except ImportError:
+        pass
+    return registrars
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"smol-instruments: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    configure_logging(settings)
+    try:
+        handler: Handler = args.func
+        return handler(args, settings)
+    except UsageError as exc:
+        print(f"smol-instruments: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("smol-instruments: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""AgentState: what the agent has done so far, and loop detection over it.
+
+Small models repeat themselves: the same read, the same failing search, an A-B-A-B dance.
+Every tool call is recorded here; before a call runs, `loop_check` says whether it would
+repeat what already happened with nothing changed in between, so the wrapper can answer
+LOOP_DETECTED with a suggestion instead of running it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..errors import ErrorType, error_dict
+
+
+def args_hash(arguments: dict[str, Any]) -> str:
+    """A stable short hash of a call's arguments (key order and None-valued keys ignored)."""
+    meaningful = {k: v for k, v in sorted(arguments.items()) if v is not None}
+    text = json.dumps(meaningful, sort_keys=True, default=repr, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def format_call(name: str, arguments: dict[str, Any], limit: int = 120) -> str:
+    shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items() if v is not None)
+    text = f"{name}({shown})"
+    return text if len(text) <= limit else text[: limit - 4] + "...)"
+
+
+@dataclass
+class ToolCallRecord:
+    """One tool call as it happened."""
+
+    name: str
+    args_hash: str
+    call: str
+    input_size: int
+    output_size: int = 0
+    error: str | None = None
+    duration_ms: float = 0.0
+    truncated: bool = False
+    step: int | None = None
+    epoch: int = 0
+    preview: str = ""
+    at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LoopVerdict:
+    reason: str
+    previous: ToolCallRecord
+
+    def to_error(self, tool: str) -> dict[str, Any]:
+        hint = (
+            "Do not call it again with the same arguments. Use the result you already have"
+            + (f" (it began: {self.previous.preview!r})" if self.previous.preview else "")
+            + ", or try something different: other arguments, another tool, or final_answer()."
+        )
+        return error_dict(
+            ErrorType.LOOP_DETECTED,
+            f"{self.previous.call} {self.reason}; it was not run again",
+            tool=tool,
+            context={"repeated_call": self.previous.call, "first_step": self.previous.step},
+            recovery_suggestion=hint,
+        )
+
+
+class AgentState:
+    """The record of one session's tool calls, with loop detection.
+
+    Nothing changes between two identical calls unless a state-changing tool (an applied
+    patch, a shell command) ran between them; `epoch` counts those changes. A call is a loop
+    when, in the same epoch, it is identical to the call just before it, or it has already
+    been made `max_repeats` times (this also catches cycles such as A B A B A).
+    """
+
+    def __init__(self, max_repeats: int = 2, history_limit: int = 2000) -> None:
+        self.max_repeats = max_repeats
+        self.history_limit = history_limit
+        self.calls: list[ToolCallRecord] = []
+        self.epoch = 0
+        self.step: int | None = None
+        self.loops_detected = 0
+        self._lock = threading.Lock()
+
+    def loop_check(self, name: str, arguments: dict[str, Any]) -> LoopVerdict | None:
+        key = (name, args_hash(arguments))
+        with self._lock:
+            same_epoch = [c for c in self.calls if c.epoch == self.epoch]
+            if not same_epoch:
+                return None
+            last = same_epoch[-1]
+            if (last.name, last.args_hash) == key:
+                self.loops_detected += 1
+                return LoopVerdict("was just made with the same arguments", last)
+            earlier = [c for c in same_epoch if (c.name, c.args_hash) == key]
+            if len(earlier) >= self.max_repeats:
+                self.loops_detected += 1
+                return LoopVerdict(
+                    f"was already made {len(earlier)} times with the same arguments", earlier[0]
+                )
+        return None
+
+    def record(self, record: ToolCallRecord, *, changed_state: bool = False) -> None:
+        with self._lock:
+            record.epoch = self.epoch
+            record.step = self.step if record.step is None else record.step
+            self.calls.append(record)
+            if len(self.calls) > self.history_limit:
+                del self.calls[: len(self.calls) - self.history_limit]
+            if changed_state:
+                self.epoch += 1
+
+    def mark_changed(self) -> None:
+        """Something outside the tools changed the repository (e.g. the user edited a file)."""
+        with self._lock:
+            self.epoch += 1
+
+    def summary(self) -> dict[str, Any]:
+        with self._lock:
+            counts = Counter(c.name for c in self.calls)
+            errors = Counter(c.error for c in self.calls if c.error)
+            return {
+                "calls": len(self.calls),
+                "by_tool": dict(counts),
+                "errors": dict(errors),
+                "loops_detected": self.loops_detected,
+                "truncated": sum(1 for c in self.calls if c.truncated),
+            }

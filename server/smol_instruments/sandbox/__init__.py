@@ -1,0 +1,5 @@
+"""Patch validation backends behind one small interface (docker, local, none)."""
+
+from .base import CheckResult, NoneSandbox, Sandbox, Validation
+
+__all__ = ["CheckResult", "NoneSandbox", "Sandbox", "Validation"]

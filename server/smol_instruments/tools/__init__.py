@@ -1,0 +1,38 @@
+"""The fourteen tools of TOOLS.md, bound to one repository through a ToolContext."""
+
+from __future__ import annotations
+
+from .base import RepoTool, ToolContext
+from .files import ReadFileSnippetTool, ReadFileTool
+from .git import GitDiffTool, GitLogTool, GitStatusTool
+from .patch import ApplyPatchTool, ProposePatchTool, ProposePatchUnifiedTool, ShowPatchTool
+from .repo import ListFilesTool, RepoInfoTool
+from .search import RgSearchTool
+from .shell import RunCmdTool, RunTestsTool
+
+TOOL_CLASSES: tuple[type[RepoTool], ...] = (
+    RepoInfoTool,
+    ListFilesTool,
+    RgSearchTool,
+    ReadFileTool,
+    ReadFileSnippetTool,
+    GitStatusTool,
+    GitDiffTool,
+    GitLogTool,
+    ProposePatchTool,
+    ProposePatchUnifiedTool,
+    ShowPatchTool,
+    ApplyPatchTool,
+    RunCmdTool,
+    RunTestsTool,
+)
+
+TOOL_NAMES: tuple[str, ...] = tuple(cls.name for cls in TOOL_CLASSES)
+
+
+def build_tools(ctx: ToolContext) -> dict[str, RepoTool]:
+    """One instance of every tool, bound to `ctx`, by name."""
+    return {cls.name: cls(ctx) for cls in TOOL_CLASSES}
+
+
+__all__ = ["TOOL_CLASSES", "TOOL_NAMES", "RepoTool", "ToolContext", "build_tools"]

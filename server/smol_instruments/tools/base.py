@@ -1,0 +1,240 @@
+"""What every tool shares: the ToolContext it is bound to and a `forward` that never raises.
+
+Tools are smolagents `Tool` subclasses so CodeAgent can call them from generated code; the
+same instances serve the command line (`smol-instruments tool NAME`). `guarded` wraps each
+`forward`: wrong or missing argument names, validation failures and unexpected exceptions all
+come back as the one error schema, with a suggestion that shows a correct call.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from smolagents import Tool
+
+from ..config import Settings
+from ..core.approval import ApprovalGate, Approver, DenyAllApprover
+from ..core.patches import PatchStore
+from ..errors import ErrorType, ToolError, error_dict
+from ..safety.jail import PathJail
+from ..sandbox.base import NoneSandbox, Sandbox
+from .process import ProcessRegistry
+from .validation import Limits, closest
+
+if TYPE_CHECKING:
+    from ..safety.policy import CommandPolicy
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Argument names small models use instead of ours, mapped to the name they mean.
+ARGUMENT_ALIASES = {
+    "file": "path",
+    "filename": "path",
+    "file_path": "path",
+    "filepath": "path",
+    "query": "pattern",
+    "regex": "pattern",
+    "search": "pattern",
+    "text": "pattern",
+    "cmd": "command",
+    "start": "start_line",
+    "end": "end_line",
+    "old": "old_text",
+    "new": "new_text",
+    "old_str": "old_text",
+    "new_str": "new_text",
+    "patch": "diff",
+    "id": "patch_id",
+    "n": "max_count",
+    "limit": "max_results",
+    "context": "context_lines",
+}
+
+
+def find_repo_root(start: Path) -> Path:
+    """The git top level containing `start`, or `start` itself outside a repository."""
+    start = start.resolve()
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return start
+    if out.returncode == 0 and out.stdout.strip():
+        return Path(out.stdout.strip()).resolve()
+    return start
+
+
+def git_dir(root: Path) -> Path | None:
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if dot_git.is_file():  # a worktree or submodule: ".git" names the real directory
+        text = dot_git.read_text(errors="replace").strip()
+        if text.startswith("gitdir:"):
+            target = Path(text.split(":", 1)[1].strip())
+            return target if target.is_absolute() else (root / target).resolve()
+    return None
+
+
+@dataclass
+class ToolContext:
+    """Everything the tools of one session share: the repository and its guards."""
+
+    jail: PathJail
+    settings: Settings
+    policy: CommandPolicy
+    gate: ApprovalGate
+    patches: PatchStore
+    sandbox: Sandbox = field(default_factory=NoneSandbox)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    processes: ProcessRegistry = field(default_factory=ProcessRegistry)
+    session_id: str | None = None
+    #: Where tools report events (`approval`, ...) for the host to stream; None drops them.
+    events: Callable[[dict[str, Any]], None] | None = None
+
+    @property
+    def root(self) -> Path:
+        return self.jail.root
+
+    @property
+    def limits(self) -> Limits:
+        return Limits.from_settings(self.settings)
+
+    @classmethod
+    def create(
+        cls,
+        repo: Path | str,
+        settings: Settings,
+        *,
+        approver: Approver | None = None,
+        sandbox: Sandbox | None = None,
+        patches: PatchStore | None = None,
+        session_id: str | None = None,
+    ) -> ToolContext:
+        from ..safety.policy import CommandPolicy
+
+        root = find_repo_root(Path(repo))
+        jail = PathJail(root)
+        if patches is None:
+            gdir = git_dir(jail.root)
+            persist = gdir / "smol-instruments" / "patches" if gdir is not None else None
+            patches = PatchStore(jail.root, persist)
+        return cls(
+            jail=jail,
+            settings=settings,
+            policy=CommandPolicy.load(
+                jail.root, allow_repo_loosening=settings.policy_allow_repo_loosening
+            ),
+            gate=ApprovalGate(approver or DenyAllApprover()),
+            patches=patches,
+            sandbox=sandbox or NoneSandbox(),
+            session_id=session_id,
+        )
+
+    def emit(self, kind: str, **fields: Any) -> None:
+        if self.events is not None:
+            try:
+                self.events({"kind": kind, **fields})
+            except Exception:  # a host's sink must never break a tool
+                log.exception("event sink failed for %s", kind)
+
+    def check_cancelled(self) -> None:
+        if self.cancel.is_set():
+            raise ToolError(
+                ErrorType.CANCELLED,
+                "the run was cancelled",
+                recovery_suggestion="Stop: the user cancelled this run.",
+            )
+
+
+def signature_text(tool: Tool) -> str:
+    """`name(arg: type, opt: type = None)`, the way a correct call looks."""
+    parts = []
+    for arg, spec in tool.inputs.items():
+        text = f"{arg}: {spec['type']}"
+        if spec.get("nullable"):
+            text += " = None"
+        parts.append(text)
+    return f"{tool.name}({', '.join(parts)})"
+
+
+def guarded(forward: F) -> F:
+    """Make a tool's `forward` total: every failure comes back as the error schema."""
+    signature = inspect.signature(forward)
+
+    @functools.wraps(forward)
+    def wrapper(self: RepoTool, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError as exc:
+            return self.argument_error(str(exc), list(kwargs))
+        try:
+            result = forward(*bound.args, **bound.kwargs)
+        except ToolError as exc:
+            return exc.to_dict(self.name)
+        except Exception as exc:
+            log.exception("tool %s failed", self.name)
+            return error_dict(
+                ErrorType.INTERNAL_ERROR,
+                f"{self.name} failed unexpectedly: {exc.__class__.__name__}: {exc}",
+                tool=self.name,
+                recovery_suggestion="Try again with different arguments, or use another tool.",
+            )
+        return result
+
+    return wrapper  # type: ignore[return-value]
+
+
+class RepoTool(Tool):
+    """A tool bound to one repository through a ToolContext. Its forward never raises."""
+
+    output_type = "object"
+    #: True when a successful call may change the repository (resets loop detection).
+    changes_state = False
+    #: A correct call, shown in recovery suggestions.
+    example = ""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        super().__init__()
+
+    @property
+    def settings(self) -> Settings:
+        return self.ctx.settings
+
+    @property
+    def limits(self) -> Limits:
+        return self.ctx.limits
+
+    def argument_error(self, problem: str, given: list[str]) -> dict[str, Any]:
+        unknown = [name for name in given if name not in self.inputs]
+        hints = []
+        for name in unknown:
+            alias = ARGUMENT_ALIASES.get(name)
+            near = [alias] if alias in self.inputs else closest(name, list(self.inputs), n=1)
+            if near:
+                hints.append(f"use {near[0]}= instead of {name}=")
+        hint = ("; ".join(hints) + ". ") if hints else ""
+        example = f" Example: {self.example}" if self.example else ""
+        return error_dict(
+            ErrorType.INVALID_ARGUMENT,
+            f"{self.name}: {problem.replace('wrapper()', self.name + '()')}",
+            tool=self.name,
+            context={"given": given, "accepted": list(self.inputs)},
+            recovery_suggestion=f"{hint}Call it as {signature_text(self)}.{example}",
+        )

@@ -1,0 +1,182 @@
+"""File tools: `read_file` (whole or a line range) and `read_file_snippet` (around a pattern)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import ErrorType, ToolError
+from .base import RepoTool, ToolContext, guarded
+from .repo import list_repo_files
+from .validation import (
+    line_range,
+    optional_int,
+    require_str,
+    suggest_paths,
+)
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
+
+
+def read_repo_text(ctx: ToolContext, path: str) -> tuple[str, str]:
+    """(relative path, text) of a repository file, or a ToolError a small model can act on."""
+    resolved = ctx.jail.resolve(path)
+    rel = ctx.jail.relative(resolved)
+    if not resolved.exists():
+        raise ToolError(
+            ErrorType.FILE_NOT_FOUND,
+            f"file not found: {path}",
+            recovery_suggestion=suggest_paths(rel, list_repo_files(ctx)),
+            context={"path": path},
+        )
+    if resolved.is_dir():
+        raise ToolError(
+            ErrorType.NOT_A_FILE,
+            f"{rel} is a directory, not a file",
+            recovery_suggestion=f"List its files with list_files(pattern='{rel.rstrip('/')}/**').",
+            context={"path": path},
+        )
+    size = resolved.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ToolError(
+            ErrorType.INVALID_ARGUMENT,
+            f"{rel} is {size} bytes, too large to read",
+            recovery_suggestion=f"Search it instead: rg_search(pattern='...', glob='{rel}').",
+            context={"path": path, "size": size},
+        )
+    data = resolved.read_bytes()
+    if b"\0" in data[:8192]:
+        raise ToolError(
+            ErrorType.BINARY_FILE,
+            f"{rel} is a binary file",
+            recovery_suggestion="Binary files cannot be read as text; look at the source files instead.",
+            context={"path": path, "size": size},
+        )
+    return rel, data.decode("utf-8", errors="replace")
+
+
+class ReadFileTool(RepoTool):
+    name = "read_file"
+    description = (
+        "Read a text file, whole or lines start_line..end_line (1-based, inclusive). "
+        "Long files come back cut with truncated=True: read further with start_line."
+    )
+    inputs = {
+        "path": {"type": "string", "description": "file path relative to the repository root"},
+        "start_line": {"type": "integer", "description": "first line (1-based)", "nullable": True},
+        "end_line": {"type": "integer", "description": "last line (inclusive)", "nullable": True},
+    }
+    example = "read_file(path='src/app.py', start_line=1, end_line=80)"
+
+    @guarded
+    def forward(
+        self, path: str, start_line: int | None = None, end_line: int | None = None
+    ) -> dict[str, Any]:
+        limits = self.limits
+        path = require_str("path", path, max_chars=limits.max_chars, example="'src/app.py'")
+        start = optional_int("start_line", start_line, minimum=-(10**9), maximum=10**9)
+        end = optional_int("end_line", end_line, minimum=-(10**9), maximum=10**9)
+        rel, text = read_repo_text(self.ctx, path)
+        lines = text.splitlines(keepends=True)
+        span = line_range(
+            start, end, len(lines), limits.max_line_range, default_span=limits.truncate_lines
+        )
+        selected = lines[span.start - 1 : span.end]
+        shown: list[str] = []
+        size = 0
+        for line in selected:  # cut on whole lines so end_line says exactly what was shown
+            if len(shown) >= limits.truncate_lines or size + len(line) > limits.truncate_chars:
+                break
+            shown.append(line)
+            size += len(line)
+        partial = not shown and bool(selected)
+        if partial:  # one enormous line: show its start
+            shown = [selected[0][: limits.truncate_chars]]
+        content = "".join(shown)
+        end_shown = span.start + len(shown) - 1
+        truncated = (
+            partial
+            or len(shown) < len(selected)
+            or (start is None and end is None and span.end < len(lines))
+        )
+        data: dict[str, Any] = {
+            "path": rel,
+            "start_line": span.start,
+            "end_line": end_shown,
+            "total_lines": len(lines),
+            "content": content,
+            "truncated": truncated,
+        }
+        if truncated and end_shown < len(lines):
+            data["next"] = f"read_file(path='{rel}', start_line={end_shown + 1})"
+        return data
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """The pattern as a regex; if it is not a valid one, as the literal text the model meant."""
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return re.compile(re.escape(pattern))
+
+
+class ReadFileSnippetTool(RepoTool):
+    name = "read_file_snippet"
+    description = "Show the lines around each match of a pattern (regex or plain text) in one file."
+    inputs = {
+        "path": {"type": "string", "description": "file path relative to the repository root"},
+        "pattern": {"type": "string", "description": "regex or plain text to find"},
+        "context_lines": {
+            "type": "integer",
+            "description": "lines before and after (default 3)",
+            "nullable": True,
+        },
+    }
+    example = "read_file_snippet(path='src/app.py', pattern='def main')"
+
+    @guarded
+    def forward(self, path: str, pattern: str, context_lines: int | None = None) -> dict[str, Any]:
+        limits = self.limits
+        path = require_str("path", path, max_chars=limits.max_chars, example="'src/app.py'")
+        pattern = require_str("pattern", pattern, max_chars=1000, example="'def main'")
+        around = optional_int("context_lines", context_lines, minimum=0, maximum=50, default=3)
+        assert around is not None
+        rel, text = read_repo_text(self.ctx, path)
+        regex = compile_pattern(pattern)
+        lines = text.splitlines()
+        hits = [i for i, line in enumerate(lines) if regex.search(line)]
+        if not hits:
+            folded = re.compile(regex.pattern, re.IGNORECASE)
+            near = [i + 1 for i, line in enumerate(lines) if folded.search(line)][:5]
+            hint = (
+                f"It matches if case is ignored at lines {near}: use pattern='(?i){pattern}'."
+                if near
+                else "Use a shorter or simpler pattern, or rg_search(pattern=...) to search every file."
+            )
+            raise ToolError(
+                ErrorType.NO_MATCH,
+                f"{pattern!r} does not occur in {rel} ({len(lines)} lines)",
+                recovery_suggestion=hint,
+                context={"path": rel, "pattern": pattern, "total_lines": len(lines)},
+            )
+        matches: list[dict[str, Any]] = []
+        budget = limits.truncate_chars
+        truncated = False
+        for index in hits[: limits.truncate_items]:
+            first, last = max(0, index - around), min(len(lines), index + around + 1)
+            snippet = "\n".join(
+                f"{n + 1:>5}{':' if n == index else ' '} {lines[n]}" for n in range(first, last)
+            )
+            if budget - len(snippet) < 0 and matches:
+                truncated = True
+                break
+            budget -= len(snippet)
+            matches.append({"line": index + 1, "snippet": snippet})
+        truncated = truncated or len(hits) > len(matches)
+        return {
+            "path": rel,
+            "matches": matches,
+            "total_matches": len(hits),
+            "total_lines": len(lines),
+            "truncated": truncated,
+        }

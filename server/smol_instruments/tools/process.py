@@ -1,0 +1,170 @@
+"""Running child processes: argument lists, timeouts, and kills of the whole process group.
+
+Every subprocess the tools start goes through `run_process`: it never uses a shell unless the
+caller passes one explicitly (run_cmd, after the policy allowed the command), starts the child
+in its own session so a timeout or a cancel kills everything it spawned, and never lets the
+child read our stdin (in the daemon that is the JSON-RPC channel).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+POLL_S = 0.05
+
+
+@dataclass
+class ProcessResult:
+    argv: list[str]
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_ms: int
+    timed_out: bool = False
+    cancelled: bool = False
+
+
+class ProcessRegistry:
+    """The process groups running for one session, so a cancel can kill them all at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pids: set[int] = set()
+
+    def add(self, pid: int) -> None:
+        with self._lock:
+            self._pids.add(pid)
+
+    def discard(self, pid: int) -> None:
+        with self._lock:
+            self._pids.discard(pid)
+
+    def kill_all(self) -> int:
+        with self._lock:
+            pids = list(self._pids)
+        for pid in pids:
+            kill_group(pid)
+        return len(pids)
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by `pid` (children started with start_new_session)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    # Children must never block on a prompt or a pager: nobody can answer them.
+    env.update(
+        {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "PAGER": "cat",
+            "TERM": env.get("TERM", "dumb"),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    cancel: threading.Event | None = None,
+    registry: ProcessRegistry | None = None,
+    stdin_text: str | None = None,
+    max_output_bytes: int = 8 * 1024 * 1024,
+) -> ProcessResult:
+    """Run `argv` in `cwd`; on timeout or cancel the whole process group is killed.
+
+    Output beyond `max_output_bytes` per stream is dropped so a runaway command cannot fill
+    memory; the caller truncates further for the model.
+    """
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=str(cwd),
+        env=dict(env) if env is not None else child_env(),
+        stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    if registry is not None:
+        registry.add(proc.pid)
+    chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+
+    def pump(name: str, stream: object) -> None:
+        size = 0
+        read = stream.read  # type: ignore[attr-defined]
+        while True:
+            block = read(65536)
+            if not block:
+                break
+            if size < max_output_bytes:
+                chunks[name].append(block[: max_output_bytes - size])
+            size += len(block)
+
+    readers = [
+        threading.Thread(target=pump, args=("stdout", proc.stdout), daemon=True),
+        threading.Thread(target=pump, args=("stderr", proc.stderr), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    if stdin_text is not None and proc.stdin is not None:
+        try:
+            proc.stdin.write(stdin_text.encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+    timed_out = cancelled = False
+    try:
+        while True:
+            try:
+                proc.wait(timeout=POLL_S)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                kill_group(proc.pid)
+                proc.wait()
+                break
+            if time.monotonic() - start > timeout:
+                timed_out = True
+                kill_group(proc.pid)
+                proc.wait()
+                break
+    finally:
+        if proc.poll() is None:
+            kill_group(proc.pid)
+            proc.wait()
+        # A killed group may leave grandchildren holding the pipes; don't wait forever on them.
+        for reader in readers:
+            reader.join(timeout=2)
+        if registry is not None:
+            registry.discard(proc.pid)
+    return ProcessResult(
+        argv=list(argv),
+        exit_code=None if (timed_out or cancelled) else proc.returncode,
+        stdout=b"".join(chunks["stdout"]).decode("utf-8", errors="replace"),
+        stderr=b"".join(chunks["stderr"]).decode("utf-8", errors="replace"),
+        duration_ms=int((time.monotonic() - start) * 1000),
+        timed_out=timed_out,
+        cancelled=cancelled,
+    )

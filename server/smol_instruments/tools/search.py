@@ -1,0 +1,149 @@
+"""`rg_search`: ripgrep over the repository, honouring .gitignore."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import ErrorType, ToolError
+from .base import RepoTool, guarded
+from .process import run_process
+from .repo import rg_binary
+from .validation import optional_int, optional_str, require_str
+
+SEARCH_TIMEOUT_S = 60.0
+MAX_LINE_CHARS = 300
+# Matches read before stopping: enough to sort deterministically and report a total.
+COLLECT_LIMIT = 5000
+
+
+def rg_missing() -> ToolError:
+    return ToolError(
+        ErrorType.TOOL_UNAVAILABLE,
+        "ripgrep (rg) is not installed, so rg_search cannot run",
+        recovery_suggestion=(
+            "Use list_files() and read_file_snippet() instead. To fix it, install ripgrep "
+            "(apt-get install ripgrep, brew install ripgrep)."
+        ),
+    )
+
+
+def _text(data: dict[str, Any]) -> str:
+    if "text" in data:
+        return str(data["text"])
+    return "<non-UTF-8 bytes>"
+
+
+class RgSearchTool(RepoTool):
+    name = "rg_search"
+    description = (
+        "Search file contents with ripgrep (regex; files ignored by .gitignore are skipped). "
+        "glob limits the files, e.g. '*.py' or 'src/**'."
+    )
+    inputs = {
+        "pattern": {"type": "string", "description": "regex to search for"},
+        "glob": {
+            "type": "string",
+            "description": "only files matching this glob",
+            "nullable": True,
+        },
+        "max_results": {
+            "type": "integer",
+            "description": "most matches to return",
+            "nullable": True,
+        },
+    }
+    example = "rg_search(pattern='def main', glob='*.py')"
+
+    @guarded
+    def forward(
+        self, pattern: str, glob: str | None = None, max_results: int | None = None
+    ) -> dict[str, Any]:
+        limits = self.limits
+        pattern = require_str("pattern", pattern, max_chars=1000, example="'def main'")
+        glob = optional_str("glob", glob, max_chars=1000, example="'*.py'")
+        limit = optional_int(
+            "max_results",
+            max_results,
+            minimum=1,
+            maximum=max(1000, limits.truncate_items),
+            default=limits.truncate_items,
+        )
+        assert limit is not None
+        if glob is not None and (glob.startswith(("/", "~")) or ".." in glob.split("/")):
+            self.ctx.jail.resolve(glob)  # raises PATH_OUTSIDE_REPO
+        rg = rg_binary()
+        if rg is None:
+            raise rg_missing()
+        argv = [
+            rg,
+            "--json",
+            "--hidden",
+            "--no-require-git",
+            "--glob",
+            "!.git",
+            "--max-columns",
+            "2000",
+            "--max-filesize",
+            "20M",
+        ]
+        if glob:
+            argv += ["--glob", glob]
+        argv += ["--regexp", pattern, "--", "."]
+        result = run_process(
+            argv,
+            cwd=self.ctx.root,
+            timeout=SEARCH_TIMEOUT_S,
+            cancel=self.ctx.cancel,
+            registry=self.ctx.processes,
+        )
+        self.ctx.check_cancelled()
+        if result.timed_out:
+            raise ToolError(
+                ErrorType.TIMEOUT,
+                f"search took longer than {SEARCH_TIMEOUT_S:g} s",
+                recovery_suggestion="Narrow it with glob='src/**' or a more specific pattern.",
+            )
+        if result.exit_code == 2 and "regex parse error" in result.stderr:
+            detail = result.stderr.strip().splitlines()
+            raise ToolError(
+                ErrorType.INVALID_ARGUMENT,
+                f"pattern is not a valid regex: {' '.join(d.strip() for d in detail[-3:])}",
+                recovery_suggestion=(
+                    "Escape special characters with a backslash (\\( \\[ \\. \\*), or search "
+                    "for a simpler literal piece of the text."
+                ),
+                context={"pattern": pattern},
+            )
+        matches: list[dict[str, Any]] = []
+        for line in result.stdout.splitlines():
+            if '"type":"match"' not in line:
+                continue
+            event = json.loads(line)["data"]
+            text = _text(event["lines"]).rstrip("\r\n")
+            if len(text) > MAX_LINE_CHARS:
+                text = text[:MAX_LINE_CHARS] + "…"
+            path = _text(event["path"]).removeprefix("./")
+            matches.append({"path": path, "line": event["line_number"], "text": text})
+            if len(matches) >= COLLECT_LIMIT:
+                break
+        if not matches:
+            where = f" in files matching {glob!r}" if glob else ""
+            broader = ["drop glob= to search every file"] if glob else []
+            broader += [
+                f"ignore case with pattern='(?i){pattern}'",
+                "search for a shorter piece of the name",
+            ]
+            raise ToolError(
+                ErrorType.NO_MATCH,
+                f"no matches for {pattern!r}{where}",
+                recovery_suggestion="Try a broader search: " + "; or ".join(broader) + ".",
+                context={"pattern": pattern, "glob": glob},
+            )
+        matches.sort(key=lambda m: (m["path"], m["line"]))
+        shown = matches[:limit]
+        return {
+            "matches": shown,
+            "total": len(matches),
+            "truncated": len(matches) > limit,
+        }

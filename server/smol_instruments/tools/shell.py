@@ -1,0 +1,230 @@
+"""Shell tools: `run_cmd` and `run_tests`, each behind the command policy and approval gate.
+
+The policy parses the command and decides: `deny` is refused here, in Python, and never put
+to anyone; `require_approval` goes to the approver; `allow` runs. Commands run in the
+repository root, in their own process group (a timeout or cancel kills all of it), with no
+stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..core.approval import ApprovalRequest
+from ..errors import ErrorType, ToolError
+from .base import RepoTool, ToolContext, guarded
+from .process import ProcessResult, run_process
+from .validation import optional_number, optional_str, require_str, truncate_output
+
+MAX_COMMAND_CHARS = 4000
+
+
+def _shell() -> list[str]:
+    return [shutil.which("bash") or "/bin/sh", "-c"]
+
+
+def _python() -> str:
+    return "python" if shutil.which("python") else "python3"
+
+
+def detect_test_command(root: Path) -> str | None:
+    """The command that runs this project's tests, guessed from its files; None if unknown."""
+    package = root / "package.json"
+    if package.is_file():
+        try:
+            scripts = json.loads(package.read_text(errors="replace")).get("scripts") or {}
+        except (ValueError, AttributeError):
+            scripts = {}
+        test = scripts.get("test") if isinstance(scripts, dict) else None
+        if isinstance(test, str) and "no test specified" not in test:
+            return "npm test"
+    python_markers = ("pytest.ini", "conftest.py", "tox.ini", "setup.cfg", "pyproject.toml")
+    if any((root / marker).is_file() for marker in python_markers) or (root / "tests").is_dir():
+        return f"{_python()} -m pytest -q"
+    if (root / "Cargo.toml").is_file():
+        return "cargo test"
+    if (root / "go.mod").is_file():
+        return "go test ./..."
+    makefile = root / "Makefile"
+    if makefile.is_file() and re.search(r"^test\s*:", makefile.read_text(errors="replace"), re.M):
+        return "make test"
+    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
+        return f"{_python()} -m pytest -q"
+    return None
+
+
+def gated_run(
+    ctx: ToolContext, tool: str, command: str, timeout: float
+) -> tuple[ProcessResult, dict[str, Any]]:
+    """Decide with the policy, ask when it says so, run when allowed; ToolError otherwise."""
+    decision = ctx.policy.verdict(command)
+    gate: dict[str, Any] = {
+        "verdict": decision.verdict,
+        "rule": decision.rule,
+        "reason": decision.reason,
+    }
+    if decision.verdict == "deny":
+        gate["approval"] = "denied"
+        ctx.emit(
+            "approval",
+            command=command,
+            verdict=decision.verdict,
+            rule=decision.rule,
+            decision="denied",
+        )
+        raise ToolError(
+            ErrorType.COMMAND_DENIED,
+            f"command refused by policy rule {decision.rule}: {decision.reason}",
+            recovery_suggestion=(
+                "This command is never run. Do not retry it or a variant of it; use a safe, "
+                "read-only alternative or the repository tools (read_file, rg_search, propose_patch)."
+            ),
+            context=gate | {"command": command},
+        )
+    if decision.verdict == "require_approval":
+        answer = ctx.gate.ask(
+            ApprovalRequest(
+                kind="command",
+                subject=command,
+                summary=command,
+                rule=decision.rule,
+                reason=decision.reason,
+            )
+        )
+        gate["approval"] = "approved" if answer.approved else "denied"
+        gate["decided_by"] = answer.decided_by
+        ctx.emit(
+            "approval",
+            command=command,
+            verdict=decision.verdict,
+            rule=decision.rule,
+            decision=gate["approval"],
+        )
+        if not answer.approved:
+            raise ToolError(
+                ErrorType.APPROVAL_DENIED,
+                f"the user did not approve `{command}` ({decision.reason})"
+                + (f": {answer.reason}" if answer.reason else ""),
+                recovery_suggestion=(
+                    "Do not run it again. Continue without it, or explain in final_answer() "
+                    "what the user could run themselves."
+                ),
+                context=gate | {"command": command},
+            )
+    else:
+        gate["approval"] = "auto"
+        ctx.emit(
+            "approval",
+            command=command,
+            verdict=decision.verdict,
+            rule=decision.rule,
+            decision="auto",
+        )
+    ctx.check_cancelled()
+    result = run_process(
+        [*_shell(), command],
+        cwd=ctx.root,
+        timeout=timeout,
+        cancel=ctx.cancel,
+        registry=ctx.processes,
+    )
+    if result.cancelled:
+        ctx.check_cancelled()
+    if result.timed_out:
+        head, _ = truncate_output(result.stdout + result.stderr, 1500, 40, keep="tail")
+        raise ToolError(
+            ErrorType.TIMEOUT,
+            f"`{command}` was stopped after {timeout:g} s",
+            recovery_suggestion="Run something narrower (one test file), or pass a larger timeout=.",
+            context=gate | {"command": command, "partial_output": head},
+        )
+    return result, gate
+
+
+class RunCmdTool(RepoTool):
+    name = "run_cmd"
+    description = (
+        "Run a shell command in the repository root. A policy decides: safe read-only commands "
+        "run, risky ones need the user's approval, destructive ones are refused."
+    )
+    inputs = {
+        "command": {"type": "string", "description": "shell command"},
+        "timeout": {"type": "number", "description": "seconds (default 120)", "nullable": True},
+    }
+    example = "run_cmd(command='ls src')"
+    changes_state = True
+
+    @guarded
+    def forward(self, command: str, timeout: float | None = None) -> dict[str, Any]:
+        command = require_str("command", command, max_chars=MAX_COMMAND_CHARS, example="'ls'")
+        seconds = optional_number("timeout", timeout, minimum=0, maximum=3600)
+        result, gate = gated_run(
+            self.ctx, self.name, command, seconds or self.settings.command_timeout_s
+        )
+        limits = self.limits
+        stdout, cut_out = truncate_output(
+            result.stdout, limits.truncate_chars, limits.truncate_lines
+        )
+        stderr, cut_err = truncate_output(
+            result.stderr, max(500, limits.truncate_chars // 2), limits.truncate_lines, keep="tail"
+        )
+        return {
+            "command": command,
+            "exit_code": result.exit_code,
+            "stdout": stdout,
+            "stderr": stderr,
+            "truncated": cut_out or cut_err,
+            "duration_ms": result.duration_ms,
+            **gate,
+        }
+
+
+class RunTestsTool(RepoTool):
+    name = "run_tests"
+    description = (
+        "Run the project's tests (the command is detected when not given). Returns passed, "
+        "exit_code and the end of the output."
+    )
+    inputs = {
+        "command": {
+            "type": "string",
+            "description": "test command, e.g. 'pytest -q tests/test_x.py'",
+            "nullable": True,
+        },
+    }
+    example = "run_tests(command='python -m pytest -q tests/test_app.py')"
+
+    @guarded
+    def forward(self, command: str | None = None) -> dict[str, Any]:
+        command = optional_str(
+            "command", command, max_chars=MAX_COMMAND_CHARS, example="'pytest -q'"
+        )
+        if command is None:
+            command = detect_test_command(self.ctx.root)
+            if command is None:
+                raise ToolError(
+                    ErrorType.NO_TEST_COMMAND,
+                    "no test command could be detected for this repository",
+                    recovery_suggestion="Pass it explicitly, e.g. run_tests(command='pytest -q').",
+                )
+        result, gate = gated_run(self.ctx, self.name, command, self.settings.command_timeout_s)
+        combined = result.stdout + (("\n" + result.stderr) if result.stderr.strip() else "")
+        limits = self.limits
+        output, truncated = truncate_output(
+            combined, limits.truncate_chars, limits.truncate_lines, keep="tail"
+        )
+        lines = [ln for ln in combined.strip().splitlines() if ln.strip()]
+        return {
+            "command": command,
+            "passed": result.exit_code == 0,
+            "exit_code": result.exit_code,
+            "summary": lines[-1].strip("= ") if lines else "",
+            "output": output,
+            "truncated": truncated,
+            "duration_ms": result.duration_ms,
+            **gate,
+        }
