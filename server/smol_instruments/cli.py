@@ -200,6 +200,111 @@ def cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
+# --- run and chat ---------------------------------------------------------------------
+
+
+def _model_unreachable(settings: Settings) -> str | None:
+    """A one-line explanation when no model server answers (checked before a run starts)."""
+    from .doctor import check_model
+
+    check = check_model(settings, timeout=3.0)
+    if check.status == "ok":
+        return None
+    return f"{check.detail}\n  fix: {check.fix}"
+
+
+def _session(args: argparse.Namespace, settings: Settings, renderer: Any) -> Any:
+    from .core.agent import AgentSession
+
+    return AgentSession(
+        _repo_dir(args.repo),
+        settings,
+        approver=_approver_for(args),
+        events=renderer,
+        sandbox=_open_sandbox(settings, args.repo),
+    )
+
+
+def _run_turn(session: Any, task: str) -> Any:
+    """Run one turn on a worker thread; Ctrl-C cancels the run instead of killing the process."""
+    import threading
+
+    result: dict[str, Any] = {}
+    worker = threading.Thread(target=lambda: result.update(outcome=session.run(task)), daemon=True)
+    worker.start()
+    while worker.is_alive():
+        try:
+            worker.join(0.2)
+        except KeyboardInterrupt:
+            print("\nsmol-instruments: cancelling the run ...", file=sys.stderr)
+            session.cancel()
+    return result["outcome"]
+
+
+def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    from .terminal import TerminalRenderer
+
+    task = " ".join(args.task).strip()
+    if task == "-":
+        task = sys.stdin.read().strip()
+    if not task:
+        raise UsageError("run needs a TASK, e.g. smol-instruments run 'explain app.py'")
+    problem = _model_unreachable(settings)
+    if problem:
+        print(f"smol-instruments: {problem}", file=sys.stderr)
+        return EXIT_FAILED
+    renderer = TerminalRenderer(verbose=args.verbose)
+    session = _session(args, settings, renderer)
+    try:
+        outcome = _run_turn(session, task)
+    finally:
+        session.close()
+    renderer.summary(outcome)
+    if args.json:
+        print(_json(outcome.to_dict()))
+    else:
+        print(outcome.answer)
+    return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
+
+
+def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
+    from .terminal import TerminalRenderer
+
+    problem = _model_unreachable(settings)
+    if problem:
+        print(f"smol-instruments: {problem}", file=sys.stderr)
+        return EXIT_FAILED
+    renderer = TerminalRenderer(verbose=args.verbose)
+    session = _session(args, settings, renderer)
+    interactive = sys.stdin.isatty()
+    print(
+        f"smol-instruments chat in {session.root} with {settings.model_id}. "
+        "Ctrl-C stops a run; Ctrl-D or 'exit' quits.",
+        file=sys.stderr,
+    )
+    try:
+        while True:
+            try:
+                message = input("you> ") if interactive else sys.stdin.readline()
+            except EOFError:
+                break
+            if not interactive and message == "":
+                break
+            message = message.strip()
+            if message in {"exit", "quit"}:
+                break
+            if not message:
+                continue
+            outcome = _run_turn(session, message)
+            renderer.summary(outcome)
+            print(f"agent> {outcome.answer}", flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        session.close()
+    return EXIT_OK
+
+
 # --- doctor -----------------------------------------------------------------------------
 
 
@@ -254,6 +359,28 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--repo", help="repository root (default: the current directory)")
     doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
     doctor.set_defaults(func=cmd_doctor)
+
+    run = sub.add_parser("run", help="run one task; steps stream to the terminal")
+    run.add_argument("task", nargs="+", help="what to do (- reads it from stdin)")
+    run.add_argument("--repo", help="repository root (default: the current directory)")
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve what the policy leaves to the user (never a deny)",
+    )
+    run.add_argument("--json", action="store_true", help="print the result object as JSON")
+    run.add_argument("-v", "--verbose", action="store_true", help="show the code of every step")
+    run.set_defaults(func=cmd_run)
+
+    chat = sub.add_parser("chat", help="interactive session with memory")
+    chat.add_argument("--repo", help="repository root (default: the current directory)")
+    chat.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve what the policy leaves to the user (never a deny)",
+    )
+    chat.add_argument("-v", "--verbose", action="store_true", help="show the code of every step")
+    chat.set_defaults(func=cmd_chat)
 
     for register in _optional_commands():
         register(sub)

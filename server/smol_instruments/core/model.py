@@ -1,0 +1,164 @@
+"""The model: smolagents' LiteLLMModel, built from the settings, with two additions.
+
+1. Output normalisation. Local 7B-14B models do not always write a ```python block: they
+   use XML `<code>` tags, a fence with no language, or a bare JSON tool call
+   (`{"name": ..., "arguments": {...}}`). When a reply has no ```python block but clearly means
+   code, a ```python block with that code is appended to the reply, so CodeAgent's own parser
+   finds it and the model sees the right format in its history.
+2. Cancellation. A streaming call checks the run's cancel event between deltas and closes the
+   stream, so a cancel does not wait for the model to finish talking.
+
+LiteLLM is imported lazily (about 3 s) and with its bundled cost map, never the internet's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Generator
+from typing import Any
+
+from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
+
+from ..config import Settings
+
+
+class RunCancelled(Exception):
+    """Raised inside a run when the user cancelled it."""
+
+
+_PY_BLOCK = re.compile(r"```(?:python|py)\b", re.IGNORECASE)
+_XML_CODE = re.compile(r"<code>(.*?)(?:</code>|$)", re.DOTALL)
+_BARE_FENCE = re.compile(r"```[ \t]*(?:[a-z_0-9]*)?[ \t]*\n(.*?)(?:\n```|$)", re.DOTALL)
+
+
+def _json_objects(text: str) -> list[Any]:
+    """Every top-level JSON object in `text` (models wrap tool calls in prose)."""
+    decoder = json.JSONDecoder()
+    found, index = [], 0
+    while (start := text.find("{", index)) != -1:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            index = start + 1
+            continue
+        found.append(value)
+        index = end
+    return found
+
+
+def json_tool_calls(text: str, tool_names: set[str]) -> str | None:
+    """Python for bare JSON tool calls such as {"name": "read_file", "arguments": {...}}."""
+    lines = []
+    for value in _json_objects(text):
+        if not isinstance(value, dict):
+            continue
+        name = value.get("name") or value.get("tool") or value.get("function")
+        if isinstance(name, dict):  # {"function": {"name": ..., "arguments": ...}}
+            value, name = name, name.get("name")
+        arguments = value.get("arguments", value.get("parameters", value.get("args", {})))
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                continue
+        if not isinstance(name, str) or name not in tool_names or not isinstance(arguments, dict):
+            continue
+        if not all(isinstance(key, str) and key.isidentifier() for key in arguments):
+            continue
+        call = f"{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
+        lines.append(call if name == "final_answer" else f"print({call})")
+    return "\n".join(lines) or None
+
+
+def normalise_reply(text: str, tool_names: set[str]) -> str | None:
+    """The code a reply without a ```python block clearly means, or None."""
+    if not text or _PY_BLOCK.search(text):
+        return None
+    for pattern in (_XML_CODE, _BARE_FENCE):
+        blocks = [b.strip() for b in pattern.findall(text) if b.strip()]
+        code = "\n\n".join(b for b in blocks if not b.lstrip().startswith("{"))
+        if code and _parses(code):
+            return code
+    return json_tool_calls(text, tool_names | {"final_answer"})
+
+
+def _parses(code: str) -> bool:
+    import ast
+
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
+
+
+class AgentModel(LiteLLMModel):
+    """LiteLLMModel with output normalisation for small models and a cancellable stream."""
+
+    def __init__(self, *args: Any, cancel: threading.Event | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cancel = cancel or threading.Event()
+        self.tool_names: set[str] = set()
+
+    def create_client(self) -> Any:
+        # Set before the first import: otherwise LiteLLM fetches its cost map from the internet.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        return litellm
+
+    def generate(self, messages: list[ChatMessage | dict], **kwargs: Any) -> ChatMessage:
+        self._check_cancel()
+        message = super().generate(messages, **kwargs)
+        code = normalise_reply(
+            message.content if isinstance(message.content, str) else "", self.tool_names
+        )
+        if code is not None and isinstance(message.content, str):
+            message.content += f"\n```python\n{code}\n```"
+        return message
+
+    def generate_stream(
+        self, messages: list[ChatMessage | dict], **kwargs: Any
+    ) -> Generator[ChatMessageStreamDelta]:
+        self._check_cancel()
+        stream = super().generate_stream(messages, **kwargs)
+        parts: list[str] = []
+        try:
+            for delta in stream:
+                if self.cancel.is_set():
+                    raise RunCancelled("cancelled while the model was answering")
+                if delta.content:
+                    parts.append(delta.content)
+                yield delta
+        finally:
+            stream.close()
+        code = normalise_reply("".join(parts), self.tool_names)
+        if code is not None:
+            yield ChatMessageStreamDelta(content=f"\n```python\n{code}\n```")
+
+    def _check_cancel(self) -> None:
+        if self.cancel.is_set():
+            raise RunCancelled("cancelled before the model was called")
+
+
+def build_model(settings: Settings, cancel: threading.Event | None = None) -> AgentModel:
+    """The LiteLLM model from the settings (temperature, max tokens, num_ctx for Ollama)."""
+    kwargs: dict[str, Any] = {
+        "temperature": settings.model_temperature,
+        "max_tokens": settings.model_max_tokens,
+        "timeout": settings.model_timeout_s,
+    }
+    if settings.model_id.startswith(("ollama/", "ollama_chat/")):
+        kwargs["num_ctx"] = settings.model_num_ctx
+    return AgentModel(
+        model_id=settings.model_id,
+        api_base=settings.model_api_base,
+        api_key=settings.model_api_key or "not-needed",
+        cancel=cancel,
+        **kwargs,
+    )

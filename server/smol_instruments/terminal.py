@@ -1,0 +1,146 @@
+"""The terminal host's event sink: a run's events, compact and readable, on stderr.
+
+Progress (steps, streamed model text, code, tool calls, observations) goes to stderr so that
+stdout carries only the final answer and `run` can be piped.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any, TextIO
+
+DIM, BOLD, RED, GREEN, YELLOW, CYAN, RESET = (
+    "\033[2m",
+    "\033[1m",
+    "\033[31m",
+    "\033[32m",
+    "\033[33m",
+    "\033[36m",
+    "\033[0m",
+)
+
+
+def _clip(text: str, lines: int = 8, width: int = 160) -> str:
+    rows = text.strip("\n").splitlines()
+    shown = [row if len(row) <= width else row[: width - 1] + "…" for row in rows[:lines]]
+    if len(rows) > lines:
+        shown.append(f"… ({len(rows) - lines} more lines)")
+    return "\n".join(shown)
+
+
+def _call(name: str, args: dict[str, Any]) -> str:
+    shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    text = f"{name}({shown})"
+    return text if len(text) <= 140 else text[:139] + "…)"
+
+
+class TerminalRenderer:
+    """Prints PROTOCOL events as they arrive; colour only on a terminal."""
+
+    def __init__(
+        self, stream: TextIO | None = None, *, color: bool | None = None, verbose: bool = False
+    ) -> None:
+        self.out = stream or sys.stderr
+        self.color = self.out.isatty() if color is None else color
+        self.verbose = verbose
+        self._in_text = False
+        self._lock = threading.Lock()
+
+    def _c(self, code: str, text: str) -> str:
+        return f"{code}{text}{RESET}" if self.color else text
+
+    def _line(self, text: str) -> None:
+        if self._in_text:
+            self.out.write("\n")
+            self._in_text = False
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        with self._lock:
+            handler = getattr(self, f"on_{event.get('kind')}", None)
+            if handler is not None:
+                handler(event)
+
+    def on_step(self, event: dict[str, Any]) -> None:
+        self._line(self._c(BOLD, f"── step {event['step']}/{event['maxSteps']}"))
+
+    def on_text(self, event: dict[str, Any]) -> None:
+        self.out.write(self._c(DIM, event["text"]))
+        self.out.flush()
+        self._in_text = True
+
+    def on_code(self, event: dict[str, Any]) -> None:
+        if self.verbose:
+            self._line(self._c(CYAN, _clip(event["code"], 20)))
+
+    def on_tool(self, event: dict[str, Any]) -> None:
+        call = _call(event["name"], event.get("args", {}))
+        took = f"{event.get('durationMs', 0):.0f} ms"
+        error = event.get("error")
+        if error:
+            self._line(self._c(RED, f"  ✗ {call}  {error.get('error')}: {error.get('message')}"))
+            if error.get("recovery_suggestion"):
+                self._line(self._c(YELLOW, f"    → {error['recovery_suggestion']}"))
+        else:
+            self._line(self._c(CYAN, f"  ▶ {call}") + self._c(DIM, f"  {took}"))
+
+    def on_observation(self, event: dict[str, Any]) -> None:
+        text = event.get("text", "").replace("Execution logs:\n", "", 1)
+        text = text.replace("Last output from code snippet:\nNone", "").strip()
+        if text:
+            self._line(
+                self._c(DIM, "  " + _clip(text, 12 if self.verbose else 6).replace("\n", "\n  "))
+            )
+
+    def on_patch(self, event: dict[str, Any]) -> None:
+        patch = event["patch"]
+        validation = patch.get("validation") or {}
+        checks = validation.get("checks") or []
+        verdict = (
+            "not validated"
+            if validation.get("backend") == "none"
+            else ("applies" if validation.get("applies") else "does NOT apply")
+        )
+        if checks:
+            failed = [c for c in checks if not c.get("passed")]
+            verdict += f", checks {'FAILED' if failed else 'pass'}"
+        self._line(
+            self._c(YELLOW, f"  ✎ patch {patch['id']} [{patch['status']}] {patch['summary']} ")
+            + self._c(DIM, f"(+{patch.get('added', 0)} −{patch.get('removed', 0)}, {verdict})")
+        )
+
+    def on_approval(self, event: dict[str, Any]) -> None:
+        if event.get("decision") == "auto":
+            return
+        colour = GREEN if event["decision"] == "approved" else RED
+        self._line(
+            self._c(
+                colour,
+                f"  ⚑ {event['verdict']} ({event['rule']}): {event['command']} → {event['decision']}",
+            )
+        )
+
+    def on_error(self, event: dict[str, Any]) -> None:
+        self._line(self._c(RED, f"  ! {_clip(event['message'], 4)}"))
+        if event.get("recoverySuggestion"):
+            self._line(self._c(YELLOW, f"    → {event['recoverySuggestion']}"))
+
+    def on_final(self, event: dict[str, Any]) -> None:
+        if self._in_text:
+            self.out.write("\n")
+            self._in_text = False
+        self.out.flush()
+
+    def summary(self, outcome: Any) -> None:
+        usage = outcome.usage
+        parts = [
+            f"{outcome.status}",
+            f"{outcome.steps} step{'s' if outcome.steps != 1 else ''}",
+            f"tokens {usage.prompt_tokens} in / {usage.completion_tokens} out",
+        ]
+        if outcome.trace_id:
+            parts.append(f"trace {outcome.trace_id}")
+        colour = GREEN if outcome.status == "completed" else RED
+        self._line(self._c(colour, "── " + " · ".join(parts)))
