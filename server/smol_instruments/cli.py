@@ -305,6 +305,17 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
+# --- serve ------------------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    from .lsp.server import serve
+
+    if args.tcp and ":" not in args.tcp:
+        raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087")
+    return serve(settings, args.tcp)
+
+
 # --- doctor -----------------------------------------------------------------------------
 
 
@@ -381,6 +392,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("-v", "--verbose", action="store_true", help="show the code of every step")
     chat.set_defaults(func=cmd_chat)
+
+    serve = sub.add_parser("serve", help="the LSP daemon (stdio by default)")
+    serve.add_argument(
+        "--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging)"
+    )
+    serve.set_defaults(func=cmd_serve)
 
     for register in _optional_commands():
         register(sub)
