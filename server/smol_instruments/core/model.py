@@ -14,15 +14,19 @@ LiteLLM is imported lazily (about 3 s) and with its bundled cost map, never the 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Generator
 from typing import Any
 
 from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
 from ..config import Settings
+
+log = logging.getLogger(__name__)
 
 
 class RunCancelled(Exception):
@@ -98,10 +102,20 @@ def _parses(code: str) -> bool:
 class AgentModel(LiteLLMModel):
     """LiteLLMModel with output normalisation for small models and a cancellable stream."""
 
-    def __init__(self, *args: Any, cancel: threading.Event | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        cancel: threading.Event | None = None,
+        max_reply_chars: int = 16_000,
+        reply_timeout_s: float = 300.0,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.cancel = cancel or threading.Event()
         self.tool_names: set[str] = set()
+        # A server that never stops streaming must not hold a run forever.
+        self.max_reply_chars = max_reply_chars
+        self.reply_timeout_s = reply_timeout_s
 
     def create_client(self) -> Any:
         # Set before the first import: otherwise LiteLLM fetches its cost map from the internet.
@@ -128,13 +142,23 @@ class AgentModel(LiteLLMModel):
         self._check_cancel()
         stream = super().generate_stream(messages, **kwargs)
         parts: list[str] = []
+        size = 0
+        deadline = time.monotonic() + self.reply_timeout_s
         try:
             for delta in stream:
                 if self.cancel.is_set():
                     raise RunCancelled("cancelled while the model was answering")
                 if delta.content:
                     parts.append(delta.content)
+                    size += len(delta.content)
                 yield delta
+                if size > self.max_reply_chars:
+                    log.warning("model reply cut at %d characters (it did not stop)", size)
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"the model kept streaming for more than {self.reply_timeout_s:g} s"
+                    )
         finally:
             stream.close()
         code = normalise_reply("".join(parts), self.tool_names)
@@ -160,5 +184,7 @@ def build_model(settings: Settings, cancel: threading.Event | None = None) -> Ag
         api_base=settings.model_api_base,
         api_key=settings.model_api_key or "not-needed",
         cancel=cancel,
+        max_reply_chars=max(4000, settings.model_max_tokens * 8),
+        reply_timeout_s=settings.model_timeout_s,
         **kwargs,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -204,4 +205,9 @@ def serve(settings: Settings, tcp: str | None = None) -> int:
             server.start_io(sys.stdin.buffer, protocol_out)
     finally:
         server.close()
+        log.info("daemon stopped")
+        logging.shutdown()
+        # Runs were cancelled and sandboxes removed; a worker thread stuck in a network read
+        # must not keep the process alive after its client is gone.
+        os._exit(0)
     return 0
