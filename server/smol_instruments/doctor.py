@@ -76,7 +76,7 @@ def check_ripgrep() -> Check:
 
 
 def check_repo(repo: Path) -> Check:
-    from .tools.base import find_repo_root
+    from .core.workspace import find_repo_root
 
     root = find_repo_root(repo)
     if (root / ".git").exists():

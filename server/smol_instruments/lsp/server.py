@@ -94,7 +94,7 @@ class SmolLanguageServer(LanguageServer):
     # --- workspace ----------------------------------------------------------------------
 
     def open_root(self, root: Path) -> None:
-        from ..tools.base import find_repo_root, git_dir
+        from ..core.workspace import find_repo_root, git_dir
 
         self.root = find_repo_root(root)
         gdir = git_dir(self.root)
