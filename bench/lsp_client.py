@@ -69,10 +69,14 @@ class StdioClient:
                 if self.on_notification is not None:
                     self.on_notification(now, message)
 
-    def request(self, method: str, params: Any, timeout: float = 120.0) -> Any:
+    def send_request(self, method: str, params: Any) -> int:
+        """Send a request without waiting; its id."""
         self._next_id += 1
-        msg_id = self._next_id
-        self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        self._send({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params})
+        return self._next_id
+
+    def request(self, method: str, params: Any, timeout: float = 120.0) -> Any:
+        msg_id = self.send_request(method, params)
         deadline = time.monotonic() + timeout
         with self._cond:
             while msg_id not in self._responses:
@@ -88,14 +92,19 @@ class StdioClient:
     def notify(self, method: str, params: Any) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def initialize(self, root: Path, settings: dict[str, Any] | None = None) -> float:
+    def initialize(
+        self,
+        root: Path,
+        settings: dict[str, Any] | None = None,
+        capabilities: dict[str, Any] | None = None,
+    ) -> float:
         """Send initialize (+ initialized); the seconds from process start to the answer."""
         self.request(
             "initialize",
             {
                 "processId": os.getpid(),
                 "rootUri": root.as_uri(),
-                "capabilities": {"window": {"workDoneProgress": False}},
+                "capabilities": capabilities or {"window": {"workDoneProgress": False}},
                 "initializationOptions": {"settings": settings or {}},
             },
         )

@@ -38,11 +38,16 @@ def spans() -> InMemorySpanExporter:
     return _exporter
 
 
-def _wrapped(repo: Path, settings: Settings, events: list[dict[str, Any]] | None = None) -> dict[str, InstrumentedTool]:
+def _wrapped(
+    repo: Path, settings: Settings, events: list[dict[str, Any]] | None = None
+) -> dict[str, InstrumentedTool]:
     ctx = ToolContext.create(repo, settings, approver=DenyAllApprover())
     state = AgentState()
     tools = instrument(
-        build_tools(ctx), state, settings=settings, cancel=ctx.cancel,
+        build_tools(ctx),
+        state,
+        settings=settings,
+        cancel=ctx.cancel,
         events=events.append if events is not None else None,
     )
     return {tool.name: tool for tool in tools}
@@ -89,7 +94,9 @@ def test_wrong_argument_name_gets_the_right_one(repo: Path, settings: Settings) 
     assert "use path= instead of file=" in result["recovery_suggestion"]
 
 
-def test_span_per_call_with_attributes(repo: Path, settings: Settings, spans: InMemorySpanExporter) -> None:
+def test_span_per_call_with_attributes(
+    repo: Path, settings: Settings, spans: InMemorySpanExporter
+) -> None:
     tools = _wrapped(repo, settings)
     tools["read_file"](path="app/calc.py")
     tools["read_file"](path="missing.py")
@@ -100,11 +107,18 @@ def test_span_per_call_with_attributes(repo: Path, settings: Settings, spans: In
     ok, missing = spans.get_finished_spans()[:2]
     for span in (ok, missing):
         attrs = span.attributes or {}
-        for key in ("tool.name", "tool.args_hash", "tool.input_size", "tool.output_size", "tool.duration_ms", "tool.truncated"):
+        for key in (
+            "tool.name",
+            "tool.args_hash",
+            "tool.input_size",
+            "tool.output_size",
+            "tool.duration_ms",
+            "tool.truncated",
+        ):
             assert key in attrs, key
     assert "tool.error_type" not in (ok.attributes or {})
     assert (missing.attributes or {})["tool.error_type"] == "FILE_NOT_FOUND"
-    assert "app/calc.py" in str((missing.attributes or {})["tool.recovery_suggestion"])
+    assert "Closest existing paths" in str((missing.attributes or {})["tool.recovery_suggestion"])
     shell = finished["tool_wrapped.run_cmd"].attributes or {}
     assert shell["policy.verdict"] == "deny"
     assert shell["policy.rule"]
@@ -112,7 +126,9 @@ def test_span_per_call_with_attributes(repo: Path, settings: Settings, spans: In
     assert shell["tool.error_type"] == "COMMAND_DENIED"
 
 
-def test_repeated_call_trips_loop_detection(repo: Path, settings: Settings, spans: InMemorySpanExporter) -> None:
+def test_repeated_call_trips_loop_detection(
+    repo: Path, settings: Settings, spans: InMemorySpanExporter
+) -> None:
     tool = _wrapped(repo, settings)["read_file"]
     first = tool(path="app/calc.py")
     assert "content" in first
@@ -158,7 +174,13 @@ def test_tool_event_emitted(repo: Path, settings: Settings) -> None:
 def test_cancel_stops_before_the_tool_runs(repo: Path, settings: Settings) -> None:
     ctx = ToolContext.create(repo, settings)
     cancel = threading.Event()
-    [tool] = [t for t in instrument(build_tools(ctx), AgentState(), settings=settings, cancel=cancel, events=None) if t.name == "list_files"]
+    [tool] = [
+        t
+        for t in instrument(
+            build_tools(ctx), AgentState(), settings=settings, cancel=cancel, events=None
+        )
+        if t.name == "list_files"
+    ]
     cancel.set()
     with pytest.raises(RunCancelled):
         tool()
@@ -170,7 +192,9 @@ def test_an_exception_in_a_tool_becomes_the_error_schema(repo: Path, settings: S
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("disk on fire")
 
-    object.__setattr__(tool, "wrapped", type("Broken", (), {"__call__": boom, "name": "repo_info"})())
+    object.__setattr__(
+        tool, "wrapped", type("Broken", (), {"__call__": boom, "name": "repo_info"})()
+    )
     result = tool()
     assert result["error"] == "INTERNAL_ERROR"
     assert "disk on fire" in result["message"]

@@ -48,5 +48,7 @@ def test_otel_endpoint_wins_over_phoenix_endpoint() -> None:
         otel_exporter_otlp_endpoint="http://127.0.0.1:4318",
     )
     assert settings.traces_endpoint == "http://127.0.0.1:4318/v1/traces"
-    plain = load_settings(None, phoenix_endpoint="http://127.0.0.1:6006/v1/traces", otel_exporter_otlp_endpoint=None)
+    plain = load_settings(
+        None, phoenix_endpoint="http://127.0.0.1:6006/v1/traces", otel_exporter_otlp_endpoint=None
+    )
     assert plain.traces_endpoint == "http://127.0.0.1:6006/v1/traces"

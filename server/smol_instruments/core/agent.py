@@ -206,6 +206,7 @@ class AgentSession:
         """Stop the run within one step: interrupt the loop, close the stream, kill commands."""
         self.cancel_event.set()
         self.agent.interrupt()
+        self.model.abort()
         self.ctx.processes.kill_all()
 
     def close(self) -> None:
@@ -332,7 +333,10 @@ def _step_recovery(message: str) -> str | None:
 
 
 def _model_error_message(exc: BaseException, settings: Settings) -> str:
-    text = str(exc)
+    root = exc
+    while root.__cause__ is not None:  # smolagents wraps the model's error: report the cause
+        root = root.__cause__
+    text = str(root) if str(root).strip() else str(exc)
     lowered = text.lower()
     if any(
         s in lowered

@@ -99,6 +99,38 @@ def _parses(code: str) -> bool:
     return True
 
 
+class _StreamTracker:
+    """The LiteLLM client, recording each stream it opens so a cancel can close it at once."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+        self.current: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+    def completion(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._module.completion(*args, **kwargs)
+        if kwargs.get("stream"):
+            self.current = result
+        return result
+
+    def close_current(self) -> None:
+        """Close the HTTP response of the stream in flight (closing the generator does not)."""
+        stream, self.current = self.current, None
+        for target in (getattr(stream, "completion_stream", None), stream):
+            closer = getattr(target, "close", None)
+            if callable(closer):
+                try:
+                    closer()
+                except Exception:
+                    pass
+
+
+class EmptyReply(RuntimeError):
+    """The server answered 200 but sent no completion text."""
+
+
 class AgentModel(LiteLLMModel):
     """LiteLLMModel with output normalisation for small models and a cancellable stream."""
 
@@ -124,7 +156,14 @@ class AgentModel(LiteLLMModel):
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        return litellm
+        return _StreamTracker(litellm)
+
+    def abort(self) -> None:
+        """Called from another thread on cancel: close the stream being read."""
+        self.cancel.set()
+        client = getattr(self, "client", None)
+        if isinstance(client, _StreamTracker):
+            client.close_current()
 
     def generate(self, messages: list[ChatMessage | dict], **kwargs: Any) -> ChatMessage:
         self._check_cancel()
@@ -159,8 +198,18 @@ class AgentModel(LiteLLMModel):
                     raise TimeoutError(
                         f"the model kept streaming for more than {self.reply_timeout_s:g} s"
                     )
+        except Exception:
+            if self.cancel.is_set():
+                raise RunCancelled("cancelled while the model was answering") from None
+            raise
         finally:
             stream.close()
+            if isinstance(self.client, _StreamTracker):
+                self.client.close_current()
+        if not size:
+            raise EmptyReply(
+                "the model server sent no completion text (an empty or malformed response)"
+            )
         code = normalise_reply("".join(parts), self.tool_names)
         if code is not None:
             yield ChatMessageStreamDelta(content=f"\n```python\n{code}\n```")

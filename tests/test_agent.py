@@ -1,0 +1,260 @@
+"""The agent through its real path: AgentSession, real LiteLLM, the scripted model over HTTP,
+real tools on a temporary git repository."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support import transcripts
+from tests.support.scripted_model import ScriptedModel, Turn
+
+from smol_instruments.config import Settings
+from smol_instruments.core.agent import AgentSession
+from smol_instruments.core.approval import ApprovalRequest, AutoApprover, Decision, DenyAllApprover
+
+pytestmark = pytest.mark.timeout(120)
+
+
+class RecordingApprover:
+    """Says no (or yes) and remembers what it was asked."""
+
+    def __init__(self, approve: bool = False) -> None:
+        self.approve = approve
+        self.asked: list[ApprovalRequest] = []
+
+    def decide(self, request: ApprovalRequest) -> Decision:
+        self.asked.append(request)
+        return Decision(self.approve, "test", None if self.approve else "refused by the test")
+
+
+def session_for(
+    repo: Path,
+    settings: Settings,
+    model: ScriptedModel,
+    events: list[dict[str, Any]] | None = None,
+    approver: Any = None,
+    **overrides: Any,
+) -> AgentSession:
+    configured = settings.model_copy(
+        update={
+            "model_id": model.model_id,
+            "model_api_base": model.base_url,
+            "model_api_key": "x",
+            **overrides,
+        }
+    )
+    return AgentSession(
+        repo,
+        configured,
+        approver=approver or DenyAllApprover(),
+        events=events.append if events is not None else None,
+    )
+
+
+def tree_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def test_five_step_task_completes(repo: Path, settings: Settings) -> None:
+    events: list[dict[str, Any]] = []
+    with ScriptedModel(transcripts.five_step_fix()) as model:
+        session = session_for(repo, settings, model, events)
+        before = tree_digest(repo)
+        outcome = session.run("add() in app/calc.py gives wrong results; fix it")
+        session.close()
+    assert outcome.status == "completed", outcome
+    assert outcome.steps == 5
+    assert "a + b" in outcome.answer
+    assert outcome.usage.prompt_tokens > 0 and outcome.usage.completion_tokens > 0
+    assert tree_digest(repo) == before  # proposed, never written
+    kinds = [e["kind"] for e in events]
+    assert kinds[0] == "step" and kinds[-1] == "final"
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert {"text", "code", "tool", "observation", "patch"} <= set(kinds)
+    tools = [e["name"] for e in events if e["kind"] == "tool"]
+    assert tools == ["repo_info", "rg_search", "read_file", "propose_patch"]
+    [patch] = [e["patch"] for e in events if e["kind"] == "patch"]
+    assert patch["status"] == "pending"
+    assert patch["files"][0]["path"] == "app/calc.py"
+    assert [e["step"] for e in events if e["kind"] == "step"] == [1, 2, 3, 4, 5]
+
+
+def test_rm_rf_is_refused_and_pip_install_goes_to_the_approver(
+    repo: Path, settings: Settings, tmp_path: Path
+) -> None:
+    approver = RecordingApprover(approve=False)
+    events: list[dict[str, Any]] = []
+    with ScriptedModel(transcripts.risky_commands()) as model:
+        session = session_for(repo, settings, model, events, approver)
+        outcome = session.run("clean up and install numpy")
+        session.close()
+        second_prompt = model.requests[1].prompt_text()
+        third_prompt = model.requests[2].prompt_text()
+    assert outcome.status == "completed"
+    assert "COMMAND_DENIED" in second_prompt  # rm -rf / never reached a shell or the user
+    assert [r.subject for r in approver.asked] == ["pip install numpy"]
+    assert approver.asked[0].rule
+    assert "APPROVAL_DENIED" in third_prompt  # the refusal went back to the model
+    approvals = [e for e in events if e["kind"] == "approval"]
+    assert [(a["command"], a["verdict"], a["decision"]) for a in approvals] == [
+        ("rm -rf /", "deny", "denied"),
+        ("pip install numpy", "require_approval", "denied"),
+    ]
+
+
+def test_missing_file_gives_a_recovery_the_next_step_uses(repo: Path, settings: Settings) -> None:
+    with ScriptedModel(transcripts.tool_error_then_recovery()) as model:
+        session = session_for(repo, settings, model)
+        outcome = session.run("where is the calculator?")
+        session.close()
+        prompt = model.requests[1].prompt_text()
+    assert outcome.status == "completed"
+    assert "FILE_NOT_FOUND" in prompt and "app/calc.py" in prompt
+
+
+def test_repeating_model_trips_loop_detection(repo: Path, settings: Settings) -> None:
+    with ScriptedModel(transcripts.repeated_call(times=3)) as model:
+        session = session_for(repo, settings, model)
+        outcome = session.run("read app/calc.py")
+        session.close()
+    assert outcome.status == "completed"
+    assert session.state.loops_detected >= 1
+    assert [c.error for c in session.state.calls] == [None, "LOOP_DETECTED", "LOOP_DETECTED"]
+
+
+@pytest.mark.parametrize("script", ["conversational_final_answer", "conversational_prose"])
+def test_conversational_question_needs_no_tool(repo: Path, settings: Settings, script: str) -> None:
+    with ScriptedModel(getattr(transcripts, script)()) as model:
+        session = session_for(repo, settings, model)
+        outcome = session.run("what does add() in app/calc.py do?")
+        session.close()
+        requests = model.requests
+    assert outcome.status == "completed"
+    assert outcome.answer == transcripts.CONVERSATIONAL_ANSWER
+    assert session.state.calls == []  # no tool was called
+    if script == "conversational_prose":
+        # One short recovery message asked for a code block; the prose again is the answer.
+        assert len(requests) == 2
+        assert "no ```python code block" in requests[1].prompt_text()
+
+
+@pytest.mark.parametrize(
+    "script", ["unclosed_block", "xml_code_block", "bare_json_call", "wrong_argument_name"]
+)
+def test_malformed_output_is_recovered(repo: Path, settings: Settings, script: str) -> None:
+    with ScriptedModel(getattr(transcripts, script)()) as model:
+        session = session_for(repo, settings, model)
+        outcome = session.run("look at app/calc.py")
+        session.close()
+        failures = model.failures
+    assert outcome.status == "completed", outcome
+    assert failures == []
+
+
+def test_code_that_does_not_parse_is_recovered(repo: Path, settings: Settings) -> None:
+    turns = ["```python\nprint(\n```", '```python\nfinal_answer("fixed")\n```']
+    with ScriptedModel(turns) as model:
+        session = session_for(repo, settings, model)
+        outcome = session.run("anything")
+        session.close()
+        prompt = model.requests[1].prompt_text()
+    assert outcome.status == "completed" and outcome.answer == "fixed"
+    assert "SyntaxError" in prompt
+
+
+def test_cancel_mid_stream_stops_within_one_step(repo: Path, settings: Settings) -> None:
+    with ScriptedModel(
+        transcripts.streams_forever(), fallback="```python\nfinal_answer('late')\n```"
+    ) as model:
+        session = session_for(repo, settings, model)
+        model.extend([])
+        timer = threading.Timer(1.0, session.cancel)
+        timer.start()
+        outcome = session.run("think forever")
+        requests = model.requests
+        # The HTTP stream is closed at once, not when the garbage collector gets to it.
+        assert requests[0].done.wait(2) and requests[0].disconnected
+        session.close()
+    assert outcome.status == "cancelled"
+    assert len(requests) == 1  # no model call after the cancel
+
+
+def test_cancel_kills_a_running_command(repo: Path, settings: Settings) -> None:
+    turns = [
+        '```python\nprint(run_cmd(command="sleep 37.25"))\n```',
+        '```python\nfinal_answer("x")\n```',
+    ]
+    with ScriptedModel(turns) as model:
+        session = session_for(repo, settings, model, approver=AutoApprover())
+        threading.Timer(1.0, session.cancel).start()
+        started = time.monotonic()
+        outcome = session.run("sleep")
+        took = time.monotonic() - started
+        session.close()
+        calls = len(model.requests)
+    assert outcome.status == "cancelled"
+    assert calls == 1
+    assert took < 30  # the command was killed, not waited for (37 s)
+    import subprocess
+
+    leftover = subprocess.run(["pgrep", "-f", "sleep 37.25"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""
+
+
+def test_max_steps_ends_with_the_best_answer(repo: Path, settings: Settings) -> None:
+    turns = [*transcripts.endless_steps(3), "So far: add() returns a - b."]
+    with ScriptedModel(turns) as model:
+        session = session_for(repo, settings, model, agent_max_steps=3)
+        outcome = session.run("read everything")
+        session.close()
+    assert outcome.status == "max_steps"
+    assert outcome.answer == "So far: add() returns a - b."
+
+
+def test_memory_is_kept_across_turns(repo: Path, settings: Settings) -> None:
+    turns = [
+        '```python\nfinal_answer("noted: the magic word is teapot")\n```',
+        Turn('```python\nfinal_answer("teapot")\n```', expect_user_contains="magic word is teapot"),
+    ]
+    with ScriptedModel(turns) as model:
+        session = session_for(repo, settings, model)
+        first = session.run("remember: the magic word is teapot")
+        second = session.run("what was the magic word?")
+        session.close()
+        failures = model.failures
+    assert first.status == second.status == "completed"
+    assert failures == []  # the second request still carried the first turn
+
+
+def test_unreachable_model_fails_with_a_clear_message(repo: Path, settings: Settings) -> None:
+    events: list[dict[str, Any]] = []
+    configured = settings.model_copy(
+        update={"model_id": "openai/x", "model_api_base": "http://127.0.0.1:9/v1"}
+    )
+    session = AgentSession(repo, configured, events=events.append)
+    outcome = session.run("hello")
+    session.close()
+    assert outcome.status == "failed"
+    assert "cannot reach the model server at http://127.0.0.1:9/v1" in (outcome.error or "")
+    [error] = [e for e in events if e["kind"] == "error"]
+    assert "ollama serve" in error["recoverySuggestion"]
+
+
+def test_model_errors_do_not_crash_the_run(repo: Path, settings: Settings) -> None:
+    with ScriptedModel(
+        [Turn(status=500, error="boom")], fallback=Turn(status=500, error="boom")
+    ) as model:
+        model.strict = False
+        session = session_for(repo, settings, model)
+        outcome = session.run("hello")
+        session.close()
+    assert outcome.status == "failed"
+    assert outcome.error

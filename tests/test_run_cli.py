@@ -1,0 +1,149 @@
+"""`smol-instruments run` as a user runs it: a subprocess, the scripted model over HTTP, a real
+Phoenix reading back the spans."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support import transcripts
+from tests.support.scripted_model import ScriptedModel
+
+pytestmark = pytest.mark.timeout(300)
+
+SETTINGS = ("MODEL_", "PHOENIX_", "SANDBOX_", "AGENT_", "OTEL_", "APPROVAL_", "LOG_")
+
+
+def run_cli(
+    repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(SETTINGS)}
+    base.update({"PHOENIX_ENABLED": "false", "SANDBOX_BACKEND": "none"})
+    base.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "smol_instruments", "run", "--repo", str(repo), *args],
+        capture_output=True,
+        text=True,
+        env=base,
+        cwd=repo,
+        input=stdin if stdin is not None else "",
+        timeout=240,
+    )
+
+
+def test_run_completes_a_task_end_to_end(repo: Path) -> None:
+    with ScriptedModel(transcripts.five_step_fix()) as model:
+        result = run_cli(repo, "fix add() in app/calc.py", env=model.env())
+    assert result.returncode == 0, result.stderr
+    assert "a + b" in result.stdout
+    assert "step 5/25" in result.stderr
+    assert "propose_patch" in result.stderr and "patch p" in result.stderr
+    assert "completed" in result.stderr and "tokens" in result.stderr
+
+
+def test_run_json_reports_the_result_object(repo: Path) -> None:
+    with ScriptedModel(transcripts.final_answer_only("42")) as model:
+        result = run_cli(repo, "--json", "what is the answer?", env=model.env())
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["status"] == "completed" and data["answer"] == "42" and data["steps"] == 1
+    assert set(data["usage"]) == {"promptTokens", "completionTokens"}
+
+
+def test_approvals_are_refused_without_a_terminal_and_granted_with_yes(repo: Path) -> None:
+    turns = [
+        '```python\nprint(run_cmd(command="curl -s http://127.0.0.1:9/"))\n```',
+        '```python\nfinal_answer("done")\n```',
+    ]
+    with ScriptedModel(turns) as model:
+        refused = run_cli(repo, "fetch it", env=model.env())
+        prompt_refused = model.requests[1].prompt_text()
+    with ScriptedModel(turns) as model:
+        granted = run_cli(repo, "--yes", "fetch it", env=model.env())
+        prompt_granted = model.requests[1].prompt_text()
+    assert refused.returncode == 0 and granted.returncode == 0
+    assert "APPROVAL_DENIED" in prompt_refused and "stdin is not a terminal" in prompt_refused
+    assert "APPROVAL_DENIED" not in prompt_granted and "exit_code" in prompt_granted
+
+
+def test_yes_never_runs_a_deny(repo: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    command = f"rm -rf / ; touch {marker}"
+    turns = [
+        f'```python\nprint(run_cmd(command="{command}"))\n```',
+        '```python\nfinal_answer("no")\n```',
+    ]
+    with ScriptedModel(turns) as model:
+        result = run_cli(repo, "--yes", "destroy", env=model.env())
+        prompt = model.requests[1].prompt_text()
+    assert result.returncode == 0
+    assert "COMMAND_DENIED" in prompt
+    assert not marker.exists()
+
+
+def test_no_model_reachable_says_how_to_fix_it(repo: Path) -> None:
+    result = run_cli(
+        repo,
+        "hello",
+        env={"MODEL_ID": "ollama_chat/qwen2.5-coder:7b", "MODEL_API_BASE": "http://127.0.0.1:9"},
+    )
+    assert result.returncode == 1
+    assert "ollama serve" in result.stderr and "MODEL_ID" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 3
+
+
+def test_failed_run_exits_non_zero(repo: Path) -> None:
+    turns = [*transcripts.endless_steps(2), "So far nothing."]
+    with ScriptedModel(turns) as model:
+        result = run_cli(repo, "read forever", env=model.env() | {"AGENT_MAX_STEPS": "2"})
+    assert result.returncode == 1
+    assert "max_steps" in result.stderr
+
+
+@pytest.mark.phoenix
+def test_spans_arrive_at_a_real_phoenix(repo: Path) -> None:
+    from tests.support.phoenix import PhoenixServer, phoenix_python
+
+    if phoenix_python() is None:
+        if os.environ.get("CI"):
+            pytest.fail("Phoenix is not installed: .ci/phoenix.sh should have installed it")
+        pytest.skip("Phoenix is not installed (run bash .ci/phoenix.sh)")
+    with PhoenixServer() as phoenix, ScriptedModel(transcripts.five_step_fix()) as model:
+        result = run_cli(repo, "--json", "fix add()", env=model.env() | phoenix.env())
+        assert result.returncode == 0, result.stderr
+        trace_id = json.loads(result.stdout)["traceId"]
+        assert len(trace_id) == 32
+        project = "smol-instruments"
+        tools = phoenix.wait_for_spans(project, count=4, trace_id=trace_id, timeout=30)
+        spans: list[dict[str, Any]] = phoenix.spans(project, trace_id=trace_id)
+        names = [s["name"] for s in spans]
+        wrapped = [s for s in spans if s["name"].startswith("tool_wrapped.")]
+        assert {s["name"] for s in wrapped} == {
+            "tool_wrapped.repo_info",
+            "tool_wrapped.rg_search",
+            "tool_wrapped.read_file",
+            "tool_wrapped.propose_patch",
+        }, names
+        attributes = wrapped[0]["attributes"]
+        for key in (
+            "tool.name",
+            "tool.args_hash",
+            "tool.input_size",
+            "tool.output_size",
+            "tool.duration_ms",
+            "tool.truncated",
+        ):
+            assert key in attributes, (key, attributes)
+        assert "smol_instruments.run" in names
+        assert "SmolCodeAgent.run" in names, names  # the instrumentor names spans by class
+        assert any(n.startswith("Step") for n in names), names
+        llm = [s for s in spans if s["name"].startswith("AgentModel.generate")]
+        assert llm, names
+        assert any("llm.token_count.prompt" in s["attributes"] for s in llm)
+        assert tools
