@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import statistics
@@ -302,9 +303,231 @@ def system_prompt_tokens(quick: bool = False) -> list[Figure]:
     ]
 
 
+# --- with the scripted model ---------------------------------------------------------------
+
+
+def _big_repo(root: Path, extra_functions: int = 120) -> Path:
+    """The sample project with a long app/calc.py, so that output truncation matters."""
+    from tests.conftest import SAMPLE_FILES, make_repo
+
+    files = dict(SAMPLE_FILES)
+    filler = "".join(
+        f'\n\ndef helper_{i}(values):\n    """Helper number {i}."""\n    total = 0\n'
+        f"    for value in values:\n        total += value * {i}\n    return total\n"
+        for i in range(extra_functions)
+    )
+    files["app/calc.py"] = files["app/calc.py"] + filler
+    return make_repo(root, files)
+
+
+def memory_over_sessions(quick: bool = False) -> list[Figure]:
+    from tests.support import transcripts
+    from tests.support.scripted_model import ScriptedModel
+
+    from .lsp_client import StdioClient
+
+    sessions = 6 if quick else 50
+    turns = [t for _ in range(sessions) for t in transcripts.final_answer_only("ok")]
+    with tempfile.TemporaryDirectory() as tmp, ScriptedModel(turns) as model:
+        repo = _sample_repo(Path(tmp) / "repo")
+        env = _env(LOG_FILE=str(Path(tmp) / "daemon.log"), **model.env())
+        client = StdioClient([sys.executable, "-m", "smol_instruments", "serve"], env=env)
+        client.initialize(repo)
+        rss = []
+        for i in range(sessions):
+            result = client.request("smol/chat", {"message": f"question {i}"})
+            assert result["status"] == "completed", result
+            rss.append(client.rss_mb())
+        client.close()
+    return [
+        Figure(
+            "memory_sessions",
+            f"daemon memory after {sessions} chat sessions vs after the first",
+            rss[-1],
+            "MB",
+            rss[0],
+            1.10,
+            "ratio",
+            note=f"RSS {rss[0]:.0f} MB after the first session (agent loaded), {rss[-1]:.0f} MB after the last",
+        ),
+    ]
+
+
+def step_overhead(quick: bool = False) -> list[Figure]:
+    import litellm
+    from tests.support import transcripts
+    from tests.support.scripted_model import ScriptedModel
+
+    from smol_instruments.config import load_settings
+    from smol_instruments.core.agent import AgentSession
+
+    steps = 6 if quick else 24
+    turns = [*transcripts.endless_steps(steps), '```python\nfinal_answer("done")\n```']
+    with tempfile.TemporaryDirectory() as tmp, ScriptedModel(turns) as model:
+        repo = _sample_repo(Path(tmp) / "repo")
+        settings = load_settings(
+            None,
+            sandbox_backend="none",
+            phoenix_enabled=False,
+            model_id=model.model_id,
+            model_api_base=model.base_url,
+            model_api_key="x",
+            agent_max_steps=steps + 2,
+        )
+        session = AgentSession(repo, settings)
+        marks: list[float] = []
+        session.emitter.sink = lambda e: (
+            marks.append(time.perf_counter()) if e["kind"] == "step" else None
+        )
+        session.run("read everything")
+        marks.append(time.perf_counter())
+        session.close()
+        step_times = [b - a for a, b in itertools.pairwise(marks)][1:-1]  # skip warm-up, final
+        # Baseline: the same server, the same messages, bare LiteLLM streaming completions.
+        requests = model.requests[1 : 1 + len(step_times)]
+        model.extend([r.reply or "x" for r in requests])
+        bare = []
+        for request in requests:
+            start = time.perf_counter()
+            for _ in litellm.completion(
+                model=model.model_id,
+                api_base=model.base_url,
+                api_key="x",
+                messages=request.messages,
+                stream=True,
+                stream_options={"include_usage": True},
+                stop=request.stop,
+            ):
+                pass
+            bare.append(time.perf_counter() - start)
+    overhead = statistics.median(step_times) - statistics.median(bare)
+    return [
+        Figure(
+            "step_overhead",
+            "agent overhead per step (model time excluded)",
+            overhead * 1000,
+            "ms",
+            target=25.0,
+            note=f"median step {statistics.median(step_times) * 1000:.1f} ms vs bare LiteLLM completion "
+            f"{statistics.median(bare) * 1000:.1f} ms against the same server ({len(step_times)} steps)",
+        ),
+    ]
+
+
+def first_delta_latency(quick: bool = False) -> list[Figure]:
+    from tests.support.scripted_model import ScriptedModel, Turn
+
+    from .lsp_client import StdioClient
+
+    runs = 5 if quick else 30
+    turns = [Turn('```python\nfinal_answer("hi")\n```', chunk_chars=4) for _ in range(runs + 1)]
+    latencies = []
+    with tempfile.TemporaryDirectory() as tmp, ScriptedModel(turns) as model:
+        repo = _sample_repo(Path(tmp) / "repo")
+        env = _env(LOG_FILE=str(Path(tmp) / "daemon.log"), **model.env())
+        client = StdioClient([sys.executable, "-m", "smol_instruments", "serve"], env=env)
+        client.initialize(repo)
+        first_text: list[float] = []
+        client.on_notification = lambda now, m: (
+            first_text.append(time.time())
+            if (m.get("method") == "smol/event" and m["params"]["kind"] == "text")
+            else None
+        )
+        client.request("smol/chat", {"message": "warm up"})
+        for i in range(runs):
+            first_text.clear()
+            client.request("smol/chat", {"message": f"hello {i}"})
+            sent = model.requests[-1].time  # the server starts streaming as the request arrives
+            latencies.append(first_text[0] - sent)
+        client.close()
+    latencies.sort()
+    p95 = latencies[max(0, int(len(latencies) * 0.95) - 1)]
+    return [
+        Figure(
+            "first_delta",
+            "first streamed text delta reaching the LSP client (p95)",
+            p95 * 1000,
+            "ms",
+            target=30.0,
+            note=f"median {statistics.median(latencies) * 1000:.1f} ms over {runs} chats; from the request "
+            "reaching the model server (which streams at once) to the smol/event at the client",
+        ),
+    ]
+
+
+def tokens_per_task(quick: bool = False) -> list[Figure]:
+    from smolagents import CodeAgent
+    from tests.support import transcripts
+    from tests.support.scripted_model import ScriptedModel
+
+    from smol_instruments.config import load_settings
+    from smol_instruments.core.agent import AgentSession
+    from smol_instruments.core.model import build_model
+    from smol_instruments.core.prompts import default_prompt_templates
+    from smol_instruments.tools import build_tools
+    from smol_instruments.tools.base import ToolContext
+
+    def sent(model: ScriptedModel) -> int:
+        return sum(count_tokens(r.messages) for r in model.requests)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = _big_repo(Path(tmp) / "repo")
+        with ScriptedModel(transcripts.five_step_fix(check=False)) as model:
+            settings = load_settings(
+                None,
+                sandbox_backend="none",
+                phoenix_enabled=False,
+                model_id=model.model_id,
+                model_api_base=model.base_url,
+                model_api_key="x",
+            )
+            session = AgentSession(repo, settings)
+            assert session.run("fix add() in app/calc.py").status == "completed"
+            session.close()
+            ours = sent(model)
+        with ScriptedModel(transcripts.five_step_fix(check=False)) as model:
+            untruncated = settings.model_copy(
+                update={
+                    "model_api_base": model.base_url,
+                    "truncation_max_chars": 10**7,
+                    "truncation_max_lines": 10**6,
+                    "truncation_max_list_items": 10**6,
+                    "validation_max_line_range": 10**6,
+                }
+            )
+            ctx = ToolContext.create(repo, untruncated)
+            agent = CodeAgent(
+                tools=list(build_tools(ctx).values()),
+                model=build_model(untruncated),
+                code_block_tags="markdown",
+                prompt_templates=default_prompt_templates(),  # type: ignore[arg-type]
+                verbosity_level=0,
+                max_steps=8,
+            )
+            agent.run("fix add() in app/calc.py")
+            baseline = sent(model)
+    return [
+        Figure(
+            "task_tokens",
+            "tokens sent over a fixed 5-step scripted task",
+            ours,
+            "tok",
+            baseline,
+            0.5,
+            "ratio",
+            note="baseline: the same task with smolagents' default prompt and untruncated tool output; "
+            f"tokenizer {TOKENIZER}",
+        ),
+    ]
+
+
 FIGURES: list[Measure] = [
     Measure("startup", "daemon initialize and idle memory", daemon_startup),
     Measure("prompt_tokens", "system prompt tokens", system_prompt_tokens),
     Measure("rg_search", "rg_search speed", rg_search_speed),
     Measure("instrumentation", "instrumentation overhead", instrumentation_overhead),
+    Measure("memory_sessions", "memory over many sessions", memory_over_sessions),
+    Measure("step_overhead", "agent overhead per step", step_overhead),
+    Measure("first_delta", "first text delta latency", first_delta_latency),
+    Measure("task_tokens", "tokens over a fixed task", tokens_per_task),
 ]
