@@ -32,7 +32,7 @@ class Check:
     def line(self) -> str:
         text = f"{self.status:<4}  {self.name:<10} {self.detail}"
         if self.fix and self.status != "ok":
-            text += f"\n      fix: {self.fix}"
+            text += f" — fix: {self.fix}"
         return text
 
     def to_dict(self) -> dict[str, Any]:

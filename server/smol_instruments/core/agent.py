@@ -157,8 +157,8 @@ def _skip_console_rendering() -> None:
     import smolagents.agents as upstream
 
     if getattr(upstream, "Live", None) is not _NoLive:
-        upstream.Live = _NoLive  # type: ignore[attr-defined,misc]
-        upstream.Markdown = _no_markdown  # type: ignore[attr-defined,assignment]
+        upstream.Live = _NoLive
+        upstream.Markdown = _no_markdown
 
 
 def _quiet_logger() -> AgentLogger:

@@ -32,6 +32,11 @@ def sha256_text(text: str) -> str:
     return sha256_bytes(text.encode("utf-8"))
 
 
+def printable(text: str) -> str:
+    """Text safe to show or send as JSON: undecodable bytes (kept exactly for writing) become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def unified_diff(path: str, old: str | None, new: str | None, context: int = 3) -> str:
     """A git-style diff (a/ b/ paths, creation and deletion headers) that `git apply` takes."""
     old_lines = (old or "").splitlines(keepends=True)
@@ -181,12 +186,12 @@ class Patch:
             for hunk in change.hunks():
                 start = {"line": hunk.old_start, "character": 0}
                 end = _position_after(old_lines, hunk.old_end)
-                hunks.append({"range": {"start": start, "end": end}, "newText": hunk.new_text})
+                hunks.append({"range": {"start": start, "end": end}, "newText": printable(hunk.new_text)})
             files.append(
                 {
                     "uri": (root / change.path).as_uri(),
                     "path": change.path,
-                    "diff": change.diff,
+                    "diff": printable(change.diff),
                     "hunks": hunks,
                 }
             )
@@ -326,14 +331,27 @@ class PatchStore:
         """Files whose content on disk no longer matches what the patch was made against."""
         stale = []
         for change in patch.files:
-            current = read_text(self.root / change.path)
+            try:
+                current = read_text(self.root / change.path)
+            except OSError:  # a path component became a file, the file a directory, ...
+                stale.append(change.path)
+                continue
             if current != change.old_text:
                 stale.append(change.path)
         return stale
 
+    def check_paths(self, patch: Patch) -> None:
+        """Every path still resolves inside the root (a symlink may have appeared since)."""
+        from ..safety.jail import PathJail
+
+        jail = PathJail(self.root)
+        for change in patch.files:
+            jail.resolve(change.path, for_write=True)
+
     def write(self, patch: Patch) -> None:
         """Apply the patch to the working tree, all files or none; StalePatch if a base changed."""
         with self._lock:
+            self.check_paths(patch)  # ToolError PATH_OUTSIDE_REPO
             stale = self.stale_paths(patch)
             if stale:
                 raise StalePatch(stale)

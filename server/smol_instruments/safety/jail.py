@@ -77,7 +77,7 @@ class PathJail:
                 raise _outside(path, "'..' climbs out of the repository")
             raise _outside(path, "it resolves (through a symlink) outside the repository")
         relative = resolved.relative_to(self.root)
-        if for_write and relative.parts and relative.parts[0].lower() == ".git":
+        if for_write and any(part.lower() == ".git" for part in relative.parts):
             raise _outside(path, "writing inside .git/ is not allowed")
         if for_write and resolved == self.root:
             raise _outside(path, "the repository root itself cannot be written")

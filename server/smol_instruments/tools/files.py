@@ -11,6 +11,7 @@ from .repo import list_repo_files
 from .validation import (
     line_range,
     optional_int,
+    require_path,
     require_str,
     suggest_paths,
 )
@@ -73,7 +74,7 @@ class ReadFileTool(RepoTool):
         self, path: str, start_line: int | None = None, end_line: int | None = None
     ) -> dict[str, Any]:
         limits = self.limits
-        path = require_str("path", path, max_chars=limits.max_chars, example="'src/app.py'")
+        path = require_path("path", path, max_chars=limits.max_chars)
         start = optional_int("start_line", start_line, minimum=-(10**9), maximum=10**9)
         end = optional_int("end_line", end_line, minimum=-(10**9), maximum=10**9)
         rel, text = read_repo_text(self.ctx, path)
@@ -137,7 +138,7 @@ class ReadFileSnippetTool(RepoTool):
     @guarded
     def forward(self, path: str, pattern: str, context_lines: int | None = None) -> dict[str, Any]:
         limits = self.limits
-        path = require_str("path", path, max_chars=limits.max_chars, example="'src/app.py'")
+        path = require_path("path", path, max_chars=limits.max_chars)
         pattern = require_str("pattern", pattern, max_chars=1000, example="'def main'")
         around = optional_int("context_lines", context_lines, minimum=0, maximum=50, default=3)
         assert around is not None

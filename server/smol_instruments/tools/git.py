@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import ErrorType, ToolError
 from .base import RepoTool, ToolContext, guarded
 from .process import ProcessResult, child_env, run_process
-from .validation import optional_bool, optional_int, optional_str, truncate_output
+from .validation import optional_bool, optional_int, optional_path, truncate_output
 
 GIT_TIMEOUT_S = 20.0
 
@@ -174,7 +174,7 @@ class GitDiffTool(RepoTool):
     @guarded
     def forward(self, path: str | None = None, staged: bool | None = None) -> dict[str, Any]:
         limits = self.limits
-        path = optional_str("path", path, max_chars=limits.max_chars, example="'src/app.py'")
+        path = optional_path("path", path, max_chars=limits.max_chars)
         staged = optional_bool("staged", staged)
         require_git_repo(self.ctx)
         args = ["diff", "--no-ext-diff", "--no-color"]
@@ -221,13 +221,14 @@ class GitLogTool(RepoTool):
         count = optional_int(
             "max_count", max_count, minimum=1, maximum=limits.truncate_items, default=10
         )
-        path = optional_str("path", path, max_chars=limits.max_chars, example="'src/app.py'")
+        path = optional_path("path", path, max_chars=limits.max_chars)
+        rel = self.ctx.jail.relative(self.ctx.jail.resolve(path)) if path is not None else None
         require_git_repo(self.ctx)
         if head_sha(self.ctx) is None:
             return {"commits": [], "note": "the repository has no commits yet"}
         args = ["log", f"--max-count={count}", "--format=%H%x1f%an%x1f%aI%x1f%s%x1e"]
-        if path is not None:
-            args += ["--", self.ctx.jail.relative(self.ctx.jail.resolve(path))]
+        if rel is not None:
+            args += ["--", rel]
         result = run_git(self.ctx, *args)
         if result.exit_code != 0:
             raise git_failure(result, "log")

@@ -8,18 +8,17 @@ directory for `git apply`), validated in the sandbox, stored, and shown to the u
 from __future__ import annotations
 
 import difflib
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..core.approval import ApprovalRequest
-from ..core.patches import FileChange, Patch, StalePatch, read_text
+from ..core.patches import FileChange, Patch, StalePatch, printable, read_text
 from ..errors import ErrorType, ToolError
 from .base import RepoTool, ToolContext, guarded
 from .files import read_repo_text
 from .process import run_process
-from .validation import optional_str, require_str
+from .validation import optional_str, require_path, require_str
 
 MAX_PATCH_CHARS = 200_000
 
@@ -64,7 +63,7 @@ def patch_result(patch: Patch) -> dict[str, Any]:
         "files": [f.path for f in patch.files],
         "added": added,
         "removed": removed,
-        "diff": patch.diff,
+        "diff": printable(patch.diff),
         "validation": validation,
     }
     if validation.get("applies") is False:
@@ -163,7 +162,7 @@ class ProposePatchTool(RepoTool):
     def forward(
         self, path: str, old_text: str, new_text: str, description: str | None = None
     ) -> dict[str, Any]:
-        path = require_str("path", path, max_chars=self.limits.max_chars, example="'src/app.py'")
+        path = require_path("path", path, max_chars=self.limits.max_chars)
         old_text = require_str("old_text", old_text, max_chars=MAX_PATCH_CHARS, allow_empty=True)
         new_text = require_str("new_text", new_text, max_chars=MAX_PATCH_CHARS, allow_empty=True)
         description = optional_str("description", description, max_chars=2000)
@@ -194,37 +193,62 @@ class ProposePatchTool(RepoTool):
         return patch_result(store_patch(self.ctx, [change], description))
 
 
-_HEADER = re.compile(r"^(---|\+\+\+) (\S+)")
+def _header_path(text: str) -> str:
+    """The path of a '--- '/'+++ ' header: up to a tab (timestamps), git's quoting undone."""
+    text = text.split("\t", 1)[0].rstrip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        text = text.encode("latin-1", "replace").decode("utf-8", "replace")
+    return text
 
 
-def diff_paths(diff: str) -> tuple[list[str], int]:
-    """The paths a unified diff touches and the -p level git apply needs (1 with a/ b/)."""
-    raw: list[str] = []
-    for line in diff.splitlines():
-        match = _HEADER.match(line)
-        if match and match.group(2) != "/dev/null":
-            raw.append(match.group(2))
-    strip = 1 if raw and all(p.startswith(("a/", "b/")) for p in raw) else 0
-    paths = []
-    for p in raw:
-        p = p.split("/", 1)[1] if strip else p
-        if p not in paths:
-            paths.append(p)
-    return paths, strip
+def _strip_prefix(path: str) -> str:
+    return path[2:] if path.startswith(("a/", "b/")) else path
 
 
-def _normalise_diff(diff: str) -> str:
-    """Repair what small models break: blank context lines without their leading space."""
-    out, in_hunk = [], False
-    for line in diff.splitlines():
+def _quote(path: str) -> str:
+    return f'"{path}"' if any(ch in path for ch in ' \t"\\') else path
+
+
+def normalise_diff(diff: str) -> tuple[str, list[str]]:
+    """Rewrite a model's diff into git's form (a/ b/ paths, a `diff --git` line per file) and
+    repair blank context lines that lost their leading space. Returns the diff and its paths."""
+    lines = diff.splitlines()
+    out: list[str] = []
+    paths: list[str] = []
+    in_hunk = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
+            old = _header_path(line[4:])
+            new = _header_path(lines[i + 1][4:])
+            old_rel = None if old == "/dev/null" else _strip_prefix(old)
+            new_rel = None if new == "/dev/null" else _strip_prefix(new)
+            target = new_rel or old_rel or ""
+            if not (out and out[-1].startswith(("diff --git", "index ", "new file", "deleted file", "similarity", "rename", "old mode", "new mode"))):
+                out.append(f"diff --git {_quote('a/' + (old_rel or target))} {_quote('b/' + target)}")
+                if old_rel is None:
+                    out.append("new file mode 100644")
+                elif new_rel is None:
+                    out.append("deleted file mode 100644")
+            out.append("--- " + ("/dev/null" if old_rel is None else _quote("a/" + old_rel)))
+            out.append("+++ " + ("/dev/null" if new_rel is None else _quote("b/" + new_rel)))
+            for rel in (old_rel, new_rel):
+                if rel and rel not in paths:
+                    paths.append(rel)
+            in_hunk = False
+            i += 2
+            continue
         if line.startswith("@@"):
             in_hunk = True
-        elif line.startswith(("diff ", "--- ", "+++ ")):
+        elif line.startswith("diff "):
             in_hunk = False
         elif in_hunk and line == "":
             line = " "
         out.append(line)
-    return "\n".join(out) + "\n"
+        i += 1
+    return "\n".join(out) + "\n", paths
 
 
 class ProposePatchUnifiedTool(RepoTool):
@@ -243,8 +267,7 @@ class ProposePatchUnifiedTool(RepoTool):
     def forward(self, diff: str, description: str | None = None) -> dict[str, Any]:
         diff = require_str("diff", diff, max_chars=MAX_PATCH_CHARS)
         description = optional_str("description", description, max_chars=2000)
-        diff = _normalise_diff(diff.strip("`").removeprefix("diff\n"))
-        paths, strip = diff_paths(diff)
+        diff, paths = normalise_diff(diff.strip("`").removeprefix("diff\n"))
         if not paths or "@@" not in diff:
             raise ToolError(
                 ErrorType.INVALID_ARGUMENT,
@@ -264,7 +287,7 @@ class ProposePatchUnifiedTool(RepoTool):
                 if current is not None:
                     (work / p).parent.mkdir(parents=True, exist_ok=True)
                     (work / p).write_bytes(current.encode("utf-8", errors="surrogateescape"))
-            error = self._git_apply(work, diff, strip)
+            error = self._git_apply(work, diff)
             if error is not None:
                 raise ToolError(
                     ErrorType.PATCH_DOES_NOT_APPLY,
@@ -288,12 +311,12 @@ class ProposePatchUnifiedTool(RepoTool):
             )
         return patch_result(store_patch(self.ctx, changes, description))
 
-    def _git_apply(self, work: Path, diff: str, strip: int) -> str | None:
-        """Apply in the throwaway copy; the second try forgives whitespace differences."""
+    def _git_apply(self, work: Path, diff: str) -> str | None:
+        """Apply in the throwaway copy; later tries forgive whitespace and missing context."""
         message = ""
-        for extra in ([], ["--ignore-whitespace"]):
+        for extra in ([], ["--ignore-whitespace"], ["--ignore-whitespace", "--unidiff-zero"]):
             result = run_process(
-                ["git", "apply", "--recount", "--whitespace=nowarn", f"-p{strip}", *extra, "-"],
+                ["git", "apply", "--recount", "--whitespace=nowarn", "-p1", *extra, "-"],
                 cwd=work,
                 timeout=30,
                 stdin_text=diff,

@@ -135,11 +135,17 @@ def run_process(
     timed_out = cancelled = False
     try:
         while True:
-            try:
-                proc.wait(timeout=POLL_S)
+            # Joining the stdout reader returns the moment the pipe closes (the process is
+            # done); Popen.wait(timeout) would poll with growing sleeps and add milliseconds.
+            readers[0].join(POLL_S)
+            if not readers[0].is_alive():
+                try:
+                    proc.wait(timeout=POLL_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+            elif proc.poll() is not None:
                 break
-            except subprocess.TimeoutExpired:
-                pass
             if cancel is not None and cancel.is_set():
                 cancelled = True
                 kill_group(proc.pid)
@@ -157,6 +163,12 @@ def run_process(
         # A killed group may leave grandchildren holding the pipes; don't wait forever on them.
         for reader in readers:
             reader.join(timeout=2)
+        for stream in (proc.stdout, proc.stderr, proc.stdin):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
         if registry is not None:
             registry.discard(proc.pid)
     return ProcessResult(

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import ErrorType, ToolError
 from .base import RepoTool, guarded
 from .process import run_process
-from .repo import rg_binary
+from .repo import glob_match, rg_binary
 from .validation import optional_int, optional_str, require_str
 
 SEARCH_TIMEOUT_S = 60.0
@@ -87,9 +87,27 @@ class RgSearchTool(RepoTool):
             "--max-filesize",
             "20M",
         ]
+        # rg's --glob overrides .gitignore; a file *type* does not. Name globs become a type,
+        # path globs search their literal directory and are filtered below.
+        where = "."
+        path_glob = None
         if glob:
-            argv += ["--glob", glob]
-        argv += ["--regexp", pattern, "--", "."]
+            glob = glob.strip().removeprefix("./")
+            if "/" not in glob:
+                argv += ["--type-add", f"smolglob:{glob}", "--type", "smolglob"]
+            else:
+                path_glob = glob
+                literal = glob.split("/")
+                prefix = []
+                for part in literal[:-1]:
+                    if any(ch in part for ch in "*?[{"):
+                        break
+                    prefix.append(part)
+                if prefix:
+                    where = self.ctx.jail.relative(self.ctx.jail.resolve("/".join(prefix)))
+                    if not (self.ctx.root / where).is_dir():
+                        where = "."
+        argv += ["--regexp", pattern, "--", where]
         result = run_process(
             argv,
             cwd=self.ctx.root,
@@ -124,6 +142,8 @@ class RgSearchTool(RepoTool):
             if len(text) > MAX_LINE_CHARS:
                 text = text[:MAX_LINE_CHARS] + "…"
             path = _text(event["path"]).removeprefix("./")
+            if path_glob is not None and not glob_match(path, path_glob):
+                continue
             matches.append({"path": path, "line": event["line_number"], "text": text})
             if len(matches) >= COLLECT_LIMIT:
                 break

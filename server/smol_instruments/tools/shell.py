@@ -57,6 +57,21 @@ def detect_test_command(root: Path) -> str | None:
     return None
 
 
+_SUMMARY = re.compile(
+    r"\b\d+ (passed|failed|errors?|skipped)\b|\btest result:|\bTests?:\s+\d+|^(ok|FAIL)\s", re.I
+)
+
+
+def test_summary(stdout: str, stderr: str) -> str:
+    """The runner's own summary line (pytest, cargo, go, jest), else the last line of output."""
+    for text in (stdout, stderr):
+        for line in reversed(text.splitlines()):
+            if _SUMMARY.search(line):
+                return line.strip().strip("= ").strip()
+    lines = [ln for ln in (stdout + "\n" + stderr).splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else ""
+
+
 def gated_run(
     ctx: ToolContext, tool: str, command: str, timeout: float
 ) -> tuple[ProcessResult, dict[str, Any]]:
@@ -217,12 +232,11 @@ class RunTestsTool(RepoTool):
         output, truncated = truncate_output(
             combined, limits.truncate_chars, limits.truncate_lines, keep="tail"
         )
-        lines = [ln for ln in combined.strip().splitlines() if ln.strip()]
         return {
             "command": command,
             "passed": result.exit_code == 0,
             "exit_code": result.exit_code,
-            "summary": lines[-1].strip("= ") if lines else "",
+            "summary": test_summary(result.stdout, result.stderr),
             "output": output,
             "truncated": truncated,
             "duration_ms": result.duration_ms,

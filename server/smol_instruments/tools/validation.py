@@ -8,6 +8,7 @@ act on; the tool guard turns that into the error schema.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -109,6 +110,22 @@ def require_str(
     return value
 
 
+def require_path(name: str, value: Any, *, max_chars: int) -> str:
+    """A path argument: a NUL byte is an escape attempt (PATH_OUTSIDE_REPO), not a typo."""
+    if isinstance(value, str) and "\x00" in value:
+        raise ToolError(
+            ErrorType.PATH_OUTSIDE_REPO,
+            f"{name} {value!r} is refused: it contains a NUL byte",
+            recovery_suggestion="Use a plain path relative to the repository root, such as 'src/main.py'.",
+            context={"argument": name},
+        )
+    return require_str(name, value, max_chars=max_chars, example="'src/app.py'")
+
+
+def optional_path(name: str, value: Any, *, max_chars: int) -> str | None:
+    return None if value is None else require_path(name, value, max_chars=max_chars)
+
+
 def optional_str(name: str, value: Any, *, max_chars: int, example: str = "'...'") -> str | None:
     if value is None:
         return None
@@ -159,7 +176,7 @@ def optional_number(name: str, value: Any, *, minimum: float, maximum: float) ->
             f"must be a number, got {type(value).__name__}",
             f"Pass {name} as a number of seconds from {minimum:g} to {maximum:g}.",
         )
-    if value <= minimum or value > maximum:
+    if math.isnan(value) or value <= minimum or value > maximum:
         raise _bad(
             name,
             f"{value} is out of range",
