@@ -83,11 +83,13 @@ def _open_tools(args: argparse.Namespace, settings: Settings, *, stdin_is_data: 
 
 
 def _open_sandbox(settings: Settings, repo: str | None) -> Any:
+    from .sandbox.base import SandboxUnavailable
+    from .sandbox.select import open_sandbox
+
     try:
-        from .sandbox.select import open_sandbox
-    except ImportError:
-        return None
-    return open_sandbox(settings, _repo_dir(repo))
+        return open_sandbox(settings, _repo_dir(repo))
+    except SandboxUnavailable as exc:
+        raise UsageError(str(exc)) from None
 
 
 def call_tool(tools: dict[str, Any], name: Any, arguments: Any) -> dict[str, Any]:
