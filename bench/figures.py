@@ -521,6 +521,66 @@ def tokens_per_task(quick: bool = False) -> list[Figure]:
     ]
 
 
+# --- sandbox ------------------------------------------------------------------------------
+
+
+def sandbox_speed(quick: bool = False) -> list[Figure]:
+    from smol_instruments.config import load_settings
+    from smol_instruments.core.patches import unified_diff
+    from smol_instruments.sandbox.docker import DockerSandbox, docker_client
+
+    client = docker_client(timeout=30)  # raises SandboxUnavailable with the fix when absent
+    rounds = 3 if quick else 10
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = _sample_repo(Path(tmp) / "repo")
+        text = (repo / "app/calc.py").read_text()
+        diff = unified_diff("app/calc.py", text, text.replace("return a - b", "return a + b"))
+        settings = load_settings(None, sandbox_backend="docker")
+        cold = []
+        for _ in range(2 if quick else 3):
+            start = time.perf_counter()
+            sandbox = DockerSandbox(settings, repo, client=client)
+            assert sandbox.validate(diff).applies
+            cold.append(time.perf_counter() - start)
+            sandbox.close()
+        sandbox = DockerSandbox(settings, repo, client=client)
+        sandbox.validate(diff)
+
+        def warm() -> float:
+            start = time.perf_counter()
+            assert sandbox.validate(diff).applies
+            return time.perf_counter() - start
+
+        def host() -> float:
+            start = time.perf_counter()
+            subprocess.run(
+                ["git", "apply", "--check", "-"], input=diff.encode(), cwd=repo, check=True
+            )
+            return time.perf_counter() - start
+
+        value, baseline = _median_alternating(warm, host, rounds)
+        sandbox.close()
+    return [
+        Figure(
+            "sandbox_warm",
+            "warm Docker patch validation, small repository, no check command",
+            value,
+            "s",
+            baseline,
+            0.6,
+            "value",
+            note="baseline: host `git apply --check` (ratio reported)",
+        ),
+        Figure(
+            "sandbox_cold",
+            "cold sandbox start (container start + first validation)",
+            statistics.median(cold),
+            "s",
+            target=2.0,
+        ),
+    ]
+
+
 FIGURES: list[Measure] = [
     Measure("startup", "daemon initialize and idle memory", daemon_startup),
     Measure("prompt_tokens", "system prompt tokens", system_prompt_tokens),
@@ -530,4 +590,5 @@ FIGURES: list[Measure] = [
     Measure("step_overhead", "agent overhead per step", step_overhead),
     Measure("first_delta", "first text delta latency", first_delta_latency),
     Measure("task_tokens", "tokens over a fixed task", tokens_per_task),
+    Measure("sandbox", "Docker sandbox validation", sandbox_speed),
 ]
