@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+
+# LiteLLM fetches its cost map from the internet at import (with a retry thread) unless told.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from collections.abc import Iterator
 from pathlib import Path
 
