@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
-import json
 import threading
 import time
 import typing
@@ -65,15 +64,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _size(value: Any) -> int:
-    try:
-        return len(json.dumps(value, default=repr, ensure_ascii=False))
-    except (TypeError, ValueError):
-        return len(repr(value))
-
-
-def _preview(result: Any, limit: int = 160) -> str:
-    text = repr(result)
+def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -168,21 +159,22 @@ class InstrumentedTool(Tool):
             duration_ms = (time.perf_counter() - started) * 1000
             error = result.get("error") if is_error(result) else None
             truncated = bool(cut or (isinstance(result, dict) and result.get("truncated")))
+            shown_args, shown_result = repr(arguments), repr(result)  # once: sizes and previews
             record = ToolCallRecord(
                 name=self.name,
                 args_hash=args_hash(arguments),
                 call=format_call(self.name, arguments),
-                input_size=_size(arguments),
-                output_size=_size(result),
+                input_size=len(shown_args),
+                output_size=len(shown_result),
                 error=error,
                 duration_ms=duration_ms,
                 truncated=truncated,
-                preview=_preview(result),
+                preview=_clip(shown_result, 160),
             )
             self.state.record(
                 record, changed_state=self.changes_state and error is None and loop is None
             )
-            self._annotate(span, record, arguments, result)
+            self._annotate(span, record, shown_args, shown_result, result)
         self._emit(arguments, result, duration_ms)
         if error == ErrorType.CANCELLED or self.cancel.is_set():
             raise RunCancelled(f"cancelled during {self.name}")
@@ -207,7 +199,7 @@ class InstrumentedTool(Tool):
         return out, cut_any
 
     def _annotate(
-        self, span: Any, record: ToolCallRecord, arguments: dict[str, Any], result: Any
+        self, span: Any, record: ToolCallRecord, shown_args: str, shown_result: str, result: Any
     ) -> None:
         attributes: dict[str, Any] = {
             "openinference.span.kind": "TOOL",
@@ -217,8 +209,8 @@ class InstrumentedTool(Tool):
             "tool.output_size": record.output_size,
             "tool.duration_ms": round(record.duration_ms, 3),
             "tool.truncated": record.truncated,
-            "input.value": _preview(arguments, 2000),
-            "output.value": _preview(result, 2000),
+            "input.value": _clip(shown_args, 2000),
+            "output.value": _clip(shown_result, 2000),
         }
         if record.error:
             attributes["tool.error_type"] = record.error
