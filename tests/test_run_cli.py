@@ -147,3 +147,29 @@ def test_spans_arrive_at_a_real_phoenix(repo: Path) -> None:
         assert llm, names
         assert any("llm.token_count.prompt" in s["attributes"] for s in llm)
         assert tools
+
+
+def test_chat_keeps_memory_across_turns(repo: Path) -> None:
+    from tests.support.scripted_model import Turn
+
+    turns = [
+        '```python\nfinal_answer("noted: the magic word is teapot")\n```',
+        Turn('```python\nfinal_answer("teapot")\n```', expect_user_contains="magic word is teapot"),
+    ]
+    base = {k: v for k, v in os.environ.items() if not k.startswith(SETTINGS)}
+    with ScriptedModel(turns) as model:
+        env = base | {"PHOENIX_ENABLED": "false", "SANDBOX_BACKEND": "none"} | model.env()
+        result = subprocess.run(
+            [sys.executable, "-m", "smol_instruments", "chat", "--repo", str(repo)],
+            input="remember: the magic word is teapot\nwhat was the magic word?\n",
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=repo,
+            timeout=240,
+        )
+        failures = model.failures
+    assert result.returncode == 0, result.stderr
+    assert "agent> noted: the magic word is teapot" in result.stdout
+    assert "agent> teapot" in result.stdout
+    assert failures == []  # the second request carried the first turn
