@@ -28,6 +28,10 @@ class UsageError(Exception):
     """Bad input the user can fix; printed as one line."""
 
 
+class ModelUnreachable(Exception):
+    """No model server answers; the message says how to start one (exit status 1)."""
+
+
 def _json(data: Any, *, compact: bool = False) -> str:
     if compact:
         return json.dumps(data, ensure_ascii=False, default=str)
@@ -205,14 +209,13 @@ def cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
 # --- run and chat ---------------------------------------------------------------------
 
 
-def _model_unreachable(settings: Settings) -> str | None:
-    """A one-line explanation when no model server answers (checked before a run starts)."""
+def _require_model(settings: Settings) -> None:
+    """Stop before a run when no model server answers, saying how to start one."""
     from .doctor import check_model
 
     check = check_model(settings, timeout=3.0)
-    if check.status == "ok":
-        return None
-    return f"{check.detail}\n  fix: {check.fix}"
+    if check.status != "ok":
+        raise ModelUnreachable(f"{check.detail}\n  fix: {check.fix}")
 
 
 def _session(args: argparse.Namespace, settings: Settings, renderer: Any) -> Any:
@@ -251,10 +254,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         task = sys.stdin.read().strip()
     if not task:
         raise UsageError("run needs a TASK, e.g. smol-instruments run 'explain app.py'")
-    problem = _model_unreachable(settings)
-    if problem:
-        print(f"smol-instruments: {problem}", file=sys.stderr)
-        return EXIT_FAILED
+    _require_model(settings)
     renderer = TerminalRenderer(verbose=args.verbose)
     session = _session(args, settings, renderer)
     try:
@@ -272,10 +272,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     from .terminal import TerminalRenderer
 
-    problem = _model_unreachable(settings)
-    if problem:
-        print(f"smol-instruments: {problem}", file=sys.stderr)
-        return EXIT_FAILED
+    _require_model(settings)
     renderer = TerminalRenderer(verbose=args.verbose)
     session = _session(args, settings, renderer)
     interactive = sys.stdin.isatty()
@@ -436,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"smol-instruments: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except ModelUnreachable as exc:
+        print(f"smol-instruments: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("smol-instruments: interrupted", file=sys.stderr)
         return 130

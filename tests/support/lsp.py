@@ -20,6 +20,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
 from smol_instruments.core.patches import read_text
+from smol_instruments.lsp.protocol import to_plain
 
 SETTING_NAMES = (
     "MODEL_ID",
@@ -162,13 +163,7 @@ def client_factory(recorder: Recorder, profile: str) -> Callable[[], LanguageCli
 
 
 def _plain(value: Any) -> Any:
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+    return to_plain(value)
 
 
 def capabilities(profile: str, *, apply_edit: bool = True) -> types.ClientCapabilities:
