@@ -186,7 +186,9 @@ class Patch:
             for hunk in change.hunks():
                 start = {"line": hunk.old_start, "character": 0}
                 end = _position_after(old_lines, hunk.old_end)
-                hunks.append({"range": {"start": start, "end": end}, "newText": printable(hunk.new_text)})
+                hunks.append(
+                    {"range": {"start": start, "end": end}, "newText": printable(hunk.new_text)}
+                )
             files.append(
                 {
                     "uri": (root / change.path).as_uri(),

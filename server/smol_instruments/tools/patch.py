@@ -226,8 +226,24 @@ def normalise_diff(diff: str) -> tuple[str, list[str]]:
             old_rel = None if old == "/dev/null" else _strip_prefix(old)
             new_rel = None if new == "/dev/null" else _strip_prefix(new)
             target = new_rel or old_rel or ""
-            if not (out and out[-1].startswith(("diff --git", "index ", "new file", "deleted file", "similarity", "rename", "old mode", "new mode"))):
-                out.append(f"diff --git {_quote('a/' + (old_rel or target))} {_quote('b/' + target)}")
+            if not (
+                out
+                and out[-1].startswith(
+                    (
+                        "diff --git",
+                        "index ",
+                        "new file",
+                        "deleted file",
+                        "similarity",
+                        "rename",
+                        "old mode",
+                        "new mode",
+                    )
+                )
+            ):
+                out.append(
+                    f"diff --git {_quote('a/' + (old_rel or target))} {_quote('b/' + target)}"
+                )
                 if old_rel is None:
                     out.append("new file mode 100644")
                 elif new_rel is None:
