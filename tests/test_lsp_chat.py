@@ -327,6 +327,13 @@ async def test_invalid_settings_are_an_lsp_error_message_not_a_crash(
             types.DidChangeConfigurationParams(settings={"settings": {"agentMaxSteps": 0}})
         )
         await wait_until(lambda: any("agentMaxSteps" in m.message for m in recorder.messages))
+        # VS Code's shape: the section nested under its name.
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(
+                settings={"settings": {"smolInstruments": {"modelMaxTokens": 1}}}
+            )
+        )
+        await wait_until(lambda: any("modelMaxTokens" in m.message for m in recorder.messages))
         assert _plain(await client.protocol.send_request_async("smol/patches", {})) == {
             "patches": []
         }

@@ -396,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging)"
     )
+    serve.add_argument(
+        "--stdio", action="store_true", help="talk over stdio (the default; editors pass it)"
+    )
     serve.set_defaults(func=cmd_serve)
 
     for register in _optional_commands():

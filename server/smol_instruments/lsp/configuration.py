@@ -33,9 +33,12 @@ def _settings_section(options: Any) -> dict[str, Any] | None:
     plain = to_plain(options)
     if not isinstance(plain, dict):
         return None
+    # Accept {settings: {...}}, {smolInstruments: {...}} and {settings: {smolInstruments: {...}}}.
     for key in ("settings", "smolInstruments"):
-        if isinstance(plain.get(key), dict):
-            return plain[key]
+        section = plain.get(key)
+        if isinstance(section, dict):
+            nested = section.get("smolInstruments")
+            return nested if isinstance(nested, dict) else section
     return None
 
 
