@@ -1,0 +1,154 @@
+/**
+ * Pending patches drawn in their files, in the theme's diff colours: removed lines with
+ * `diffEditor.removedLineBackground`, proposed lines as after-text on an inserted-text
+ * background, the hunk as a diff in the hover. Drawing never opens, reveals or focuses an
+ * editor: a patch shows up wherever its file is already visible, and when it is opened later.
+ */
+
+import * as vscode from 'vscode';
+import type { ChatStore } from '../chat/store';
+import { hunkDecorations, hunkDiff, type HunkView } from './hunks';
+import { hunksIn, pendingPatches, PatchBases, sameUri } from './patchState';
+
+export class InlineDiffs implements vscode.Disposable {
+  readonly bases = new PatchBases();
+  private readonly removedType: vscode.TextEditorDecorationType;
+  private readonly insertedType: vscode.TextEditorDecorationType;
+  private readonly changedEmitter = new vscode.EventEmitter<void>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private pendingRedraw: ReturnType<typeof setTimeout> | undefined;
+
+  /** Fires after a redraw (CodeLens and the diff tab follow). */
+  readonly onDidRedraw = this.changedEmitter.event;
+
+  constructor(private readonly store: ChatStore) {
+    this.removedType = vscode.window.createTextEditorDecorationType({
+      isWholeLine: true,
+      backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'),
+      overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.deletedForeground'),
+      overviewRulerLane: vscode.OverviewRulerLane.Left,
+      rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
+    });
+    this.insertedType = vscode.window.createTextEditorDecorationType({
+      rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
+      overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.addedForeground'),
+      overviewRulerLane: vscode.OverviewRulerLane.Left,
+      // The proposed text as a chip on the editor's own (opaque) background, in the theme's
+      // "added" colour: readable on top of the removed line's red.
+      after: {
+        margin: '0 0 0 2em',
+        color: new vscode.ThemeColor('gitDecoration.addedResourceForeground'),
+        backgroundColor: new vscode.ThemeColor('editor.background'),
+        border: '1px solid',
+        borderColor: new vscode.ThemeColor('gitDecoration.addedResourceForeground'),
+      },
+    });
+    this.disposables.push(
+      this.removedType,
+      this.insertedType,
+      this.changedEmitter,
+      store.subscribe((_action, state, previous) => {
+        if (state.patches !== previous.patches) {
+          this.redraw();
+        }
+      }),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.redraw()),
+      vscode.workspace.onDidChangeTextDocument((event) => {
+        if (this.hasPatches(event.document.uri.toString())) {
+          this.scheduleRedraw();
+        }
+      }),
+    );
+    this.redraw();
+  }
+
+  private hasPatches(uri: string): boolean {
+    return hunksIn(this.store.state.patches, uri, ['pending', 'stale']).length > 0;
+  }
+
+  private scheduleRedraw(): void {
+    if (this.pendingRedraw) {
+      clearTimeout(this.pendingRedraw);
+    }
+    this.pendingRedraw = setTimeout(() => {
+      this.pendingRedraw = undefined;
+      this.redraw();
+    }, 80);
+  }
+
+  /** Whether the document still holds the text the patch was made against (as first seen). */
+  matchesBase(patchId: string, document: vscode.TextDocument): boolean {
+    return this.bases.matches(patchId, document.uri.toString(), document.getText());
+  }
+
+  redraw(): void {
+    const patches = this.store.state.patches;
+    this.bases.retain(new Set(pendingPatches(patches).map((p) => p.id)));
+    for (const editor of vscode.window.visibleTextEditors) {
+      this.draw(editor);
+    }
+    this.changedEmitter.fire();
+  }
+
+  private draw(editor: vscode.TextEditor): void {
+    const document = editor.document;
+    const views = hunksIn(this.store.state.patches, document.uri.toString());
+    const removed: vscode.DecorationOptions[] = [];
+    const inserted: vscode.DecorationOptions[] = [];
+    const oldLines = views.length ? document.getText().split(/\r?\n/) : [];
+    for (const view of views) {
+      if (!this.matchesBase(view.patchId, document)) {
+        continue; // edited since: line numbers no longer hold; the CodeLens says so
+      }
+      const spec = hunkDecorations(view, document.lineCount);
+      const hover = hoverFor(view, oldLines, this.store.state.patches[view.patchId]?.summary ?? '');
+      for (const line of spec.removedLines) {
+        removed.push({ range: new vscode.Range(line, 0, line, 0), hoverMessage: hover });
+      }
+      for (const item of spec.inserted) {
+        const end = document.lineAt(item.line).range.end;
+        inserted.push({
+          range: new vscode.Range(end, end),
+          hoverMessage: hover,
+          renderOptions: { after: { contentText: item.text } },
+        });
+      }
+    }
+    editor.setDecorations(this.removedType, removed);
+    editor.setDecorations(this.insertedType, inserted);
+  }
+
+  /** Pending hunks in a document whose text still matches (for CodeLens and commands). */
+  hunksAt(document: vscode.TextDocument): HunkView[] {
+    return hunksIn(this.store.state.patches, document.uri.toString()).filter((v) => this.matchesBase(v.patchId, document));
+  }
+
+  /** The text a patch's file was made against: the base first seen, or the document now. */
+  baseText(patchId: string, uri: string): string | undefined {
+    const base = this.bases.base(patchId, uri);
+    if (base !== undefined) {
+      return base;
+    }
+    return vscode.workspace.textDocuments.find((d) => sameUri(d.uri.toString(), uri))?.getText();
+  }
+
+  dispose(): void {
+    if (this.pendingRedraw) {
+      clearTimeout(this.pendingRedraw);
+    }
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+}
+
+function hoverFor(view: HunkView, oldLines: string[], summary: string): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown(`**Agent proposes:** ${escapeMarkdown(summary)} (+${view.added} −${view.removedCount})\n\n`);
+  md.appendCodeblock(hunkDiff(view, oldLines), 'diff');
+  return md;
+}
+
+function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+}

@@ -1,0 +1,159 @@
+/**
+ * VS Code settings → the daemon's settings.
+ *
+ * Every daemon setting (`.env.example`, MODEL_ID ...) has a VS Code setting of the same name in
+ * camelCase (`smolInstruments.modelId`). Only the values the user has set in VS Code (user,
+ * workspace or folder) are sent, so the daemon's environment and `.env` still decide the rest.
+ */
+
+export const SECTION = 'smolInstruments';
+
+/** The daemon's settings in camelCase, in `.env.example` order. */
+export const DAEMON_SETTINGS = [
+  'modelId',
+  'modelApiBase',
+  'modelApiKey',
+  'modelTemperature',
+  'modelMaxTokens',
+  'modelNumCtx',
+  'modelTimeoutS',
+  'agentMaxSteps',
+  'phoenixEnabled',
+  'phoenixEndpoint',
+  'phoenixProject',
+  'otelExporterOtlpEndpoint',
+  'validationMaxChars',
+  'validationMaxLines',
+  'validationMaxLineRange',
+  'truncationMaxChars',
+  'truncationMaxLines',
+  'truncationMaxListItems',
+  'logLevel',
+  'logFile',
+  'suppressWarnings',
+  'commandTimeoutS',
+  'approvalTimeoutS',
+  'policyAllowRepoLoosening',
+  'sandboxBackend',
+  'sandboxImage',
+  'sandboxCheckCommand',
+  'sandboxTimeoutS',
+  'sandboxMemory',
+  'sandboxPidsLimit',
+  'sandboxCpus',
+] as const;
+
+export type DaemonSettingName = (typeof DAEMON_SETTINGS)[number];
+
+/** Settings of the extension itself, never sent to the daemon. */
+export const EXTENSION_SETTINGS = ['pythonPath', 'saveAfterAccept', 'traceViewerUrl'] as const;
+
+/** What `WorkspaceConfiguration.inspect` tells about one setting (the parts used here). */
+export interface InspectedValue {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+export type Inspect = (name: string) => InspectedValue | undefined;
+
+/** MODEL_API_BASE for modelApiBase. */
+export function envName(camel: string): string {
+  return camel.replace(/([A-Z])/g, '_$1').toUpperCase();
+}
+
+/** modelApiBase for MODEL_API_BASE. */
+export function camelName(env: string): string {
+  const [head, ...rest] = env.toLowerCase().split('_');
+  return head + rest.map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('');
+}
+
+/** The value the user set (folder over workspace over user), or undefined when only defaulted. */
+export function explicitValue(inspected: InspectedValue | undefined): unknown {
+  if (!inspected) {
+    return undefined;
+  }
+  for (const value of [inspected.workspaceFolderValue, inspected.workspaceValue, inspected.globalValue]) {
+    if (value !== undefined && value !== null) {
+      return value;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The settings object sent as `initializationOptions.settings` and in
+ * `workspace/didChangeConfiguration`: camelCase keys, only explicitly set values; an empty
+ * string means "not set" (the daemon treats it so too).
+ */
+export function daemonSettings(inspect: Inspect): Record<string, unknown> {
+  const settings: Record<string, unknown> = {};
+  for (const name of DAEMON_SETTINGS) {
+    const value = explicitValue(inspect(name));
+    if (value === undefined || (typeof value === 'string' && value.trim() === '')) {
+      continue;
+    }
+    settings[name] = value;
+  }
+  return settings;
+}
+
+/**
+ * `workspace/didChangeConfiguration` params: the section under `settings`, as VS Code's own
+ * configuration sync sends it (the daemon also takes `{settings: {settings: {...}}}`).
+ */
+export function didChangeConfigurationParams(settings: Record<string, unknown>): { settings: Record<string, unknown> } {
+  return { settings: { [SECTION]: settings } };
+}
+
+/** Settings the daemon reads once, before any client message (its log): passed as environment too. */
+export const STARTUP_SETTINGS: readonly DaemonSettingName[] = ['logFile', 'logLevel'];
+
+/** LOG_FILE=... for the daemon's process, from the settings the user set in VS Code. */
+export function startupEnvironment(settings: Record<string, unknown>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of STARTUP_SETTINGS) {
+    const value = settings[name];
+    if (value !== undefined && value !== null && value !== '') {
+      env[envName(name)] = String(value);
+    }
+  }
+  return env;
+}
+
+/** Where spans go, as the daemon decides it: OTEL_EXPORTER_OTLP_ENDPOINT wins over PHOENIX_ENDPOINT. */
+export function tracesEndpoint(settings: Record<string, unknown>): string {
+  const otel = settings.otelExporterOtlpEndpoint;
+  if (typeof otel === 'string' && otel) {
+    return otel;
+  }
+  const phoenix = settings.phoenixEndpoint;
+  return typeof phoenix === 'string' && phoenix ? phoenix : 'http://localhost:6006/v1/traces';
+}
+
+/**
+ * The URL template of a run's trace (`{traceId}` is replaced): the traceViewerUrl setting, else
+ * Phoenix at the traces endpoint's host. Phoenix redirects /redirects/traces/<id> to the trace.
+ */
+export function traceUrlTemplate(viewerSetting: unknown, settings: Record<string, unknown>): string {
+  if (typeof viewerSetting === 'string' && viewerSetting.trim()) {
+    const template = viewerSetting.trim();
+    return template.includes('{traceId}') ? template : `${template.replace(/\/$/, '')}/{traceId}`;
+  }
+  try {
+    const url = new URL(tracesEndpoint(settings));
+    return `${url.protocol}//${url.host}/redirects/traces/{traceId}`;
+  } catch {
+    return 'http://localhost:6006/redirects/traces/{traceId}';
+  }
+}
+
+export function traceUrl(template: string, traceId: string): string {
+  return template.split('{traceId}').join(encodeURIComponent(traceId));
+}
+
+/** Whether the traces go anywhere (so the panel links a trace only when tracing is on). */
+export function tracingEnabled(settings: Record<string, unknown>): boolean {
+  return settings.phoenixEnabled !== false;
+}
