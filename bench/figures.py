@@ -99,6 +99,21 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _scripted_settings(model: Any, **overrides: Any) -> Any:
+    """Settings that point the agent at the scripted model, with nothing else switched on."""
+    from smol_instruments.config import load_settings
+
+    return load_settings(
+        None,
+        sandbox_backend="none",
+        phoenix_enabled=False,
+        model_id=model.model_id,
+        model_api_base=model.base_url,
+        model_api_key="x",
+        **overrides,
+    )
+
+
 def _sample_repo(root: Path) -> Path:
     from tests.conftest import make_repo
 
@@ -358,22 +373,13 @@ def step_overhead(quick: bool = False) -> list[Figure]:
     from tests.support import transcripts
     from tests.support.scripted_model import ScriptedModel
 
-    from smol_instruments.config import load_settings
     from smol_instruments.core.agent import AgentSession
 
     steps = 6 if quick else 24
     turns = [*transcripts.endless_steps(steps), '```python\nfinal_answer("done")\n```']
     with tempfile.TemporaryDirectory() as tmp, ScriptedModel(turns) as model:
         repo = _sample_repo(Path(tmp) / "repo")
-        settings = load_settings(
-            None,
-            sandbox_backend="none",
-            phoenix_enabled=False,
-            model_id=model.model_id,
-            model_api_base=model.base_url,
-            model_api_key="x",
-            agent_max_steps=steps + 2,
-        )
+        settings = _scripted_settings(model, agent_max_steps=steps + 2)
         session = AgentSession(repo, settings)
         marks: list[float] = []
         session.emitter.sink = lambda e: (
@@ -460,7 +466,6 @@ def tokens_per_task(quick: bool = False) -> list[Figure]:
     from tests.support import transcripts
     from tests.support.scripted_model import ScriptedModel
 
-    from smol_instruments.config import load_settings
     from smol_instruments.core.agent import AgentSession
     from smol_instruments.core.model import build_model
     from smol_instruments.core.prompts import default_prompt_templates
@@ -473,14 +478,7 @@ def tokens_per_task(quick: bool = False) -> list[Figure]:
     with tempfile.TemporaryDirectory() as tmp:
         repo = _big_repo(Path(tmp) / "repo")
         with ScriptedModel(transcripts.five_step_fix(check=False)) as model:
-            settings = load_settings(
-                None,
-                sandbox_backend="none",
-                phoenix_enabled=False,
-                model_id=model.model_id,
-                model_api_base=model.base_url,
-                model_api_key="x",
-            )
+            settings = _scripted_settings(model)
             session = AgentSession(repo, settings)
             assert session.run("fix add() in app/calc.py").status == "completed"
             session.close()

@@ -399,3 +399,27 @@ def test_client_that_dies_mid_run_stops_the_daemon_and_its_children(
         )
         if daemon.poll() is None:  # pragma: no cover - cleanup on failure
             os.kill(daemon.pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("saved", [False, True])
+async def test_saving_a_file_resets_loop_detection(repo: Path, tmp_path: Path, saved: bool) -> None:
+    read = '```python\nprint(read_file(path="app/calc.py"))\n```'
+    done = '```python\nfinal_answer("done")\n```'
+    recorder = Recorder()
+    with ScriptedModel([read, done, read, done]) as model:
+        client = await start_daemon(repo, recorder, env=daemon_env(model.env(), tmp_path))
+        try:
+            await chat(client, "read it", "s-loop")
+            if saved:  # the user edits and saves the file in the editor
+                uri = (repo / "app/calc.py").as_uri()
+                client.text_document_did_save(
+                    types.DidSaveTextDocumentParams(
+                        text_document=types.TextDocumentIdentifier(uri=uri)
+                    )
+                )
+                await asyncio.sleep(0.2)
+            await chat(client, "read it again", "s-loop")
+            second_read = model.requests[3].prompt_text()
+        finally:
+            await client.shutdown_session()
+    assert ("LOOP_DETECTED" in second_read) is not saved

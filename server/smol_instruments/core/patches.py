@@ -282,7 +282,6 @@ class PatchStore:
         self._lock = threading.RLock()
         self._patches: dict[str, Patch] = {}
         self._listeners: list[Callable[[Patch], None]] = []
-        self._waiters: dict[str, threading.Condition] = {}
         if persist_dir is not None:
             self._load()
 

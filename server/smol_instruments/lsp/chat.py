@@ -12,7 +12,6 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-import time
 import uuid
 from collections import OrderedDict
 from pathlib import Path
@@ -48,7 +47,6 @@ class HostedSession:
 
     def __init__(self, session: AgentSession) -> None:
         self.session = session
-        self.last_used = time.monotonic()
         self.running = 0
         self.progress_token: str | int | None = None
 
@@ -168,7 +166,6 @@ class ChatService:
     ) -> RunOutcome:
         hosted = await self._session(session_id)
         hosted.running += 1
-        hosted.last_used = time.monotonic()
         loop = asyncio.get_running_loop()
         await self._begin_progress(hosted, token)
         future = loop.run_in_executor(self.runner, hosted.session.run, message)
@@ -239,6 +236,13 @@ class ChatService:
         chosen[-1] = chosen[-1][: span.end.character] if span.end.character else chosen[-1]
         return "".join(chosen)
 
+    def files_changed(self) -> None:
+        """The user saved a file: re-reading it is no longer a loop for any session."""
+        with self._lock:
+            hosted = list(self.sessions.values())
+        for item in hosted:
+            item.session.state.mark_changed()
+
     def close(self) -> None:
         with self._lock:
             hosted = list(self.sessions.values())
@@ -291,6 +295,11 @@ def register(server: SmolLanguageServer) -> None:
     async def chat(ls: SmolLanguageServer, params: Any) -> dict[str, Any]:
         """Run one message of a conversation; cancellable; events stream as smol/event."""
         return await service.chat(params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: SmolLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        """A saved file changes what the tools see."""
+        service.files_changed()
 
     @server.command(CMD_ASK_ABOUT_SELECTION)
     async def ask_about_selection(ls: SmolLanguageServer, *args: Any) -> dict[str, Any]:

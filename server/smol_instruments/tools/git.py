@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ..errors import ErrorType, ToolError
@@ -244,7 +243,3 @@ class GitLogTool(RepoTool):
 def repo_is_dirty(ctx: ToolContext) -> bool | None:
     result = run_git(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
     return bool(result.stdout.strip("\0")) if result.exit_code == 0 else None
-
-
-def is_git_repo(root: Path) -> bool:
-    return (root / ".git").exists()
