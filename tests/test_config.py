@@ -278,3 +278,14 @@ def test_settings_environ_round_trip(clean_env: pytest.MonkeyPatch) -> None:
     for name, value in env.items():
         clean_env.setenv(name, value)
     assert load_settings(None) == base
+
+
+def test_env_example_documents_every_setting_with_its_default(settings: Settings) -> None:
+    """.env.example names every setting, and loading it gives exactly the defaults."""
+    import re
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parent.parent / ".env.example"
+    names = set(re.findall(r"^([A-Z0-9_]+)=", example.read_text(), re.M))
+    assert names == {field.upper() for field in Settings.model_fields}
+    assert load_settings(example) == load_settings(None)
