@@ -29,6 +29,7 @@ from .protocol import (
     AskAboutSelectionArgs,
     ChatParams,
     Selection,
+    command_arguments,
     to_plain,
 )
 from .server import SmolLanguageServer
@@ -68,7 +69,6 @@ class ChatService:
         server = self.server
         if server.root is None or server.patch_store is None:
             raise JsonRpcInvalidParams(message="initialize the server with a workspace first")
-        server.features["patches"].store  # noqa: B018 - subscribes diagnostics to the store
         hosted: HostedSession | None = None
 
         def sink(event: dict[str, Any]) -> None:
@@ -191,9 +191,7 @@ class ChatService:
         return outcome.to_dict()
 
     async def ask_about_selection(self, args: tuple[Any, ...]) -> dict[str, Any]:
-        values = to_plain(list(args))
-        if values and isinstance(values[0], list):
-            values = values[0]
+        values = command_arguments(args)
         if not values or not isinstance(values[0], dict):
             raise JsonRpcInvalidParams(message="expected arguments [{uri, range, question?}]")
         request = _structure(self.server, values[0], AskAboutSelectionArgs)

@@ -19,7 +19,13 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ..core.approval import Decision
 from ..core.patches import Patch, PatchStore, read_text
-from .protocol import CMD_ACCEPT_PATCH, CMD_REJECT_PATCH, DIAGNOSTIC_SOURCE, PATCHES, to_plain
+from .protocol import (
+    CMD_ACCEPT_PATCH,
+    CMD_REJECT_PATCH,
+    DIAGNOSTIC_SOURCE,
+    PATCHES,
+    command_arguments,
+)
 from .server import SmolLanguageServer
 
 log = logging.getLogger(__name__)
@@ -50,16 +56,17 @@ class PatchService:
     def __init__(self, server: SmolLanguageServer) -> None:
         self.server = server
         self._published: set[str] = set()
-        self._subscribed: PatchStore | None = None
+        server.store_listeners.append(self._follow)
+
+    def _follow(self, store: PatchStore) -> None:
+        """Redraw diagnostics on every change of the workspace's patches."""
+        store.subscribe(lambda _patch: self.server.post(self.publish))
 
     @property
     def store(self) -> PatchStore:
         store = self.server.patch_store
         if store is None:
             raise _error("no workspace is open")
-        if store is not self._subscribed:
-            self._subscribed = store
-            store.subscribe(lambda _patch: self.server.post(self.publish))
         return store
 
     def listing(self) -> dict[str, Any]:
@@ -127,9 +134,7 @@ class PatchService:
         return found
 
     def _patch(self, args: tuple[Any, ...]) -> tuple[Patch, dict[str, Any]]:
-        values = to_plain(list(args))
-        if values and isinstance(values[0], list):  # [[patchId, options]]
-            values = values[0]
+        values = command_arguments(args)
         if not values or not isinstance(values[0], str):
             raise JsonRpcInvalidParams(message="expected arguments [patchId, options?]")
         options = values[1] if len(values) > 1 and isinstance(values[1], dict) else {}

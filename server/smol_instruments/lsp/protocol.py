@@ -55,6 +55,14 @@ class RejectOptions:
     reason: str | None = None
 
 
+def command_arguments(args: tuple[Any, ...]) -> list[Any]:
+    """An executeCommand's arguments as plain values; clients that wrap them in one list too."""
+    values = to_plain(list(args))
+    if values and isinstance(values[0], list):
+        values = values[0]
+    return values
+
+
 def to_plain(value: Any) -> Any:
     """pygls hands custom params over as namedtuples (or dicts); make them plain JSON values."""
     if hasattr(value, "_asdict"):

@@ -44,6 +44,8 @@ class SmolLanguageServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.init_options: dict[str, Any] = {}
         self.features: dict[str, Any] = {}
+        #: Called with each new patch store (features that follow patches subscribe here).
+        self.store_listeners: list[Callable[[PatchStore], None]] = []
         self._closed = threading.Event()
 
     # --- threads to loop ---------------------------------------------------------------
@@ -100,6 +102,8 @@ class SmolLanguageServer(LanguageServer):
         gdir = git_dir(self.root)
         persist = gdir / "smol-instruments" / "patches" if gdir is not None else None
         self.patch_store = PatchStore(self.root, persist)
+        for listener in self.store_listeners:
+            listener(self.patch_store)
 
     def document_text(self, uri: str) -> str | None:
         """The text of an open document as the editor has it (unsaved edits included)."""

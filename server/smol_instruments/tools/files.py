@@ -19,8 +19,11 @@ from .validation import (
 MAX_FILE_BYTES = 20 * 1024 * 1024
 
 
-def read_repo_text(ctx: ToolContext, path: str) -> tuple[str, str]:
-    """(relative path, text) of a repository file, or a ToolError a small model can act on."""
+def read_repo_text(ctx: ToolContext, path: str, errors: str = "replace") -> tuple[str, str]:
+    """(relative path, text) of a repository file, or a ToolError a small model can act on.
+
+    `errors="surrogateescape"` keeps undecodable bytes exactly, for text that will be written.
+    """
     resolved = ctx.jail.resolve(path)
     rel = ctx.jail.relative(resolved)
     if not resolved.exists():
@@ -53,7 +56,7 @@ def read_repo_text(ctx: ToolContext, path: str) -> tuple[str, str]:
             recovery_suggestion="Binary files cannot be read as text; look at the source files instead.",
             context={"path": path, "size": size},
         )
-    return rel, data.decode("utf-8", errors="replace")
+    return rel, data.decode("utf-8", errors=errors)
 
 
 class ReadFileTool(RepoTool):

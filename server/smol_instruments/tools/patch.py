@@ -173,8 +173,7 @@ class ProposePatchTool(RepoTool):
                 read_repo_text(self.ctx, path)  # raises FILE_NOT_FOUND with the closest paths
             change = FileChange(rel, None, new_text)
         else:
-            rel, text = read_repo_text(self.ctx, path)
-            text = read_text(resolved) or ""  # exact bytes, line endings kept
+            rel, text = read_repo_text(self.ctx, path, errors="surrogateescape")  # exact bytes
             if not old_text.strip():
                 raise ToolError(
                     ErrorType.INVALID_ARGUMENT,

@@ -73,7 +73,7 @@ def test_summary(stdout: str, stderr: str) -> str:
 
 
 def gated_run(
-    ctx: ToolContext, tool: str, command: str, timeout: float
+    ctx: ToolContext, command: str, timeout: float
 ) -> tuple[ProcessResult, dict[str, Any]]:
     """Decide with the policy, ask when it says so, run when allowed; ToolError otherwise."""
     decision = ctx.policy.verdict(command)
@@ -177,9 +177,7 @@ class RunCmdTool(RepoTool):
     def forward(self, command: str, timeout: float | None = None) -> dict[str, Any]:
         command = require_str("command", command, max_chars=MAX_COMMAND_CHARS, example="'ls'")
         seconds = optional_number("timeout", timeout, minimum=0, maximum=3600)
-        result, gate = gated_run(
-            self.ctx, self.name, command, seconds or self.settings.command_timeout_s
-        )
+        result, gate = gated_run(self.ctx, command, seconds or self.settings.command_timeout_s)
         limits = self.limits
         stdout, cut_out = truncate_output(
             result.stdout, limits.truncate_chars, limits.truncate_lines
@@ -226,7 +224,7 @@ class RunTestsTool(RepoTool):
                     "no test command could be detected for this repository",
                     recovery_suggestion="Pass it explicitly, e.g. run_tests(command='pytest -q').",
                 )
-        result, gate = gated_run(self.ctx, self.name, command, self.settings.command_timeout_s)
+        result, gate = gated_run(self.ctx, command, self.settings.command_timeout_s)
         combined = result.stdout + (("\n" + result.stderr) if result.stderr.strip() else "")
         limits = self.limits
         output, truncated = truncate_output(
