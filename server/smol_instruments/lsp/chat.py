@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from ..agent.events import AgentEvent, RunOutcome, StepEvent, ToolEvent
+from ..base.wire import to_wire
 from .approvals import EditorApprover
 from .protocol import (
     CHAT,
@@ -35,7 +37,7 @@ from .protocol import (
 from .server import SmolLanguageServer
 
 if TYPE_CHECKING:
-    from ..agent.session import AgentSession, RunOutcome
+    from ..agent.session import AgentSession
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +73,8 @@ class ChatService:
             raise JsonRpcInvalidParams(message="initialize the server with a workspace first")
         hosted: HostedSession | None = None
 
-        def sink(event: dict[str, Any]) -> None:
-            server.notify(EVENT, event)
+        def sink(event: AgentEvent) -> None:
+            server.notify(EVENT, to_wire(event))
             if hosted is not None and hosted.progress_token is not None:
                 self._report(hosted.progress_token, event)
 
@@ -136,12 +138,11 @@ class ChatService:
             session = hosted.session
             future.add_done_callback(lambda f: session.cancel() if f.cancelled() else None)
 
-    def _report(self, token: str | int, event: dict[str, Any]) -> None:
-        kind = event.get("kind")
-        if kind == "step":
-            message = f"step {event['step']}/{event['maxSteps']}"
-        elif kind == "tool":
-            message = f"{event['name']}({', '.join(map(str, event.get('args', {}).values()))[:60]})"
+    def _report(self, token: str | int, event: AgentEvent) -> None:
+        if isinstance(event, StepEvent):
+            message = f"step {event.step}/{event.max_steps}"
+        elif isinstance(event, ToolEvent):
+            message = f"{event.name}({', '.join(map(str, event.args.values()))[:60]})"
         else:
             return
         self.server.post(
@@ -188,7 +189,7 @@ class ChatService:
             raise JsonRpcInvalidParams(message="message is empty")
         text = self._with_selections(params.message, params.selections)
         outcome = await self.run(text, params.sessionId, params.workDoneToken)
-        return outcome.to_dict()
+        return to_wire(outcome)
 
     async def ask_about_selection(self, args: tuple[Any, ...]) -> dict[str, Any]:
         values = command_arguments(args)
@@ -201,7 +202,7 @@ class ChatService:
         self.server.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Info, message=outcome.answer[:4000])
         )
-        return outcome.to_dict()
+        return to_wire(outcome)
 
     def _with_selections(self, message: str, selections: list[Selection]) -> str:
         parts = [message.strip()]
