@@ -309,7 +309,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    from ..lsp.server import serve
+    from ..lsp.app import serve
 
     if args.tcp and ":" not in args.tcp:
         raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087")
