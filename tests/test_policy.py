@@ -16,7 +16,7 @@ from smol_instruments.safety.shell import (
     ShellSyntaxError,
     expand_word,
     parse,
-    parse_prefix,
+    parse_repaired,
     simple_commands,
 )
 
@@ -472,7 +472,8 @@ def test_incomplete_shell_is_a_syntax_error(source: str) -> None:
         parse(source)
 
 
-def test_the_lines_before_a_syntax_error_are_still_parsed() -> None:
-    script, error = parse_prefix("rm -rf /\necho 'unclosed")
-    assert error is not None
-    assert [[w.raw for w in c.words] for c in simple_commands(script)] == [["rm", "-rf", "/"]]
+def test_text_with_a_syntax_error_is_still_read_as_tree_sitter_repairs_it() -> None:
+    script, error = parse_repaired("rm -rf /\necho 'unclosed")
+    assert error is not None and "unexpected" in error
+    commands = [[w.raw for w in c.words] for c in simple_commands(script)]
+    assert commands == [["rm", "-rf", "/"], ["echo"], ["'unclosed"]]

@@ -51,7 +51,7 @@ from .shell import (
     command_words,
     expand_value,
     expand_word,
-    parse_prefix,
+    parse_repaired,
     static_output,
     word_scripts,
 )
@@ -1137,38 +1137,19 @@ class _Analysis:
                 f"`{_short(text)}` nests shells too deeply for the policy to follow",
             )
             return _UNKNOWN_OUT
-        script, error = parse_prefix(text, depth=self.shell_depth * 4)
-        self.shell_depth += 1
-        try:
-            out = self.script(script, state, feed)
-        finally:
-            self.shell_depth -= 1
+        script, error = parse_repaired(text, depth=self.shell_depth * 4)
         if error is not None:
+            # First, so that it is the reason given unless the repaired text is denied.
             self.add(
                 ASK,
                 "approval.unparseable",
                 f"`{_short(text)}` could not be parsed ({error}), so the policy cannot see what it runs",
             )
-            self.repaired(text, state)
-        return out
-
-    def repaired(self, text: str, state: _State) -> None:
-        """Deny broken text that would be denied once closed (`rm -rf / "oops`)."""
-        if len(text) > 2_000:
-            return
-        closers = ('"', "'", ")", "`", "\n}", "\nfi", "\ndone", "\nesac", "\n)")
-        suffixes = [*closers, *(a + b for a in closers for b in closers)]
-        for suffix in suffixes:
-            script, error = parse_prefix(text + suffix, depth=self.shell_depth * 4)
-            if error is None:
-                kept = self.findings
-                self.findings = []
-                try:
-                    self.script(script, state.copy())
-                finally:
-                    denied, self.findings = [f for f in self.findings if f.verdict == DENY], kept
-                self.findings.extend(denied)
-                return
+        self.shell_depth += 1
+        try:
+            return self.script(script, state, feed)
+        finally:
+            self.shell_depth -= 1
 
     def script(self, script: Script, state: _State, feed: _Output | None = None) -> _Output:
         out = _NONE
