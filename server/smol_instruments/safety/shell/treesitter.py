@@ -75,10 +75,17 @@ def parse_repaired(source: str, *, depth: int = 0) -> tuple[Script, str | None]:
     `depth` is how deeply the text is already nested (the code of `sh -c` inside `eval` ...).
     """
     data = source.encode("utf-8", "surrogatepass")
-    root = _parser().parse(data).root_node
+    tree = _parser().parse(data.translate(_ASCII_ONLY))
     converter = _Converter(data, depth)
-    script = converter.container(root.children)
-    return script, _first_problem(root, data) or converter.problem
+    script = converter.container(tree.root_node.children)
+    return script, _first_problem(tree.root_node, data) or converter.problem
+
+
+# tree-sitter-bash 0.25 reads out of bounds (and may crash the process) on some code points
+# above U+DFFFF after `{`. Every byte of a non-ASCII character (and NUL) is a word character
+# to bash, so the parser is given `x` for each: the same structure at the same offsets, while
+# the text is read from the original bytes.
+_ASCII_ONLY = bytes(b if 0 < b < 0x80 else ord("x") for b in range(256))
 
 
 def _first_problem(root: Node, data: bytes) -> str | None:
