@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,8 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy_corpus import DESTRUCTIVE, EXPECTED_RULES, RISKY, SAFE
-from smol_instruments.safety import policy as policy_module
-from smol_instruments.safety.policy import CommandPolicy, PolicyConfigError, PolicyDecision
+from smol_instruments.safety import policy as policy_package
+from smol_instruments.safety.policy import (
+    CommandPolicy,
+    PolicyConfigError,
+    PolicyDecision,
+    PolicyRules,
+    load_rules,
+)
+from smol_instruments.safety.policy.analysis import engine
 from smol_instruments.safety.shell import (
     ShellSyntaxError,
     expand_word,
@@ -329,6 +339,53 @@ def test_a_malformed_policy_file_is_one_readable_line(
         assert "allowed" in message
 
 
+# --- the rules file -------------------------------------------------------------------------
+
+POLICY_SOURCES = Path(policy_package.__file__).parent
+
+
+def test_every_rule_id_the_analysis_applies_is_a_row_of_the_rules_file() -> None:
+    rules = PolicyRules()
+    named = set()
+    for source in POLICY_SOURCES.rglob("*.py"):
+        if source.name == "rules.py":
+            continue  # the loader, whose help text shows an example id
+        named |= set(re.findall(r'"((?:deny|approval|allow)\.[a-z-]+)"', source.read_text()))
+    missing = sorted(
+        rule_id
+        for rule_id in named
+        if rule_id not in rules.by_id and not any(r.id == rule_id for r in rules.table)
+    )
+    assert not missing
+    # A rule the analysis applies by id has exactly one row without a command.
+    for rule_id in named - {r.id for r in rules.table}:
+        assert rule_id in rules.by_id, rule_id
+
+
+def test_the_default_rules_are_read_by_the_repository_loader(tmp_path: Path) -> None:
+    text = (POLICY_SOURCES / "default_rules.toml").read_text()
+    defaults = load_rules(POLICY_SOURCES / "default_rules.toml", text, repository=False)
+    assert len(defaults) == len(PolicyRules().defaults) > 150
+    # As a repository's file, the same text is refused, in one line: rows need a command.
+    repo = tmp_path / "repo"
+    (repo / ".smol-instruments").mkdir(parents=True)
+    (repo / ".smol-instruments" / "policy.toml").write_text(text)
+    with pytest.raises(PolicyConfigError, match=r"#\d+ key '(command|id)'"):
+        CommandPolicy.load(repo)
+
+
+def test_the_parser_does_not_crash_on_characters_that_crash_tree_sitter_bash() -> None:
+    # tree-sitter-bash 0.25 reads out of bounds after `{` on code points above U+DFFFF.
+    code = (
+        "from smol_instruments.safety.policy import CommandPolicy\n"
+        "policy = CommandPolicy('.')\n"
+        "for i in range(3000):\n"
+        "    assert policy.verdict('{' + chr(0x10FFFF - i % 64)).verdict != 'deny'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr.decode()[-500:]
+
+
 # --- robustness -----------------------------------------------------------------------------
 
 SHELL_PIECES = [
@@ -414,7 +471,7 @@ def test_an_internal_error_is_a_deny_so_yes_cannot_pass_it(
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("a bug in the analysis")
 
-    monkeypatch.setattr(policy_module._Analysis, "run", broken)
+    monkeypatch.setattr(engine.Analysis, "run", broken)
     decision = policy.verdict("ls")
     assert (decision.verdict, decision.rule) == ("deny", "deny.policy-error")
 

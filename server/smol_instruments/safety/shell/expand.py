@@ -48,6 +48,8 @@ class Field:
     text: str
     glob_at: int = -1  # index of the first unquoted glob character, -1 when none
     scripts: tuple[Script, ...] = field(default=(), compare=False)
+    # The word it was expanded from, where there was one (to tell where unknown text came from).
+    word: Word | None = field(default=None, compare=False)
 
     @property
     def known(self) -> bool:
@@ -89,7 +91,9 @@ def expand_word(word: Word, env: Environment, *, assignment_like: bool = False) 
     assignment_like = assignment_like or _looks_like_assignment(units)
     fields: list[Field] = []
     for variant in _brace_expand(units):
-        fields.extend(_expand_units(_tilde_expand(variant, env, assignment_like), env, scripts))
+        fields.extend(
+            _expand_units(_tilde_expand(variant, env, assignment_like), env, scripts, word)
+        )
     return fields
 
 
@@ -255,7 +259,9 @@ def _param_value(param: Param, env: Environment) -> str | None:
     )
 
 
-def _expand_units(units: list[_Unit], env: Environment, scripts: tuple[Script, ...]) -> list[Field]:
+def _expand_units(
+    units: list[_Unit], env: Environment, scripts: tuple[Script, ...], word: Word
+) -> list[Field]:
     fields: list[Field] = []
     text: list[str] = []
     glob_at = -1
@@ -266,7 +272,7 @@ def _expand_units(units: list[_Unit], env: Environment, scripts: tuple[Script, .
     def close() -> None:
         nonlocal glob_at, started
         if started:
-            fields.append(Field("".join(text), glob_at, scripts))
+            fields.append(Field("".join(text), glob_at, scripts, word))
         text.clear()
         glob_at = -1
         started = False
