@@ -94,7 +94,7 @@ def parse_options(
             found.append(arg)
         elif text == "--":
             ended = True
-        elif text.startswith("--") or single_dash_long:
+        elif text.startswith("--") or single_dash_long or text.partition("=")[0] in value_options:
             name, eq, value = text.partition("=")
             if eq:
                 options.append((name, Field(value)))

@@ -218,7 +218,8 @@ class PolicyRules:
     def __post_init__(self) -> None:
         self.table = tuple(r for r in self.defaults if r.command is not None)
         self.by_id = {r.id: r for r in self.defaults if r.command is None}
-        self.programs = frozenset(p for r in self.table for p in r.command or ())
+        self._defaults_index = _RowIndex(self.table)
+        self._repo_index = _RowIndex(self.repo)
 
     @classmethod
     def load(cls, repo_root: Path, *, allow_repo_loosening: bool = False) -> PolicyRules:
@@ -235,21 +236,46 @@ class PolicyRules:
 
     def knows(self, name: str) -> bool:
         """Whether any table row names the program (globs included)."""
-        return name in self.programs or any(_name_matches(p, name) for p in self.programs)
+        return bool(self._defaults_index.rows_for(name))
 
     def table_finding(self, name: str, texts: list[str], display: str) -> Finding | None:
         """The strictest built-in table row for the program, fallback rows only if none."""
-        return _strictest_row(self.table, name, texts, display)
+        return _strictest_row(self._defaults_index.rows_for(name), name, texts, display)
 
     def repo_finding(
         self, name: str, texts: list[str], display: str
     ) -> tuple[Rule, Finding] | None:
         """The strictest repository rule for the program, with its finding."""
-        matched = [r for r in self.repo if r.matches(name, texts)]
+        matched = [r for r in self._repo_index.rows_for(name) if r.matches(name, texts)]
         if not matched:
             return None
         rule = max(matched, key=lambda r: RANK[r.verdict])
         return rule, Finding(rule.verdict, rule.id, f"`{display}` {rule.reason}")
+
+
+class _RowIndex:
+    """Rows by the program names they list, in file order; rows with globs are tried on all."""
+
+    def __init__(self, rows: Iterable[Rule]) -> None:
+        self.by_name: dict[str, list[tuple[int, Rule]]] = {}
+        self.globbed: list[tuple[int, Rule]] = []
+        for order, row in enumerate(rows):
+            for pattern in row.command or ():
+                if any(c in pattern for c in "*?["):
+                    self.globbed.append((order, row))
+                else:
+                    self.by_name.setdefault(pattern, []).append((order, row))
+        self.cache: dict[str, list[Rule]] = {}
+
+    def rows_for(self, name: str) -> list[Rule]:
+        """The rows that name the program, in the order of the file."""
+        if name not in self.cache:
+            found = dict(self.by_name.get(name, []))
+            for order, row in self.globbed:
+                if any(_name_matches(p, name) for p in row.command or ()):
+                    found[order] = row
+            self.cache[name] = [found[order] for order in sorted(found)]
+        return self.cache[name]
 
 
 def _strictest_row(

@@ -40,10 +40,41 @@ def wrapper(
 
 WRAPPERS: dict[str, Wrapper] = {
     "sudo": wrapper(
-        "-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role --type --other-user --close-from --command-timeout"
+        "-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role --type "
+        "--other-user --close-from --command-timeout",
+        chdir="-D --chdir",
     ),
     "doas": wrapper("-u -C"),
-    "env": wrapper("-u --unset -C --chdir -P --split-string -S", assignments=True),
+    "env": wrapper(
+        "-u --unset -C --chdir -P --split-string -S", assignments=True, chdir="-C --chdir"
+    ),
+    "runuser": wrapper(
+        "-u -g -G -s -w --user --group --supp-group --shell --whitelist-environment"
+    ),
+    "pkexec": wrapper("--user"),
+    "setpriv": wrapper("--reuid --regid --groups --inh-caps --ambient-caps --bounding-set"),
+    "gosu": wrapper(operands=1),
+    "su-exec": wrapper(operands=1),
+    "chroot": wrapper("--userspec --groups", operands=1),
+    "systemd-run": wrapper(
+        "-u --unit -p --property --slice -E --setenv -M --machine --uid --gid -d --working-directory"
+    ),
+    "toybox": wrapper(),
+    "coproc": wrapper(),
+    "fakeroot": wrapper("-l --lib --faked -s -i"),
+    "eatmydata": wrapper(),
+    "nocache": wrapper(),
+    "tini": wrapper("-s -p -e"),
+    "dumb-init": wrapper(),
+    "setarch": wrapper(operands=1),
+    "linux32": wrapper(),
+    "linux64": wrapper(),
+    "prlimit": wrapper("-p --pid"),
+    "numactl": wrapper(
+        "-C --physcpubind -m --membind -N --cpunodebind -i --interleave -p --preferred"
+    ),
+    "ssh-agent": wrapper("-a -E -P -t"),
+    "dbus-run-session": wrapper("--config-file --dbus-daemon"),
     "nice": wrapper("-n --adjustment"),
     "nohup": wrapper(),
     "timeout": wrapper("-s --signal -k --kill-after", operands=1),
@@ -232,6 +263,11 @@ RISKY_ENV = names(
     "RUSTC_WORKSPACE_WRAPPER RUSTDOC CC CXX CPP LD AR FC PIP_INDEX_URL PIP_EXTRA_INDEX_URL "
     "BASH_CMDS BASH_ALIASES BASH_LOADABLES_PATH"
 )
+# Of those, the ones whose value is a command line (judged like one); BASH_ALIASES holds aliases.
+COMMAND_ENV = names(
+    "PAGER EDITOR VISUAL MANPAGER BROWSER PROMPT_COMMAND SSH_ASKPASS SUDO_ASKPASS BASH_ALIASES "
+    "GIT_PAGER GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_ASKPASS"
+)
 # Whole families: git's settings, npm's and cargo's configuration, the dynamic loader's.
 RISKY_ENV_PREFIXES = ("GIT_", "NPM_CONFIG_", "CARGO_", "LD_", "DYLD_")
 # Search paths for code: a program loads modules from them, so they are judged by where
@@ -249,18 +285,34 @@ REPO_BIN_DIRS = re.compile(
 
 # Options whose value is a file the tool writes (`sort -o FILE`, `tree -o FILE`).
 WRITE_OPTIONS: dict[str, frozenset[str]] = {
+    "go": names(
+        "-o -coverprofile -cpuprofile -memprofile -blockprofile -mutexprofile -trace -outputdir"
+    ),
+    "cargo": names("--target-dir --artifact-dir --out-dir"),
+    "coverage": names("-o -d --directory --data-file"),
+    "flake8": names("--output-file"),
+    "pylint": names("--output"),
+    "tsc": names("--outDir --outFile --declarationDir --tsBuildInfoFile"),
+    "tox": names("--result-json --workdir"),
+    "nox": names("--report --envdir"),
+    "mvn": names("-l --log-file"),
+    "dotnet": names("-o --output --results-directory --diag"),
+    "deno": names("--coverage"),
     "sort": names("-o --output"),
     "tree": names("-o"),
     "iconv": names("-o --output"),
     "base64": names("-o --output"),
     "xmllint": names("--output -o"),
     "cloc": names("--out --report-file"),
-    "ruff": names("-o --output-file"),
-    "eslint": names("-o --output-file"),
-    "jest": names("--outputFile"),
+    "ruff": names("-o --output-file --cache-dir"),
+    "eslint": names("-o --output-file --cache-location"),
+    "jest": names("--outputFile --coverageDirectory --cacheDirectory"),
     "vitest": names("--outputFile"),
-    "mypy": names("--junit-xml --cache-dir"),
-    "pytest": names("--junitxml --junit-xml --resultlog --report-log"),
+    "mypy": names(
+        "--junit-xml --cache-dir --html-report --txt-report --xml-report --linecount-report "
+        "--linecoverage-report --lineprecision-report --any-exprs-report --cobertura-xml-report"
+    ),
+    "pytest": names("--junitxml --junit-xml --resultlog --report-log --log-file --cov-report"),
     "strace": names("-o"),
     "ltrace": names("-o"),
     "time": names("-o --output"),
@@ -272,6 +324,13 @@ OUTPUT_OPERAND: dict[str, int] = {"uniq": 1, "xxd": 1, "json.tool": 1}
 
 # Options whose value is a command the tool runs (checked like `sh -c`).
 COMMAND_OPTIONS: dict[str, frozenset[str]] = {
+    "runuser": names("-c --command"),
+    "sg": names("-c"),
+    "script": names("-c --command"),
+    "nix-shell": names("--run --command"),
+    "zip": names("-TT --unzip-command"),
+    "sort": names("--compress-program"),
+    "ag": names("--pager"),
     "ssh": names("-o"),
     "scp": names("-o"),
     "sftp": names("-o"),
@@ -279,7 +338,7 @@ COMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "tar": names(
         "--to-command --use-compress-program -I --info-script --new-volume-script -F --checkpoint-action"
     ),
-    "rg": names("--pre"),
+    "rg": names("--pre --hostname-bin"),
     "flock": names("-c --command"),
     "compgen": names("-C"),
     "complete": names("-C"),

@@ -101,14 +101,25 @@ def file_options(inv: Invocation) -> None:
     if not writes and not deletes and output_at is None:
         return
     value_options = VALUE_OPTIONS.get(inv.name, frozenset()) | writes | deletes
-    options, operands = parse_options(inv.args, value_options)
+    single_dash = inv.name in SINGLE_DASH_LONG
+    options, operands = parse_options(inv.args, value_options, single_dash_long=single_dash)
     for name, value in options:
         if value is not None and name in deletes:
             inv.delete(value, recursive=True)
         elif value is not None and name in writes:
-            inv.write(value)
+            target = _report_target(name, value)
+            if target is not None:
+                inv.write(target)
     if output_at is not None and len(operands) > output_at:
         inv.write(operands[output_at])
+
+
+def _report_target(option: str, value: Field) -> Field | None:
+    """Where an output option writes; `--cov-report=html:DIR` names a type, then a place."""
+    if option != "--cov-report":
+        return value
+    _, colon, where = value.text.partition(":")
+    return Field(where) if colon and where else None
 
 
 _SSH_COMMAND = re.compile(r"(?i)(ProxyCommand|LocalCommand|KnownHostsCommand)\s*[= ]\s*(.+)", re.S)

@@ -219,9 +219,9 @@ class Analysis:
         return NONE
 
     def evaluated_word(self, word: Word, state: State, display: str, how: str) -> None:
-        """A word bash evaluates again (an arithmetic operand, a variable name)."""
-        for value in expand_word(word, self.env(state)):
-            evaluated_text(self, value.text, state, display, how, word)
+        """A word bash evaluates again (an arithmetic operand, a variable name), unsplit."""
+        text = " ".join(value.text for value in expand_word(word, self.env(state)))
+        evaluated_text(self, text, state, display, how, word)
 
     def branch(
         self,
@@ -319,6 +319,8 @@ class Analysis:
             self.findings.extend(local)
             return NONE
         out = self.launch(fields, display, state, stdin, local, command.redirects)
+        if out.kind == "passthrough" and stdin is not None:
+            out = stdin  # `cat <<EOF`: what came in goes out
         if out.kind == "download":
             state.downloaded.update(stdout_targets)
         return out
@@ -376,6 +378,7 @@ class Analysis:
     ) -> Output:
         """Decide one program: its handler and table rows, the checks, the repository's rules."""
         inv = Invocation(self, call, state, stdin, [] if local is None else local)
+        inv.mark = len(self.findings)
         wrapper = WRAPPERS.get(call.name)
         if wrapper is not None:
             inner, inner_state = unwrap(inv, wrapper)
@@ -420,7 +423,8 @@ class Analysis:
         ):
             checks.read_scan(inv)
         self.apply_repo_rules(inv)
-        self.findings.extend(inv.findings)
+        # The program's own findings before those of the code it runs: its reason wins a tie.
+        self.findings[inv.mark : inv.mark] = inv.findings
 
     def apply_repo_rules(self, inv: Invocation) -> None:
         matched = self.rules.repo_finding(inv.name, inv.texts, inv.display)
@@ -475,6 +479,8 @@ class Analysis:
         if op in (">&", "<&") and (target.text.isdigit() or target.text == "-"):
             return stdin, None
         inv = Invocation(self, Call("", [], display), state, stdin, local)
+        if op == "<" and target.scripts and target.text.startswith("/dev/fd/"):
+            return self.nature(target.scripts), None  # `< <(cmd)` reads what cmd prints
         if op in ("<", "<>"):
             place = inv.read(target)
             if op == "<":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...shell import UNKNOWN, Field, Word, expand_word
 from ..places import IN_REPO
-from ..tables import CODE_PATH_ENV, RISKY_ENV, RISKY_ENV_PREFIXES
+from ..tables import CODE_PATH_ENV, COMMAND_ENV, RISKY_ENV, RISKY_ENV_PREFIXES
 from .invocation import Invocation
 
 
@@ -20,13 +20,13 @@ def risky_variable(name: str) -> bool:
     return name in RISKY_ENV or upper.startswith(RISKY_ENV_PREFIXES)
 
 
-def judge_variable(
-    inv: Invocation, name: str, value: Field | None, *, indexed: bool = False
-) -> None:
+def judge_variable(inv: Invocation, name: str, value: Field | None) -> None:
     """Record what setting `name` (to `value`, None for an array) means."""
-    if risky_variable(name) or (
-        name in CODE_PATH_ENV and value is not None and not _inside_repository(inv, value)
-    ):
+    if risky_variable(name):
+        inv.emit("approval.env-override", name=name)
+        if name in COMMAND_ENV and value is not None:
+            inv.shell_code(value)  # a command line the program (or bash) will run
+    elif name in CODE_PATH_ENV and value is not None and not _inside_repository(inv, value):
         inv.emit("approval.env-override", name=name)
 
 

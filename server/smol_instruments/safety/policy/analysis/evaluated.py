@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ...shell import UNKNOWN, CommandSub, Field, Param, ProcessSub, Word
+from ...shell import UNKNOWN, CommandSub, Field, Param, ProcessSub, Script, SimpleCommand, Word
 from ..arguments import short
 from .state import State
 
@@ -70,9 +70,26 @@ def evaluated_text(
         evaluated_text(analysis, value, state, display, "arithmetic", depth=depth + 1)
 
 
+# Programs whose output is a number, so evaluating it again runs nothing (`$(wc -l < f)`).
+_NUMERIC_OUTPUT = frozenset(["wc", "expr", "seq", "nproc", "date", "id", "stat", "du"])
+
+
+def _prints_a_number(script: Script) -> bool:
+    """Whether every list in a substitution ends in a program that prints only a number."""
+    for item in script.items:
+        last = item.command.pipelines[-1].commands[-1]
+        if not isinstance(last, SimpleCommand) or not last.words:
+            return False
+        if last.words[0].literal() not in _NUMERIC_OUTPUT:
+            return False
+    return bool(script.items)
+
+
 def _runtime_data(word: Word, state: State) -> bool:
     """Whether an unknown part of `word` was produced while the command runs."""
     for part in word.parts:
+        if isinstance(part, CommandSub) and _prints_a_number(part.body):
+            continue
         if isinstance(part, (CommandSub, ProcessSub)):
             return True
         if isinstance(part, Param) and (

@@ -33,6 +33,7 @@ class Invocation:
     stdin: Output | None
     findings: list[Finding] = field(default_factory=list)
     claimed: bool = False
+    mark: int = 0  # where in the analysis' findings this program's own go
 
     @property
     def name(self) -> str:
@@ -154,8 +155,16 @@ class Invocation:
 
     def run_script(self, script: Field, language: str) -> Output:
         """A script file the program runs, which the policy cannot see into."""
-        if script.scripts and self.analysis.nature(script.scripts).kind in TAINTED:
+        nature = self.analysis.nature(script.scripts) if script.scripts else None
+        if nature is not None and nature.kind in TAINTED:
             self.emit("deny.download-exec", what="a script")
+            return UNKNOWN_OUTPUT
+        if nature is not None and nature.kind == "literal" and script.text.startswith("/dev/fd/"):
+            # `bash <(echo CODE)`, `source <(cat <<EOF ...)`: the code is known; judge it.
+            if language == "shell script":
+                self.analysis.run(nature.text, self.state.copy())
+            else:
+                self.inline_code_text(nature.text, language.removesuffix(" script"))
             return UNKNOWN_OUTPUT
         if script.text in ("/dev/stdin", "-"):
             return UNKNOWN_OUTPUT

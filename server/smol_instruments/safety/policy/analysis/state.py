@@ -129,12 +129,12 @@ class Env:
         text = static_output(script)
         if text is not None:
             return text
-        words = [w.literal() for w in command.words] if command is not None else None
+        words = [w.literal() for w in command.words] if command is not None else []
         if words == ["pwd"]:
             return self.state.cwd
         if words == ["git", "rev-parse", "--show-toplevel"]:
             return self.paths.root
-        return None
+        return _listed_paths(words, self.paths.home)
 
     def echo_output(self, command: SimpleCommand) -> str | None:
         """What `$(echo ~/x)` prints, expanding its words like the shell would."""
@@ -168,3 +168,18 @@ def single_command(script: Script) -> SimpleCommand | None:
         return None
     commands = script.items[0].command.pipelines[0].commands
     return commands[0] if len(commands) == 1 and isinstance(commands[0], SimpleCommand) else None
+
+
+def _listed_paths(words: list[str | None], home: str) -> str | None:
+    """`$(git ls-files)`, `$(find src -name x)`: some paths below a directory, as a glob."""
+    if None in words or any(w in ("-C", "--git-dir", "--work-tree") for w in words):
+        return None
+    if words[:2] == ["git", "ls-files"] or (
+        words[:2] == ["git", "diff"] and "--name-only" in words
+    ):
+        return "./*"
+    root = str(words[1]) if len(words) > 1 else ""
+    if words[:1] == ["find"] and root and not root.startswith(("-", "(", "!")):
+        root = home + root[1:] if root == "~" or root.startswith("~/") else root
+        return root.rstrip("/") + "/*"
+    return None

@@ -65,11 +65,11 @@ def _global_options(inv: Invocation) -> None:
     i = 0
     while i < len(args) and args[i].text.startswith("-"):
         text = args[i].text
-        if text == "-c" and i + 1 < len(args):
+        if text.startswith("-c") and (len(text) > 2 or i + 1 < len(args)):
             inv.emit("approval.git-config-override", what="overrides git configuration")
-            key, _, value = args[i + 1].text.partition("=")
+            key, _, value = (text[2:] or args[i + 1].text).partition("=")
             _setting(inv, key, value)
-            i += 2
+            i += 1 if len(text) > 2 else 2
             continue
         if text in ("-C", "--git-dir", "--work-tree") and i + 1 < len(args):
             inv.touch(Effect.READ, args[i + 1], verb="works on")
@@ -82,7 +82,12 @@ def _global_options(inv: Invocation) -> None:
             )
         elif text.startswith("--exec-path="):
             inv.emit("approval.git-config-override", what="points git at other programs")
+        elif text in ("-p", "--paginate"):
+            inv.emit("approval.git-config-override", what="runs the pager git is configured with")
         i += 1
+    if any(arg.text in ("--ext-diff", "--textconv") for arg in args[i:]):
+        what = "runs the diff programs git is configured with"
+        inv.emit("approval.git-config-override", what=what)
 
 
 def _setting(inv: Invocation, key: str, value: str) -> None:
