@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
 import subprocess
@@ -12,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import make_repo
 from policy_corpus import DESTRUCTIVE, EXPECTED_RULES, RISKY, SAFE
 from smol_instruments.safety import policy as policy_package
 from smol_instruments.safety.policy import (
@@ -384,6 +387,65 @@ def test_the_parser_does_not_crash_on_characters_that_crash_tree_sitter_bash() -
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
     assert result.returncode == 0, result.stderr.decode()[-500:]
+
+
+# --- hidden commands, by their effect -------------------------------------------------------
+
+# Each writes the marker file {m} when bash runs it (checked below, in a scratch directory);
+# the marker is outside the repository, so the payload itself is never allowed.
+HIDDEN_COMMANDS = [
+    "[[ 1 -eq 'a[$(touch {m})]' ]]",
+    "x='a[$(touch {m})]'; [[ $x -gt 0 ]]",
+    "x='a[$(touch {m})]'; (( x ))",
+    "echo $[ 'a[$(touch {m})]' ]",
+    "let 'x=a[$(touch {m})]'",
+    "declare -i n; n='a[$(touch {m})]'",
+    "typeset -i n='a[$(touch {m})]'",
+    "declare 'a[$(touch {m})]=1'",
+    "printf -v 'a[$(touch {m})]' %s x",
+    "test -v 'a[$(touch {m})]'",
+    "[ -v 'a[$(touch {m})]' ]",
+    "read 'a[$(touch {m})]' <<< x",
+    "mapfile -C 'touch {m}' -c 1 lines <<< x",
+    "x='a[$(touch {m})]'; echo ${{!x}}",
+    "x='$(touch {m})'; echo ${{x@P}}",
+    "for ((i = 0; i < 'a[$(touch {m})]'; i++)); do :; done",
+    "shopt -s expand_aliases; BASH_ALIASES[zz]='touch {m}'\nzz",
+    "sed -n '1e touch {m}' README.md",
+    "python3 -m timeit -n 1 -s 'import os; os.system(\"touch {m}\")' pass",
+    "make --eval='x:; touch {m}' x",
+    "git -c alias.x='!touch {m}' x",
+    "cat <<EOF | sh\ntouch {m}\nEOF",
+    "bash < <(echo 'touch {m}')",
+]
+
+
+def test_commands_hidden_in_allowed_ones_do_not_run_through_run_cmd(repo: Path) -> None:
+    scratch = make_repo(repo.parent / "scratch")
+    outside = repo.parent  # the markers land here, next to the repository
+    for i, command in enumerate(HIDDEN_COMMANDS):
+        shell = ["bash", "-c", command.format(m=f"../bash-{i}")]
+        subprocess.run(shell, cwd=scratch, capture_output=True, timeout=60)
+    not_hidden = [c for i, c in enumerate(HIDDEN_COMMANDS) if not (outside / f"bash-{i}").exists()]
+    assert not not_hidden, "bash does not run the payload of these"
+    lines = [
+        json.dumps({"tool": "run_cmd", "args": {"command": command.format(m=f"../tool-{i}")}})
+        for i, command in enumerate(HIDDEN_COMMANDS)
+    ]
+    lines.append(json.dumps({"tool": "run_cmd", "args": {"command": "touch control"}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SANDBOX_", "POLICY_"))}
+    env.update(SANDBOX_BACKEND="none", PHOENIX_ENABLED="false", HOME=str(outside))
+    result = subprocess.run(
+        [sys.executable, "-m", "smol_instruments", "tool", "--batch", "--repo", str(repo)],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert (repo / "control").exists(), result.stdout + result.stderr  # allowed commands run
+    ran = [c for i, c in enumerate(HIDDEN_COMMANDS) if (outside / f"tool-{i}").exists()]
+    assert not ran
 
 
 # --- robustness -----------------------------------------------------------------------------

@@ -28,6 +28,7 @@ _ESCAPABLE = {Context.DOUBLE_QUOTED: '$`"\\\n', Context.HEREDOC: "$`\\\n"}
 
 _PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?!$-])")
 _SUBSTITUTION_START = re.compile(r"\$[({[]|`")
+_SPECIAL = re.compile(r"[\\'\"$`]")
 
 
 class HiddenSubstitution(ValueError):
@@ -36,6 +37,8 @@ class HiddenSubstitution(ValueError):
 
 def decode(text: str, context: Context) -> list[Part]:
     """The parts of `text` as bash reads it in `context`; HiddenSubstitution if it hides one."""
+    if not _SPECIAL.search(text):
+        return [Lit(text, context is not Context.UNQUOTED)] if text else []
     if context is Context.UNQUOTED:
         return _unquoted(text)
     escapable = _ESCAPABLE[context]
