@@ -417,6 +417,12 @@ HIDDEN_COMMANDS = [
     "git -c alias.x='!touch {m}' x",
     "cat <<EOF | sh\ntouch {m}\nEOF",
     "bash < <(echo 'touch {m}')",
+    "x=abc; echo ${{x:'a[$(touch {m})]'}}",
+    "i='b[$(touch {m})]'; a=(1); echo ${{a[$i]}}",
+    "x=abc; i='b[$(touch {m})]'; echo ${{x:i}}",
+    "a=( ['b[$(touch {m})]']=1 )",
+    "a=(1 2); echo ${{a['b[$(touch {m})]']}}",
+    "env 'BASH_FUNC_ls%%=() {{ touch {m}; }}' bash -c ls",
 ]
 
 

@@ -75,6 +75,11 @@ WRAPPERS: dict[str, Wrapper] = {
     ),
     "ssh-agent": wrapper("-a -E -P -t"),
     "dbus-run-session": wrapper("--config-file --dbus-daemon"),
+    "unshare": wrapper(
+        "--propagation --setgroups --map-user --map-group -S -G -R -w --root --wd",
+        chdir="-w --wd",
+    ),
+    "nsenter": wrapper("-t --target -S -G -r -w --root --wd --setuid --setgid", chdir="-w --wd"),
     "nice": wrapper("-n --adjustment"),
     "nohup": wrapper(),
     "timeout": wrapper("-s --signal -k --kill-after", operands=1),
@@ -314,6 +319,7 @@ WRITE_OPTIONS: dict[str, frozenset[str]] = {
     ),
     "pytest": names("--junitxml --junit-xml --resultlog --report-log --log-file --cov-report"),
     "strace": names("-o"),
+    "valgrind": names("--log-file --xml-file"),
     "ltrace": names("-o"),
     "time": names("-o --output"),
 }
@@ -332,11 +338,11 @@ COMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "sort": names("--compress-program"),
     "ag": names("--pager"),
     "ssh": names("-o"),
-    "scp": names("-o"),
+    "scp": names("-o -S"),
     "sftp": names("-o"),
-    "rsync": names("-e --rsh"),
+    "rsync": names("-e --rsh --rsync-path"),
     "tar": names(
-        "--to-command --use-compress-program -I --info-script --new-volume-script -F --checkpoint-action"
+        "--rsh-command --to-command --use-compress-program -I --info-script --new-volume-script -F --checkpoint-action"
     ),
     "rg": names("--pre --hostname-bin"),
     "flock": names("-c --command"),
@@ -364,7 +370,18 @@ DOWNLOAD_OPTIONS = {
 # "make": make syntax whose recipes run; "module": a module it loads (asked unless it is in
 # the repository or named as a package); "code": a configuration or file of code (asked).
 TOOL_HOOKS: dict[str, dict[str, str]] = {
-    "go": {"-exec": "program", "-vettool": "program", "-toolexec": "program", "-overlay": "code"},
+    "go": {
+        "-exec": "program",
+        "-vettool": "program",
+        "-toolexec": "program",
+        "-overlay": "code",
+        "-modfile": "code",
+    },
+    "gradle": {"-I": "code", "--init-script": "code"},
+    "phpunit": {"--bootstrap": "code", "-c": "code", "--configuration": "code"},
+    "rspec": {"-r": "module", "--require": "module"},
+    "mocha": {"-r": "module", "--require": "module", "--file": "module", "--config": "code"},
+    "bun": {"--preload": "module", "-r": "module", "--require": "module"},
     "cargo": {"--config": "code"},
     "pylint": {"--init-hook": "python"},
     "pytest": {"-o": "code", "--override-ini": "code"},
@@ -401,11 +418,21 @@ TOOL_HOOKS: dict[str, dict[str, str]] = {
             "--testSequencer",
             "--watchPlugins",
             "--preset",
+            "--roots",
+            "--rootDir",
         ]
     },
     "vitest": {
         option: "code"
-        for option in ["-c", "--config", "--globalSetup", "--setupFiles", "--workspace"]
+        for option in [
+            "-c",
+            "--config",
+            "--globalSetup",
+            "--setupFiles",
+            "--workspace",
+            "--root",
+            "--dir",
+        ]
     },
     "make": {"--eval": "make", "-E": "make"},
 }
@@ -424,4 +451,6 @@ CHDIR_OPTIONS: dict[str, frozenset[str]] = {
     "tox": names("-c --conf --workdir"),
     "nox": names("-f --noxfile"),
     "pytest": names("--rootdir -c --config-file --confcutdir"),
+    "gradle": names("-p --project-dir -b --build-file -c --settings-file"),
+    "tsc": names("-p --project"),
 }

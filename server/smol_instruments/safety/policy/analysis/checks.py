@@ -57,6 +57,11 @@ def assignment(
     inv = Invocation(analysis, Call("", [], display), state, None, local)
     if assigned.index is not None:
         analysis.evaluated_word(assigned.index, state, display, "an array subscript")
+    for element in assigned.array or ():
+        if element.raw.startswith("["):  # `a=([SUBSCRIPT]=value)`: evaluated like `a[i]=`
+            text = " ".join(f.text for f in expand_word(element, analysis.env(state)))
+            subscript = text[1 : _closing_bracket(text)]
+            evaluated_text(analysis, subscript, state, display, "an array subscript", element)
     value = assigned_value(inv, assigned.name, assigned.value)
     judge_variable(inv, assigned.name, value if assigned.array is None else None)
     if assigned.name in state.integers and value is not None:
@@ -75,7 +80,7 @@ def heredoc_input(analysis: Analysis, doc: Heredoc, state: State) -> Output:
 
 
 def evaluations(analysis: Analysis, word: Word, state: State) -> None:
-    """Parts of a word bash evaluates again: `$((...))`, `${x@P}`, `${!x}`."""
+    """Parts of a word bash evaluates again: `$((...))`, `${x@P}`, `${!x}`, `${a[i]}`, `${x:i}`."""
     env = analysis.env(state)
     display = word.raw
     for part in word.parts:
@@ -83,6 +88,8 @@ def evaluations(analysis: Analysis, word: Word, state: State) -> None:
             evaluated_text(analysis, part.text, state, display, "arithmetic", raw=True)
         if not isinstance(part, Param):
             continue
+        for inner in part.inner:
+            evaluations(analysis, inner, state)
         if part.op.endswith("@P"):
             value = env.var(part.name)
             how = "a prompt string"
@@ -91,6 +98,33 @@ def evaluations(analysis: Analysis, word: Word, state: State) -> None:
             value = env.var(part.name)
             if value is not None:
                 evaluated_text(analysis, value, state, display, "a variable name")
+        elif part.op.startswith(("[", ":")):
+            _subscript_or_offset(analysis, part, state, display)
+
+
+def _subscript_or_offset(analysis: Analysis, part: Param, state: State, display: str) -> None:
+    """`${a[SUBSCRIPT]...}` and `${x:OFFSET:LENGTH}` are arithmetic, evaluated again."""
+    inner = part.inner[0] if part.inner else None
+    text = part.op
+    if inner is not None:
+        text = " ".join(f.text for f in expand_word(inner, analysis.env(state)))
+    if text.startswith("["):
+        expression = text[1 : _closing_bracket(text)]
+    elif text[1:2] not in ("-", "=", "?", "+"):
+        expression = text[1:]
+    else:
+        return
+    evaluated_text(analysis, expression, state, display, "arithmetic", inner)
+
+
+def _closing_bracket(text: str) -> int:
+    """The index of the `]` that closes the `[` at text[0] (the end if none does)."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(c, 0)
+        if depth == 0:
+            return i
+    return len(text)
 
 
 def file_options(inv: Invocation) -> None:

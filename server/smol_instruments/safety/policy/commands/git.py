@@ -35,6 +35,13 @@ _CONFIG_READS = names(
 )
 _CONFIG_VALUES = names("-f --file --blob --type --default --comment -t")
 _OUTPUT_OPTIONS = names("--output --output-directory")
+# Options whose value git runs: `rebase --exec`, `difftool --extcmd`, `fetch --upload-pack`,
+# `push --receive-pack`, `filter-branch --tree-filter`, ...
+_RUN_OPTIONS = names(
+    "-x --exec --extcmd --upload-pack --receive-pack --tree-filter --index-filter "
+    "--msg-filter --env-filter --commit-filter --parent-filter --tag-name-filter"
+)
+_READ_OPTIONS = names("--contents")
 _PATCH_OUTPUT = names("-o --output --output-directory")
 
 
@@ -85,7 +92,7 @@ def _global_options(inv: Invocation) -> None:
         elif text in ("-p", "--paginate"):
             inv.emit("approval.git-config-override", what="runs the pager git is configured with")
         i += 1
-    if any(arg.text in ("--ext-diff", "--textconv") for arg in args[i:]):
+    if any(arg.text in ("--ext-diff", "--textconv", "--filters") for arg in args[i:]):
         what = "runs the diff programs git is configured with"
         inv.emit("approval.git-config-override", what=what)
 
@@ -179,8 +186,11 @@ def _commands_run(inv: Invocation, found: list[str]) -> None:
                 inv.shell_code(Field(pager))  # git runs it as the pager
     if found[:2] in (["submodule", "foreach"], ["bisect", "run"]) and len(found) > 2:
         inv.shell_code(Field(" ".join(found[2:])))
-    if found[:1] in (["rebase"], ["difftool"], ["mergetool"]):
-        options, _ = parse_options(args, names("-x --exec --extcmd -t --tool"))
-        for name, value in options:
-            if name in ("-x", "--exec", "--extcmd") and value is not None:
-                inv.shell_code(value)
+    options, _ = parse_options(args, VALUE_OPTIONS["git"] | _RUN_OPTIONS | _READ_OPTIONS)
+    for name, value in options:
+        if value is None:
+            continue
+        if name in _RUN_OPTIONS and (name != "-x" or found[:1] == ["rebase"]):
+            inv.shell_code(value)
+        elif name in _READ_OPTIONS:
+            inv.read(value)

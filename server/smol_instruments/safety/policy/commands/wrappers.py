@@ -17,6 +17,8 @@ from ..places import UNKNOWN_PLACE
 from ..tables import Wrapper
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# A function bash imports from the environment: its body runs when the name is called.
+_EXPORTED_FUNCTION = re.compile(r"(BASH_FUNC_[^=]*?)(?:%%|\(\))?=\(\)\s*\{(.*)\}\s*$", re.S)
 # `env -S STRING`, `env -iS STRING`, `env --split-string=STRING`: STRING is a command line.
 _SPLIT_STRING = re.compile(r"-[A-Za-z]*S(.*)|--split-string(?:=(.*))?", re.S)
 
@@ -28,6 +30,12 @@ def unwrap(inv: Invocation, wrapper: Wrapper) -> tuple[list[Field] | None, State
     i = 0
     while i < len(args):
         text = args[i].text
+        function = _EXPORTED_FUNCTION.match(text) if wrapper.assignments else None
+        if function is not None:  # `env 'BASH_FUNC_ls%%=() { ...; }' bash -c ls`
+            inv.emit("approval.env-override", name=function.group(1))
+            inv.shell_code(Field(function.group(2), scripts=args[i].scripts))
+            i += 1
+            continue
         if wrapper.assignments and _ASSIGNMENT.match(text):
             name, _, value = text.partition("=")
             judge_variable(inv, name, Field(value, scripts=args[i].scripts))
@@ -47,6 +55,8 @@ def unwrap(inv: Invocation, wrapper: Wrapper) -> tuple[list[Field] | None, State
             return None, state
         if inv.name == "command" and text in ("-v", "-V"):
             return None, state
+        if inv.name == "env" and text.startswith(("-P", "--path")):
+            inv.emit("approval.env-override", name="PATH")  # `env -P DIR cmd` finds cmd in DIR
         name, eq, attached = text.partition("=")
         if name in wrapper.chdir or text[:2] in wrapper.chdir:
             if not eq and text[:2] in wrapper.chdir and len(text) > 2:
