@@ -39,6 +39,8 @@ EXPANSIONS = frozenset(
     }
 )
 SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+# Words that are plain text (decoded without looking for nested parts) when they are leaves.
+_PLAIN_WORDS = frozenset({"word", "number", "command_name"})
 
 
 class NodeReader:
@@ -92,6 +94,13 @@ class NodeReader:
 
     def word_of_range(self, start: int, end: int, nodes: list[Node]) -> Word:
         """One word from the text [start, end) and the nodes that cover it."""
+        if len(nodes) == 1 and nodes[0].type in _PLAIN_WORDS:
+            node = nodes[0]
+            if node.type == "command_name" and node.child_count == 1:
+                node = node.children[0]  # the word inside `command_name`
+            if node.type in ("word", "number") and node.child_count == 0:
+                text = self.slice(start, end)
+                return Word(tuple(self.decode(text, Context.UNQUOTED)), text)
         nested = [n for node in nodes for n in outermost(node, PART_NODES, start, end)]
         parts = self.parts_in(start, end, nested, Context.UNQUOTED)
         return Word(tuple(_merge_literals(parts)), self.slice(start, end))

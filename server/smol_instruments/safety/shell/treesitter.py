@@ -263,12 +263,14 @@ class _Converter(Recovery):
         redirects: list[Redirect] = []
         word_nodes: list[Node] = []
         for index, child in enumerate(node.children):
-            if child.type == "variable_assignment" and not word_nodes:
+            kind = child.type
+            if kind == "variable_assignment" and not word_nodes:
                 assignments.append(self.assignment(child))
-            elif child.type in REDIRECTS:
+            elif kind in REDIRECTS:
                 redirects.extend(self.redirect(child, trailers, arguments))
-            elif _field(node, index) in ("name", "argument") or (
-                child.is_named and child.type not in ("comment", "ERROR")
+            elif (child.is_named and kind not in ("comment", "ERROR")) or _field(node, index) in (
+                "name",
+                "argument",
             ):
                 word_nodes.append(child)
         words = self.glued_words(word_nodes) + self.glued_words(arguments)
