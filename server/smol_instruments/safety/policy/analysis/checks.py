@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from ...shell import (
     UNKNOWN,
@@ -45,13 +44,11 @@ from .environment import assigned_value, judge_variable
 from .evaluated import evaluated_text
 from .invocation import Invocation
 from .state import TAINTED, Call, Output, State
-
-if TYPE_CHECKING:
-    from .engine import Analysis
+from .walker import Walker
 
 
 def assignment(
-    analysis: Analysis, assigned: Assignment, state: State, display: str, local: list[Finding]
+    analysis: Walker, assigned: Assignment, state: State, display: str, local: list[Finding]
 ) -> None:
     """`NAME=value` before a command or alone: what it changes, and what bash evaluates."""
     inv = Invocation(analysis, Call("", [], display), state, None, local)
@@ -68,7 +65,7 @@ def assignment(
         evaluated_text(analysis, value.text, state, display, "arithmetic", assigned.value)
 
 
-def heredoc_input(analysis: Analysis, doc: Heredoc, state: State) -> Output:
+def heredoc_input(analysis: Walker, doc: Heredoc, state: State) -> Output:
     """What a here-document feeds a program: its text after expansion, when that is known."""
     if doc.word is None:
         return Output("literal", doc.body)
@@ -79,7 +76,7 @@ def heredoc_input(analysis: Analysis, doc: Heredoc, state: State) -> Output:
     return nature if nature.kind in TAINTED else Output("literal", doc.body)
 
 
-def evaluations(analysis: Analysis, word: Word, state: State) -> None:
+def evaluations(analysis: Walker, word: Word, state: State) -> None:
     """Parts of a word bash evaluates again: `$((...))`, `${x@P}`, `${!x}`, `${a[i]}`, `${x:i}`."""
     env = analysis.env(state)
     display = word.raw
@@ -102,7 +99,7 @@ def evaluations(analysis: Analysis, word: Word, state: State) -> None:
             _subscript_or_offset(analysis, part, state, display)
 
 
-def _subscript_or_offset(analysis: Analysis, part: Param, state: State, display: str) -> None:
+def _subscript_or_offset(analysis: Walker, part: Param, state: State, display: str) -> None:
     """`${a[SUBSCRIPT]...}` and `${x:OFFSET:LENGTH}` are arithmetic, evaluated again."""
     inner = part.inner[0] if part.inner else None
     text = part.op

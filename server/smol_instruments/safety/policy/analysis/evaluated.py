@@ -11,14 +11,11 @@ judged like any other; text only known at run time (a command's output) needs ap
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from ...shell import UNKNOWN, CommandSub, Field, Param, ProcessSub, Script, SimpleCommand, Word
 from ..arguments import short
 from .state import State
-
-if TYPE_CHECKING:
-    from .engine import Analysis
+from .walker import Walker
 
 _HIDDEN = re.compile(r"\$[({\[]|`")
 _QUOTED = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
@@ -29,7 +26,7 @@ MAX_DEPTH = 4
 
 
 def evaluated_text(
-    analysis: Analysis,
+    analysis: Walker,
     text: str,
     state: State,
     display: str,
@@ -101,12 +98,12 @@ def _runtime_data(word: Word, state: State) -> bool:
     return False
 
 
-def evaluated_field(analysis: Analysis, value: Field, state: State, display: str, how: str) -> None:
+def evaluated_field(analysis: Walker, value: Field, state: State, display: str, how: str) -> None:
     """An argument a builtin evaluates (`let ARG`, `test -v NAME`, `unset NAME[i]`)."""
     evaluated_text(analysis, value.text, state, display, how, value.word)
 
 
-def evaluated_name(analysis: Analysis, name: Field, state: State, display: str) -> None:
+def evaluated_name(analysis: Walker, name: Field, state: State, display: str) -> None:
     """A variable name a builtin assigns or tests: only a subscript in it is evaluated."""
     if "[" in name.text or not name.known:
         evaluated_field(analysis, name, state, display, "a variable name")

@@ -10,7 +10,6 @@ without a finding of its own (it only launched another command) calls `claim()`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ...shell import UNKNOWN, Field
 from ..arguments import short
@@ -18,16 +17,14 @@ from ..places import Effect, Place, rule_for
 from ..verdicts import Finding
 from .code import inline_code_findings
 from .state import TAINTED, UNKNOWN_OUTPUT, Call, Output, State
-
-if TYPE_CHECKING:
-    from .engine import Analysis
+from .walker import Walker
 
 
 @dataclass
 class Invocation:
     """A program, its arguments, the shell state it runs in, and what it reads on stdin."""
 
-    analysis: Analysis
+    analysis: Walker
     call: Call
     state: State
     stdin: Output | None

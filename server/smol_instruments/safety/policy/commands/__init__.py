@@ -8,33 +8,8 @@ their rows in `default_rules.toml` and the checks every program gets.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-
-from ..analysis.invocation import Invocation
-from ..analysis.state import Output
-
-Handler = Callable[[Invocation], Output | None]
-
-#: program name -> its handler; filled by the family modules imported below.
-HANDLERS: dict[str, Handler] = {}
-
-
-def handles(*programs: str | Iterable[str]) -> Callable[[Handler], Handler]:
-    """Register a handler for programs given as names or sets of names."""
-
-    def register(handler: Handler) -> Handler:
-        for entry in programs:
-            for name in [entry] if isinstance(entry, str) else entry:
-                if name in HANDLERS:
-                    raise ValueError(f"{name!r} has two handlers")
-                HANDLERS[name] = handler
-        return handler
-
-    return register
-
-
 # The families register themselves on import.
-from . import (  # noqa: E402
+from . import (
     archives,
     build,
     builtins,
@@ -45,6 +20,7 @@ from . import (  # noqa: E402
     shells,
     text,
 )
+from .registry import HANDLERS, Handler, handles
 
 __all__ = [
     "HANDLERS",

@@ -15,7 +15,7 @@ from ..analysis.state import DECODED, UNKNOWN_OUTPUT, Output
 from ..arguments import parse_options
 from ..places import Effect, rule_for
 from ..tables import DECODERS, names
-from . import handles
+from .registry import handles
 
 _TAR_VALUES = names(
     "-f -C --file --directory -T -X --files-from --exclude-from -b -H --format -I "

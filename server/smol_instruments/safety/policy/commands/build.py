@@ -12,7 +12,7 @@ import re
 
 from ..analysis.invocation import Invocation
 from ..arguments import operands
-from . import handles
+from .registry import handles
 
 
 @handles("make")

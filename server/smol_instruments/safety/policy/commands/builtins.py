@@ -18,7 +18,7 @@ from ..analysis.state import NONE, Output
 from ..arguments import parse_options
 from ..places import UNKNOWN_PLACE
 from ..tables import names
-from . import handles
+from .registry import handles
 
 _DECLARATION = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^=]*\])?(\+?)=")
 

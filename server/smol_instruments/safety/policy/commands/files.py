@@ -15,7 +15,7 @@ from ..analysis.state import NONE, PASSTHROUGH, UNKNOWN_OUTPUT, Output
 from ..arguments import parse_options
 from ..places import INSIDE, REPO_ROOT, Effect, Place
 from ..tables import VALUE_OPTIONS, names
-from . import handles
+from .registry import handles
 
 
 @handles(names("rm rmdir unlink shred srm wipe trash trash-put rimraf"))

@@ -19,7 +19,7 @@ from ..analysis.state import Output
 from ..arguments import operands, parse_options
 from ..places import Effect
 from ..tables import VALUE_OPTIONS, names
-from . import handles
+from .registry import handles
 
 # Settings whose value git runs as a command (or that point it at other code).
 _COMMAND_SETTINGS = re.compile(

@@ -15,7 +15,7 @@ from ..analysis.invocation import Invocation
 from ..analysis.state import UNKNOWN_OUTPUT, Call, Output
 from ..arguments import canonical, operands
 from ..tables import INTERPRETERS, RUNNERS, names
-from . import handles
+from .registry import handles
 
 _VERSION_FLAGS = ("-v", "--version", "-V", "-h", "--help", "-version", "-VV")
 

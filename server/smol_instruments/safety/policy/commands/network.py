@@ -16,7 +16,7 @@ from ..analysis.invocation import Invocation
 from ..analysis.state import DOWNLOAD, Output
 from ..arguments import parse_options
 from ..tables import DOWNLOAD_OPTIONS, names
-from . import handles
+from .registry import handles
 
 _CURL_WRITES = names(
     "-o --output -D --dump-header -c --cookie-jar --trace --trace-ascii --stderr --libcurl"

@@ -16,7 +16,7 @@ from ..analysis.state import NONE, UNKNOWN_OUTPUT, Output
 from ..arguments import parse_options
 from ..places import INSIDE
 from ..tables import SHELLS, names
-from . import handles
+from .registry import handles
 
 
 @handles(SHELLS)

@@ -17,7 +17,7 @@ from ..analysis.invocation import Invocation
 from ..analysis.state import DECODED, ENVIRONMENT, NONE, PASSTHROUGH, TAINTED, Output
 from ..arguments import parse_options
 from ..tables import VALUE_OPTIONS, names
-from . import handles
+from .registry import handles
 from .sedscript import read_sed_script
 
 
