@@ -181,6 +181,7 @@ async def start_daemon(
     profile: str = "visual-studio-code",
     apply_edit: bool = True,
     settings: dict[str, Any] | None = None,
+    trusted: bool | None = None,
 ) -> LanguageClient:
     config = ClientServerConfig(
         server_command=[sys.executable, "-m", "smol_instruments", "serve"],
@@ -193,7 +194,8 @@ async def start_daemon(
             capabilities=capabilities(profile, apply_edit=apply_edit),
             root_uri=root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-            initialization_options={"settings": settings or {}},
+            initialization_options={"settings": settings or {}}
+            | ({} if trusted is None else {"trusted": trusted}),
         )
     )
     return client

@@ -119,9 +119,10 @@ class Chat(Feature):
             server.settings,
             approver=approver,
             events=sink,
-            sandbox=self._open_sandbox(),
+            sandbox=self._open_sandbox() if server.trusted else None,
             patches=server.patch_store,
             session_id=session_id,
+            trusted=server.trusted,
         )
         approver.cancel = session.cancel_event  # a cancel also ends a wait for a decision
         hosted = HostedSession(session)
