@@ -54,6 +54,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.registerTextDocumentContentProvider(PATCH_SCHEME, proposed),
     ...registerCommands(parts),
     daemon.onReady(() => void patches.refresh()), // redraw patches after a reload or restart
+    api.onDidGrantWorkspaceTrust(() => void daemon.restart()), // restricted until now
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) {
         return;

@@ -343,6 +343,14 @@ export class PanelRenderer {
   private renderBanner(state: ChatState): void {
     const { daemon } = state;
     const banner = this.root.banner;
+    if (daemon.state === 'running' && daemon.restricted) {
+      banner.hidden = false;
+      banner.className = 'banner restricted';
+      const text = 'Restricted mode: this folder is not trusted, so the agent runs no command.';
+      const detail = 'It still reads, answers and proposes patches; nothing is validated by running it.';
+      banner.replaceChildren(h('div', {}, h('strong', {}, text), h('div', { class: 'banner-detail' }, detail)), h('div', { class: 'actions' }, button('Manage Workspace Trust', 'manageTrust')));
+      return;
+    }
     if (daemon.state === 'running') {
       banner.hidden = true;
       banner.replaceChildren();

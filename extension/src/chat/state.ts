@@ -107,6 +107,8 @@ export type DaemonState = 'starting' | 'running' | 'restarting' | 'stopped' | 'e
 export interface DaemonStatus {
   state: DaemonState;
   message?: string;
+  /** Running in restricted mode: the folder is not trusted, so no command runs. */
+  restricted?: boolean;
 }
 
 export interface ChatState {
