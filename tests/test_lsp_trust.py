@@ -46,7 +46,7 @@ async def test_an_untrusted_daemon_runs_no_command_and_no_check(
             "SANDBOX_BACKEND": "local",
             "SANDBOX_CHECK_COMMAND": f"touch {check_marker}; echo check-ran",
         }
-        client = await start_daemon(repo, recorder, env=env, trusted=trusted)
+        client = await start_daemon(repo, recorder, env=env, options={"trusted": trusted})
         try:
             result = await _chat(client, "fix add()")
             assert result["status"] == "completed"
@@ -82,7 +82,7 @@ async def test_options_that_cannot_be_read_are_untrusted(repo: Path, tmp_path: P
             repo,
             recorder,
             env=daemon_env(model.env(), tmp_path),
-            trusted="yes",  # type: ignore[arg-type]
+            options={"trusted": "yes"},
         )
         try:
             await wait_until(lambda: any("untrusted" in m.message for m in recorder.messages))

@@ -7,6 +7,8 @@
 export const CHAT = 'smol/chat';
 export const EVENT = 'smol/event';
 export const PATCHES = 'smol/patches';
+/** Server → client request: a command put to the user, as fields (the client opts in). */
+export const APPROVAL = 'smol/approval';
 
 /** The daemon's commands (auto-registered in VS Code by vscode-languageclient). */
 export const DAEMON_ACCEPT_PATCH = 'smol.acceptPatch';
@@ -190,15 +192,30 @@ export interface AskAboutSelectionArgs {
   question?: string;
 }
 
-/** `window/showMessageRequest` as the daemon uses it for approvals. */
-export interface MessageActionItem {
-  title: string;
+/** What the client tells the daemon in `initialize` (besides the settings). */
+export interface InitializationOptions {
+  settings?: Record<string, unknown>;
+  /** False in a folder the user does not trust: the agent runs no command. */
+  trusted?: boolean;
+  /** Ask command approvals with `smol/approval` rather than `window/showMessageRequest`. */
+  smolApproval?: boolean;
 }
 
-export interface ShowMessageRequestParams {
-  type: number;
+/** `smol/approval` params: the command, the policy's rule and reason, what approving widens. */
+export interface CommandApproval {
+  command: string;
+  rule: string | null;
+  reason: string | null;
+  /** What approving also lets the command do beyond its containment, e.g. ['network']. */
+  widens: string[];
+  /** The same question as one text. */
   message: string;
-  actions?: MessageActionItem[];
+  actions: string[];
+}
+
+/** `smol/approval` result (null: dismissed). */
+export interface ApprovalAnswer {
+  title: string;
 }
 
 export const APPROVE = 'Run';

@@ -11,6 +11,8 @@
  * them `"scope": "machine"` and restricted in untrusted workspaces, so VS Code says so too.
  */
 
+import type { InitializationOptions } from './protocol';
+
 export const SECTION = 'smolInstruments';
 
 /** The daemon's settings in camelCase, in `.env.example` order. */
@@ -132,6 +134,11 @@ export function daemonSettings(inspect: Inspect): Record<string, unknown> {
 export function userValue<T>(inspected: InspectedValue | undefined, fallback: T): T {
   const value = explicitValue(inspected, true) ?? inspected?.defaultValue;
   return value === undefined || value === null ? fallback : (value as T);
+}
+
+/** `initializationOptions`: the settings, whether the folder is trusted, structured approvals. */
+export function initializationOptions(settings: Record<string, unknown>, trusted: boolean): InitializationOptions {
+  return { settings, trusted, smolApproval: true };
 }
 
 /**

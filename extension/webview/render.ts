@@ -195,6 +195,7 @@ function approvalView(approval: Approval): HTMLElement {
     h('div', { class: 'approval-title' }, '⚠ The agent wants to run'),
     approval.command ? h('pre', { class: 'command' }, approval.command) : h('div', {}, approval.message),
     approval.rule ? inlineMarkdown(`Policy ${approval.rule}${approval.reason ? `: ${approval.reason}` : ''}`, 'muted policy') : null,
+    approval.widens?.length ? h('div', { class: 'widens' }, `Approving also allows: ${approval.widens.join(', ')}`) : null,
     h(
       'div',
       { class: 'actions' },

@@ -5,7 +5,7 @@
  * backoff, and logs to its own output channel (never revealed by itself). Two hooks reach the
  * rest of the extension: the daemon's `smol.askAboutSelection` command is intercepted (the
  * extension asks for the question and routes it to the chat panel), and
- * `window/showMessageRequest` (command approvals) is answered by the chat controller, which
+ * `smol/approval` (command approvals, as fields) is answered by the chat controller, which
  * shows it both as a notification and in the panel.
  *
  * In a folder the user does not trust (Workspace Trust), the daemon starts restricted
@@ -23,7 +23,6 @@ import {
   ErrorAction,
   LanguageClient,
   RevealOutputChannelOn,
-  ShowMessageRequest,
   State,
   type CloseHandlerResult,
   type ErrorHandlerResult,
@@ -32,27 +31,28 @@ import {
 } from 'vscode-languageclient/node';
 import type { DaemonStatus } from '../chat/state';
 import {
+  APPROVAL,
   CHAT,
   DAEMON_ASK_ABOUT_SELECTION,
   EVENT,
   PATCHES,
+  type ApprovalAnswer,
   type AskAboutSelectionArgs,
   type ChatParams,
   type ChatResult,
-  type MessageActionItem,
+  type CommandApproval,
   type Patch,
   type PatchesResult,
-  type ShowMessageRequestParams,
   type SmolEvent,
 } from '../protocol';
-import { daemonSettings, didChangeConfigurationParams, startupEnvironment } from '../settings';
+import { daemonSettings, didChangeConfigurationParams, initializationOptions, startupEnvironment } from '../settings';
 import * as api from '../vscodeapi';
 import { RestartBackoff } from './backoff';
 import { candidates, discoverPython, expandPath, insideFolder, parseProbeOutput, probeArgs, type ProbeResult } from './python';
 
 export interface DaemonHooks {
   askAboutSelection(args: AskAboutSelectionArgs | undefined): Promise<unknown>;
-  showMessageRequest(params: ShowMessageRequestParams, token: vscode.CancellationToken): Promise<MessageActionItem | null>;
+  approve(params: CommandApproval, token: vscode.CancellationToken): Promise<ApprovalAnswer | null>;
 }
 
 const PROBE_TIMEOUT_MS = 20_000;
@@ -222,7 +222,7 @@ export class Daemon implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: () => ({ settings: daemonSettings(api.inspectSetting()), trusted }),
+      initializationOptions: () => initializationOptions(daemonSettings(api.inspectSetting()), trusted),
       errorHandler: {
         error: (): ErrorHandlerResult => ({ action: ErrorAction.Continue, handled: true }),
         closed: () => this.onClosed(),
@@ -242,8 +242,7 @@ export class Daemon implements vscode.Disposable {
     };
     const client = new LanguageClient('smolInstruments', 'Smol Instruments', serverOptions, clientOptions);
     client.onNotification(EVENT, (event: SmolEvent) => this.eventEmitter.fire(event));
-    // Registered before start, so it replaces the client's default (a bare notification).
-    client.onRequest(ShowMessageRequest.type, (params, token) => this.hooks.showMessageRequest(params, token));
+    client.onRequest(APPROVAL, (params: CommandApproval, token) => this.hooks.approve(params, token));
     return client;
   }
 

@@ -4,7 +4,6 @@ import {
   anyRunning,
   initialState,
   isRunning,
-  parseApprovalMessage,
   pendingApprovals,
   reduce,
   type Action,
@@ -151,14 +150,9 @@ describe('conversations and history', () => {
 describe('approvals', () => {
   const message = 'The agent wants to run: pip install requests\nPolicy ask.package-install: installs packages from the network';
 
-  it('parses the daemon message', () => {
-    expect(parseApprovalMessage(message)).toEqual({ command: 'pip install requests', rule: 'ask.package-install', reason: 'installs packages from the network' });
-    expect(parseApprovalMessage('Something else')).toEqual({ command: undefined, rule: undefined, reason: undefined });
-  });
-
   function asked(): ChatState {
     const state = start(initialState('s1', 0));
-    return reduce(state, { type: 'approval/ask', approval: { id: 'ap1', conversationId: 's1', message, actions: ['Run', 'Deny'], status: 'pending', ...parseApprovalMessage(message) } });
+    return reduce(state, { type: 'approval/ask', approval: { id: 'ap1', conversationId: 's1', message, actions: ['Run', 'Deny'], status: 'pending', command: 'pip install requests', rule: 'ask.package-install', reason: 'installs packages from the network' } });
   }
 
   it('attaches a prompt to the running turn, then records the answer once', () => {

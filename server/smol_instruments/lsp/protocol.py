@@ -20,6 +20,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 CHAT = "smol/chat"
 EVENT = "smol/event"
 PATCHES = "smol/patches"
+APPROVAL = "smol/approval"
 
 CMD_ACCEPT_PATCH = "smol.acceptPatch"
 CMD_REJECT_PATCH = "smol.rejectPatch"
@@ -83,6 +84,8 @@ class InitializationOptions:
     settings: dict[str, Any] | None = None
     #: False in an untrusted folder: the agent reads and answers, but runs nothing.
     trusted: bool = True
+    #: The client answers `smol/approval` (structured) instead of `window/showMessageRequest`.
+    smol_approval: bool = False
 
 
 @attrs.define
@@ -118,6 +121,27 @@ class RejectOptions:
 
 
 # --- server → client -------------------------------------------------------------------------
+
+
+@attrs.define
+class CommandApproval:
+    """`smol/approval` params: a command put to the user, as fields rather than prose."""
+
+    command: str
+    rule: str | None
+    reason: str | None
+    #: What approving also lets it do beyond its containment, e.g. ["network"].
+    widens: list[str]
+    #: The same question as one text (what `window/showMessageRequest` would show).
+    message: str
+    actions: list[str]
+
+
+@attrs.define
+class ApprovalAnswer:
+    """`smol/approval` result (or null: dismissed): the action the user chose."""
+
+    title: str
 
 
 @attrs.define
