@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from ..agent.events import AgentEvent, RunOutcome, StepEvent, ToolEvent
 from .server import SmolLanguageServer
 from .sessions import HostedSession
-
-if TYPE_CHECKING:
-    from ..agent.session import RunOutcome
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +45,12 @@ class RunProgress:
             session = hosted.session
             future.add_done_callback(lambda f: session.cancel() if f.cancelled() else None)
 
-    def report(self, token: str | int, event: dict[str, Any]) -> None:
+    def report(self, token: str | int, event: AgentEvent) -> None:
         """From any thread: the step or tool call an event announces, as the progress message."""
-        kind = event.get("kind")
-        if kind == "step":
-            message = f"step {event['step']}/{event['maxSteps']}"
-        elif kind == "tool":
-            message = f"{event['name']}({', '.join(map(str, event.get('args', {}).values()))[:60]})"
+        if isinstance(event, StepEvent):
+            message = f"step {event.step}/{event.max_steps}"
+        elif isinstance(event, ToolEvent):
+            message = f"{event.name}({', '.join(map(str, event.args.values()))[:60]})"
         else:
             return
         self.server.post(

@@ -1,8 +1,8 @@
 """Typed definitions of the `smol/` methods and commands (docs/protocol.md is the contract).
 
-Python names stay snake_case; on the wire they are camelCase, converted by ONE cattrs
-converter with the rules lsprotocol uses (a field renamed to camelCase, an optional field that
-is None left out). Incoming params are structured into these attrs classes; anything that does
+Python names stay snake_case; on the wire they are camelCase, converted by the project's one
+cattrs converter (base/wire.py) with the rules lsprotocol uses (a field renamed to camelCase,
+an optional field that is None left out). Incoming params are structured into these attrs classes; anything that does
 not fit is answered with InvalidParams naming the field. Outgoing results go out unstructured,
 so pygls sends them as they are.
 """
@@ -13,9 +13,10 @@ from typing import Any
 
 import attrs
 import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+
+from ..base.wire import converter
 
 CHAT = "smol/chat"
 EVENT = "smol/event"
@@ -30,27 +31,6 @@ DIAGNOSTIC_SOURCE = "smol-instruments"
 DEFAULT_QUESTION = "Explain this code and point out problems."
 
 
-def camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-converter = cattrs.Converter()
-
-
-def _overrides(cls: type) -> dict[str, Any]:
-    return {
-        field.name: override(rename=camel(field.name), omit_if_default=field.default is None)
-        for field in attrs.fields(cls)
-    }
-
-
-converter.register_unstructure_hook_factory(
-    attrs.has, lambda cls: make_dict_unstructure_fn(cls, converter, **_overrides(cls))
-)
-converter.register_structure_hook_factory(
-    attrs.has, lambda cls: make_dict_structure_fn(cls, converter, **_overrides(cls))
-)
 converter.register_structure_hook(str | int | None, lambda value, _: value)
 
 

@@ -15,8 +15,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..agent.events import RunOutcome
+
 if TYPE_CHECKING:
-    from ..agent.session import AgentSession, RunOutcome
+    from ..agent.session import AgentSession
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from ...agent.events import AgentEvent, RunOutcome
+from ...base.wire import to_wire
 from ..feature import Feature, command, handles
 from ..progress import RunProgress
 from ..protocol import (
@@ -35,7 +37,6 @@ from ..sessions import HostedSession, SessionPool
 from .approvals import Approvals
 
 if TYPE_CHECKING:
-    from ...agent.session import RunOutcome
     from ...patches.validation import Sandbox
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class Chat(Feature):
             raise JsonRpcInvalidParams(message="message is empty")
         text = self._with_selections(request.message, request.selections)
         outcome = await self.run(text, request.session_id, request.work_done_token)
-        return outcome.to_dict()
+        return to_wire(outcome)
 
     @command(CMD_ASK_ABOUT_SELECTION)
     async def ask_about_selection(self, *args: Any) -> dict[str, Any]:
@@ -75,7 +76,7 @@ class Chat(Feature):
         self.server.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Info, message=outcome.answer[:4000])
         )
-        return outcome.to_dict()
+        return to_wire(outcome)
 
     def document_saved(self, params: types.DidSaveTextDocumentParams) -> None:
         """A saved file changes what the tools see."""
@@ -108,8 +109,8 @@ class Chat(Feature):
             raise JsonRpcInvalidParams(message="initialize the server with a workspace first")
         hosted: HostedSession | None = None
 
-        def sink(event: dict[str, Any]) -> None:
-            server.notify(EVENT, event)
+        def sink(event: AgentEvent) -> None:
+            server.notify(EVENT, to_wire(event))
             if hosted is not None and hosted.progress_token is not None:
                 self.progress.report(hosted.progress_token, event)
 
