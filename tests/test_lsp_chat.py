@@ -396,9 +396,7 @@ def test_client_that_dies_mid_run_stops_the_daemon_and_its_children(
         daemon.stdin.close()
         daemon.wait(timeout=20)
         time.sleep(0.3)
-        assert (
-            subprocess.run(["pgrep", "-f", sleep], capture_output=True).stdout.strip() == b""
-        )
+        assert subprocess.run(["pgrep", "-f", sleep], capture_output=True).stdout.strip() == b""
         if daemon.poll() is None:  # pragma: no cover - cleanup on failure
             os.kill(daemon.pid, signal.SIGKILL)
 

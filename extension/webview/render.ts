@@ -124,7 +124,7 @@ function stepView(turn: Turn, step: Step, isLast: boolean, ctx: RenderContext): 
   }
   for (const note of step.approvals) {
     body.append(
-      h('div', { class: `approval-note ${note.decision}` }, `${note.decision === 'approved' ? 'Approved' : 'Denied'}: `, h('code', {}, note.command), h('span', { class: 'muted' }, ` (${note.rule})`)),
+      h('div', { class: `approval-note ${note.decision}` }, `${note.decision === 'approved' ? 'Approved' : 'Denied'}: `, h('code', {}, note.command), note.rule ? h('span', { class: 'muted' }, ` (${note.rule})`) : null),
     );
   }
   if (step.observation) {

@@ -40,7 +40,7 @@ export interface StepError {
 
 export interface ApprovalNote {
   command: string;
-  rule: string;
+  rule: string | null;
   verdict: string;
   decision: 'approved' | 'denied' | 'auto';
 }

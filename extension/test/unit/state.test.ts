@@ -84,7 +84,7 @@ describe('the chat reducer: events in order → what the panel shows', () => {
       state,
       events('s1', [
         { kind: 'step', step: 1, maxSteps: 25 },
-        { kind: 'tool', step: 1, name: 'read_file', args: { path: 'nope.py' }, durationMs: 1, error: { error: 'FILE_NOT_FOUND', message: 'no such file', recovery_suggestion: 'Did you mean calc.py?' } },
+        { kind: 'tool', step: 1, name: 'read_file', args: { path: 'nope.py' }, durationMs: 1, error: { error: 'FILE_NOT_FOUND', message: 'no such file', tool: 'read_file', context: {}, recovery_suggestion: 'Did you mean calc.py?' } },
         { kind: 'error', message: 'Code execution failed', recoverySuggestion: 'Check the argument names' },
         { kind: 'step', step: 2, maxSteps: 25 },
         { kind: 'final', answer: 'ok', status: 'completed' },

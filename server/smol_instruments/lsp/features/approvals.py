@@ -18,10 +18,11 @@ import uuid
 
 from lsprotocol import types
 
+from ...base.wire import to_wire
 from ...safety.approval import ApprovalRequest, Decision
 from ..decisions import PatchDecisions
 from ..feature import Feature
-from ..protocol import APPROVAL, CommandApproval, to_plain, to_wire
+from ..protocol import APPROVAL, CommandApproval, to_plain
 from ..server import SmolLanguageServer
 
 log = logging.getLogger(__name__)
