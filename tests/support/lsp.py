@@ -45,6 +45,8 @@ class Recorder:
     client: Any = None
     initialize_result: types.InitializeResult | None = None
     requests: list[types.ShowMessageRequestParams] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)  # smol/approval params
+    approvals_cancelled: int = 0  # smol/approval requests the daemon cancelled
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     # How the client answers: title of the action to pick (None: dismiss); applyEdit behaviour.
     approval_answer: str | None = "Run"
@@ -147,6 +149,16 @@ def client_factory(recorder: Recorder, profile: str) -> Callable[[], LanguageCli
                 return None
             return types.MessageActionItem(title=recorder.approval_answer)
 
+        @client.feature("smol/approval")
+        async def on_approval(_client: LanguageClient, params: Any) -> dict[str, str] | None:
+            recorder.approvals.append(_plain(params))
+            try:
+                await asyncio.sleep(recorder.approval_delay)
+            except asyncio.CancelledError:
+                recorder.approvals_cancelled += 1
+                raise
+            return None if recorder.approval_answer is None else {"title": recorder.approval_answer}
+
         @client.feature(types.WORKSPACE_APPLY_EDIT)
         def on_apply(
             _client: LanguageClient, params: types.ApplyWorkspaceEditParams
@@ -181,6 +193,7 @@ async def start_daemon(
     profile: str = "visual-studio-code",
     apply_edit: bool = True,
     settings: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> LanguageClient:
     config = ClientServerConfig(
         server_command=[sys.executable, "-m", "smol_instruments", "serve"],
@@ -193,7 +206,7 @@ async def start_daemon(
             capabilities=capabilities(profile, apply_edit=apply_edit),
             root_uri=root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-            initialization_options={"settings": settings or {}},
+            initialization_options={"settings": settings or {}} | (options or {}),
         )
     )
     return client

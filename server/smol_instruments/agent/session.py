@@ -2,7 +2,8 @@
 
 A host (the CLI, the LSP daemon) creates an `AgentSession` with an approver and an event
 sink, calls `run(task)` for each message of a conversation (memory is kept across turns), and
-may call `cancel()` from another thread. The session turns smolagents' stream into the
+may call `cancel()` from another thread. An untrusted session (`trusted=False`, a folder the
+user does not trust) runs no command and validates patches by running nothing. The session turns smolagents' stream into the
 PROTOCOL.md events and returns a `RunOutcome`.
 
 smolagents' loop is kept (agent/loop.py extends it through its seams). A run's status is
@@ -28,7 +29,7 @@ from smolagents.utils import AgentError
 
 from ..base.config import Settings
 from ..patches.store import Patch, PatchStore
-from ..patches.validation import Sandbox
+from ..patches.validation import NoneSandbox, Sandbox
 from ..safety.approval import Approver, DenyAllApprover
 from .events import (
     CodeEvent,
@@ -52,6 +53,9 @@ from .prompts import prompt_templates
 from .state import AgentState
 
 log = logging.getLogger(__name__)
+
+
+UNTRUSTED_VALIDATION = "the folder is not trusted, so nothing runs to check the patch"
 
 
 class _NoLive:
@@ -106,6 +110,7 @@ class AgentSession:
         patches: PatchStore | None = None,
         session_id: str | None = None,
         max_steps: int | None = None,
+        trusted: bool = True,
     ) -> None:
         from ..tools import build_tools
         from ..tools.base import ToolContext
@@ -115,15 +120,19 @@ class AgentSession:
         self.settings = settings
         self.emitter = EventEmitter(self.session_id, events)
         self.cancel_event = threading.Event()
+        if not trusted and sandbox is not None:
+            sandbox.close()  # it would validate by running things: never used here
+            sandbox = None
         self.state = AgentState()
         self.max_steps = max_steps or settings.agent_max_steps
         self.ctx = ToolContext.create(
             repo,
             settings,
             approver=approver or DenyAllApprover(),
-            sandbox=sandbox,
+            sandbox=sandbox or (None if trusted else NoneSandbox(UNTRUSTED_VALIDATION)),
             patches=patches,
             session_id=self.session_id,
+            trusted=trusted,
         )
         self.ctx.cancel = self.cancel_event
         self.ctx.events = self.emitter
