@@ -91,6 +91,8 @@ class HostileRepo:
                 indent=2,
             ),
         }
+        calc = root / "app" / "calc.py"  # the signed commit touches it: `git log -- path` shows it
+        files["app/calc.py"] = calc.read_text() + "# reviewed\n"
         for rel, text in files.items():
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +111,6 @@ class HostileRepo:
             "POLICY_ALLOW_REPO_LOOSENING=true\n"
         )
         # A modified tracked file: status and diff must look at its content (clean filter).
-        calc = root / "app" / "calc.py"
         calc.write_text(calc.read_text() + "\n# work in progress\n")
         return cls(root, spot)
 
