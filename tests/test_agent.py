@@ -13,9 +13,15 @@ import pytest
 from tests.support import transcripts
 from tests.support.scripted_model import ScriptedModel, Turn
 
-from smol_instruments.config import Settings
-from smol_instruments.core.agent import AgentSession
-from smol_instruments.core.approval import ApprovalRequest, AutoApprover, Decision, DenyAllApprover
+from smol_instruments.agent.session import AgentSession
+from smol_instruments.base.config import Settings
+from smol_instruments.base.wire import to_wire
+from smol_instruments.safety.approval import (
+    ApprovalRequest,
+    AutoApprover,
+    Decision,
+    DenyAllApprover,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -52,7 +58,7 @@ def session_for(
         repo,
         configured,
         approver=approver or DenyAllApprover(),
-        events=events.append if events is not None else None,
+        events=(lambda e: events.append(to_wire(e))) if events is not None else None,
     )
 
 
@@ -239,7 +245,7 @@ def test_unreachable_model_fails_with_a_clear_message(repo: Path, settings: Sett
     configured = settings.model_copy(
         update={"model_id": "openai/x", "model_api_base": "http://127.0.0.1:9/v1"}
     )
-    session = AgentSession(repo, configured, events=events.append)
+    session = AgentSession(repo, configured, events=lambda e: events.append(to_wire(e)))
     outcome = session.run("hello")
     session.close()
     assert outcome.status == "failed"

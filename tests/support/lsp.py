@@ -19,8 +19,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
-from smol_instruments.core.patches import read_text
 from smol_instruments.lsp.protocol import to_plain
+from smol_instruments.patches.store import read_text
 
 SETTING_NAMES = (
     "MODEL_ID",
@@ -205,7 +205,7 @@ async def start_daemon(
     return client
 
 
-async def wait_until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+async def wait_until(predicate: Callable[[], bool], timeout: float = 90.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not predicate():
         if asyncio.get_running_loop().time() > deadline:

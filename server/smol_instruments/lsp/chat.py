@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from ..agent.events import AgentEvent, RunOutcome, StepEvent, ToolEvent
+from ..base.wire import to_wire
 from .approvals import EditorApprover
 from .protocol import (
     CHAT,
@@ -35,7 +37,7 @@ from .protocol import (
 from .server import SmolLanguageServer
 
 if TYPE_CHECKING:
-    from ..core.agent import AgentSession, RunOutcome
+    from ..agent.session import AgentSession
 
 log = logging.getLogger(__name__)
 
@@ -64,15 +66,15 @@ class ChatService:
     # --- sessions -----------------------------------------------------------------------
 
     def _new_session(self, session_id: str) -> HostedSession:
-        from ..core.agent import AgentSession
+        from ..agent.session import AgentSession
 
         server = self.server
         if server.root is None or server.patch_store is None:
             raise JsonRpcInvalidParams(message="initialize the server with a workspace first")
         hosted: HostedSession | None = None
 
-        def sink(event: dict[str, Any]) -> None:
-            server.notify(EVENT, event)
+        def sink(event: AgentEvent) -> None:
+            server.notify(EVENT, to_wire(event))
             if hosted is not None and hosted.progress_token is not None:
                 self._report(hosted.progress_token, event)
 
@@ -136,12 +138,11 @@ class ChatService:
             session = hosted.session
             future.add_done_callback(lambda f: session.cancel() if f.cancelled() else None)
 
-    def _report(self, token: str | int, event: dict[str, Any]) -> None:
-        kind = event.get("kind")
-        if kind == "step":
-            message = f"step {event['step']}/{event['maxSteps']}"
-        elif kind == "tool":
-            message = f"{event['name']}({', '.join(map(str, event.get('args', {}).values()))[:60]})"
+    def _report(self, token: str | int, event: AgentEvent) -> None:
+        if isinstance(event, StepEvent):
+            message = f"step {event.step}/{event.max_steps}"
+        elif isinstance(event, ToolEvent):
+            message = f"{event.name}({', '.join(map(str, event.args.values()))[:60]})"
         else:
             return
         self.server.post(
@@ -188,7 +189,7 @@ class ChatService:
             raise JsonRpcInvalidParams(message="message is empty")
         text = self._with_selections(params.message, params.selections)
         outcome = await self.run(text, params.sessionId, params.workDoneToken)
-        return outcome.to_dict()
+        return to_wire(outcome)
 
     async def ask_about_selection(self, args: tuple[Any, ...]) -> dict[str, Any]:
         values = command_arguments(args)
@@ -201,7 +202,7 @@ class ChatService:
         self.server.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Info, message=outcome.answer[:4000])
         )
-        return outcome.to_dict()
+        return to_wire(outcome)
 
     def _with_selections(self, message: str, selections: list[Selection]) -> str:
         parts = [message.strip()]
@@ -220,7 +221,7 @@ class ChatService:
     def _text_in(self, uri: str, span: types.Range) -> str:
         text = self.server.document_text(uri)
         if text is None:
-            from ..core.patches import read_text
+            from ..patches.store import read_text
 
             path = _relative(uri, self.server.root or Path.cwd())
             text = read_text((self.server.root or Path.cwd()) / path) or ""
