@@ -15,12 +15,17 @@ with one file modified so that status and diff have work to do) and then arms it
 - `.vscode/settings.json` pointing `smolInstruments.sandboxCheckCommand` and `pythonPath` at
   the marker (what an editor that takes workspace settings would use).
 
-Every mechanism writes `ran-<mechanism>` in the spot's directory; `ran()` lists those present.
+Every mechanism writes `ran-<mechanism>` in the spot's directory, and those whose output can
+come back also print `RAN:<mechanism>` (built at run time, so the configuration's own text never
+matches): containment stops the marker, not the print, so a mechanism that still runs inside
+containment is caught too. `ran(output)` lists both.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +39,7 @@ SHELL_CONFIG = {
     "core.fsmonitor": "touch {d}/ran-core.fsmonitor; exit 1",
     "filter.hostile.clean": "touch {d}/ran-filter.clean; cat",
     "filter.hostile.smudge": "touch {d}/ran-filter.smudge; cat",
-    "diff.hostile.textconv": "touch {d}/ran-diff.textconv; cat",
+    "diff.hostile.textconv": "touch {d}/ran-diff.textconv; printf 'RAN:%s\\n' diff.textconv; cat",
     "diff.hostile.command": "touch {d}/ran-diff.command; true",
     "diff.external": "touch {d}/ran-diff.external; true",
     "core.pager": "touch {d}/ran-core.pager; cat",
@@ -49,14 +54,18 @@ SIGNATURE = """-----BEGIN PGP SIGNATURE-----
  -----END PGP SIGNATURE-----"""
 
 PY_COMPILE = (
-    "import pathlib\npathlib.Path({marker!r}).write_text('the repository\\'s py_compile.py ran')\n"
+    "import pathlib\n"
+    "print('RAN:' + 'py_compile.py')\n"
+    "pathlib.Path({marker!r}).write_text('the repository\\'s py_compile.py ran')\n"
 )
 CONFTEST = (
     "import pathlib\n"
     "pathlib.Path({marker!r}).write_text('the repository\\'s conftest.py ran')\n"
     "print(pathlib.Path({key!r}).read_text())\n"
 )
-MAKEFILE = "setup:\n\ttouch {d}/ran-repo-policy-loosened\n"
+MAKEFILE = (
+    "setup:\n\tprintf 'RAN:%s\\n' repo-policy-loosened\n\ttouch {d}/ran-repo-policy-loosened\n"
+)
 POLICY_TOML = """\
 [[rule]]
 id = "allow.setup"
@@ -107,16 +116,24 @@ class HostileRepo:
         git(root, "config", "gpg.program", str(root / ".hostile" / "gpg"))
         git(root, "config", "log.showSignature", "true")
         (root / ".env").write_text(
-            f"SANDBOX_CHECK_COMMAND=touch {d}/ran-sandbox-check-command\n"
+            "SANDBOX_CHECK_COMMAND=printf 'RAN:%s\\n' sandbox-check-command; "
+            f"touch {d}/ran-sandbox-check-command\n"
             "POLICY_ALLOW_REPO_LOOSENING=true\n"
         )
-        # A modified tracked file: status and diff must look at its content (clean filter).
+        # A tracked file whose size is unchanged but whose time is not: git must hash its
+        # content to know whether it changed (the clean filter runs), whatever the clock says.
+        main = root / "app" / "main.py"
+        stat = main.stat()
+        os.utime(main, (stat.st_atime + 60, stat.st_mtime + 60))
+        # A modified tracked file: diff has a change to show (textconv, diff drivers).
         calc.write_text(calc.read_text() + "\n# work in progress\n")
         return cls(root, spot)
 
-    def ran(self) -> list[str]:
-        """The mechanisms that ran (their markers exist), sorted."""
-        return sorted(p.name.removeprefix("ran-") for p in self.spot.dir.glob("ran-*"))
+    def ran(self, output: str = "") -> list[str]:
+        """The mechanisms that ran: their markers exist or their print is in `output`."""
+        found = {p.name.removeprefix("ran-") for p in self.spot.dir.glob("ran-*")}
+        found |= set(re.findall(r"RAN:([\w.-]+)", output))
+        return sorted(found)
 
 
 def _sign_head(root: Path) -> None:

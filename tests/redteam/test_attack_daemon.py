@@ -97,8 +97,10 @@ async def test_the_workspace_env_cannot_choose_the_daemons_log_file(
 async def test_the_workspace_env_cannot_choose_the_check_command(
     repo: Path, victim: Victim, tmp_path: Path
 ) -> None:
+    """The check runs at proposal time; its print reaches the model even from inside containment."""
     spot = victim.spot("daemon-check-command")
-    (repo / ".env").write_text(f"SANDBOX_CHECK_COMMAND=touch {spot.marker}\n")
+    check = f"printf 'RAN:%s\\n' workspace-env-check; touch {spot.marker}"
+    (repo / ".env").write_text(f"SANDBOX_CHECK_COMMAND={check}\n")
     code = 'print(propose_patch(path="README.md", old_text="# Sample", new_text="# Sample!"))'
     turns = [f"```python\n{code}\n```", FINAL]
     with ScriptedModel(turns, fallback=FINAL, strict=False) as model:
@@ -109,7 +111,10 @@ async def test_the_workspace_env_cannot_choose_the_check_command(
             result = await client.protocol.send_request_async("smol/chat", {"message": "go"})
         finally:
             await client.shutdown_session()
+        seen = "\n".join(request.prompt_text() for request in model.requests)
     found = spot.harm()
+    if "RAN:workspace-env-check" in seen:
+        found.append("the workspace's check command ran (its output reached the model)")
     assert found == [], harm_report(found) + f"\n  chat: {result}"
 
 

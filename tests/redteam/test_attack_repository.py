@@ -59,7 +59,7 @@ def test_tools_that_never_ask_run_nothing_the_repository_names(
     name: str, arguments: dict[str, Any], hostile: HostileRepo, victim: Victim
 ) -> None:
     result = tool(hostile.root, victim, name, arguments)
-    ran = hostile.ran()
+    ran = hostile.ran(output_of(result))
     assert ran == [], harm_report([f"`tool {name}` ran the repository's {', '.join(ran)}"], result)
 
 
@@ -68,7 +68,7 @@ def test_proposing_a_patch_runs_nothing_the_repository_names(
 ) -> None:
     arguments = {"path": "app/calc.py", "old_text": "return a - b", "new_text": "return a + b"}
     result = tool(hostile.root, victim, "propose_patch", arguments)
-    ran = hostile.ran()
+    ran = hostile.ran(output_of(result))
     assert ran == [], harm_report([f"proposing a patch ran {', '.join(ran)}"], result)
 
 
@@ -77,7 +77,7 @@ def test_proposing_a_unified_diff_runs_nothing_the_repository_names(
 ) -> None:
     diff = "--- a/app/main.py\n+++ b/app/main.py\n@@ -1 +1 @@\n-from app.calc import add\n+from app.calc import add  # noqa\n"
     result = tool(hostile.root, victim, "propose_patch_unified", {"diff": diff})
-    ran = hostile.ran()
+    ran = hostile.ran(output_of(result))
     assert ran == [], harm_report([f"proposing a unified diff ran {', '.join(ran)}"], result)
 
 
@@ -109,7 +109,7 @@ print(list_files())
 print(propose_patch(path="app/calc.py", old_text="return a - b", new_text="return a + b"))
 """
     run = hostile_run(hostile.root, victim, code)
-    ran = hostile.ran()
+    ran = hostile.ran(run.output)
     assert ran == [], harm_report([f"`run` ran the repository's {', '.join(ran)}"], run.result)
 
 
@@ -127,7 +127,7 @@ def test_allowed_tests_cannot_reach_outside_the_repository(
 def test_the_repository_cannot_loosen_its_own_policy(hostile: HostileRepo, victim: Victim) -> None:
     """Its policy.toml allows `make setup`; its .env sets POLICY_ALLOW_REPO_LOOSENING."""
     result = tool(hostile.root, victim, "run_cmd", {"command": "make setup"})
-    ran = hostile.ran()
+    ran = hostile.ran(output_of(result))
     assert ran == [], harm_report([f"`make setup` ran unasked: {', '.join(ran)}"], result)
 
 
