@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
 from smol_instruments.lsp.protocol import to_plain
@@ -194,13 +194,19 @@ async def start_daemon(
     apply_edit: bool = True,
     settings: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
+    cwd: Path | None = None,
 ) -> LanguageClient:
-    config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "smol_instruments", "serve"],
-        client_factory=client_factory(recorder, profile),
-        server_env=env,
+    """The daemon started in `cwd` (default: the test's), initialized for `root`. An editor
+    starts it in the workspace folder, where it reads that folder's `.env`."""
+    client = client_factory(recorder, profile)()
+    await client.start_io(
+        sys.executable,
+        "-m",
+        "smol_instruments",
+        "serve",
+        env=env,
+        cwd=None if cwd is None else str(cwd),
     )
-    client = await config.start()
     recorder.initialize_result = await client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities(profile, apply_edit=apply_edit),
