@@ -3,7 +3,8 @@
 A host (the CLI, the LSP daemon) creates an `AgentSession` with an approver and an event
 sink, calls `run(task)` for each message of a conversation (memory is kept across turns), and
 may call `cancel()` from another thread. The session turns smolagents' stream into the
-PROTOCOL.md events and returns a `RunOutcome`.
+PROTOCOL.md events and returns a `RunOutcome`. A host may also hand it an `endpoint` source
+(llm/resolve.py): the session asks it for the model's endpoint before each run.
 
 smolagents' loop is kept; `SmolCodeAgent` only extends its step generator: a reply with no
 code block gets one short recovery message, and a second prose reply in a row is taken as the
@@ -30,6 +31,8 @@ from smolagents.monitoring import AgentLogger, LogLevel
 from smolagents.utils import AgentError, AgentParsingError
 
 from ..base.config import Settings
+from ..llm.catalog import ModelSetupError
+from ..llm.resolve import Endpoint
 from ..patches.store import Patch, PatchStore
 from ..patches.validation import Sandbox
 from ..safety.approval import Approver, DenyAllApprover
@@ -182,6 +185,7 @@ class AgentSession:
         patches: PatchStore | None = None,
         session_id: str | None = None,
         max_steps: int | None = None,
+        endpoint: Callable[[], Endpoint] | None = None,
     ) -> None:
         from ..tools import build_tools
         from ..tools.base import ToolContext
@@ -225,6 +229,9 @@ class AgentSession:
         )
         self.turns = 0
         self._running = threading.Lock()
+        # The host's model endpoint, asked before each run (it may start a local server).
+        self.endpoint_source = endpoint
+        self.endpoint: Endpoint | None = None
 
     @property
     def root(self) -> Path:
@@ -280,6 +287,7 @@ class AgentSession:
         reported: set[int] = set()  # smolagents yields the last ActionStep twice at max steps
         emit = self.emitter.emit
         try:
+            self._connect()
             stream = self.agent.run(
                 task, stream=True, reset=self.turns == 0, max_steps=self.max_steps
             )
@@ -306,15 +314,18 @@ class AgentSession:
                 status = "max_steps"
         except RunCancelled:
             status = "cancelled"
+        except ModelSetupError as exc:  # no model to talk to: one line with its fix
+            status = "cancelled" if self.cancel_event.is_set() else "failed"
+            error = None if status == "cancelled" else str(exc)
         except AgentError as exc:
             if self.cancel_event.is_set():
                 status = "cancelled"
             else:
-                status, error = "failed", _model_error_message(exc, self.settings)
+                status, error = "failed", self._model_failure(exc)
         except Exception as exc:  # a fault anywhere must end the run, not the host
             log.exception("run failed")
             status = "cancelled" if self.cancel_event.is_set() else "failed"
-            error = None if status == "cancelled" else _model_error_message(exc, self.settings)
+            error = None if status == "cancelled" else self._model_failure(exc)
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":
@@ -324,6 +335,31 @@ class AgentSession:
             answer = answer or (error or "The run failed.")
         emit("final", answer=answer, status=status)
         return RunOutcome(self.session_id, status, answer, steps, usage, trace_id, error)
+
+    def _connect(self) -> None:
+        """Point the model at the host's endpoint for this run (rebuilt when it moved)."""
+        if self.endpoint_source is None:
+            return
+        endpoint = self.endpoint_source()
+        if endpoint == self.endpoint:
+            return
+        self.endpoint = endpoint
+        self.settings = self.settings.model_copy(
+            update={
+                "model_id": endpoint.model_id,
+                "model_api_base": endpoint.api_base,
+                "model_api_key": endpoint.api_key,
+            }
+        )
+        tool_names = self.model.tool_names
+        self.model = build_model(self.settings, self.cancel_event)
+        self.model.tool_names = tool_names
+        self.agent.model = self.model
+
+    def _model_failure(self, exc: BaseException) -> str:
+        """A dead embedded server says so; anything else is described from the exception."""
+        died = self.endpoint.failure() if self.endpoint is not None else None
+        return died or _model_error_message(exc, self.settings)
 
     def _report_step(self, step: ActionStep, number: int, usage: Usage) -> None:
         emit = self.emitter.emit

@@ -151,7 +151,7 @@ class ModelRuntime:
             if server is None or self._key != key or not server.running():
                 if server is not None:
                     server.stop()
-                self._prepare_file(settings, choice, on_status, cancel)
+                prepare_model_file(settings, choice, on_status, cancel)
                 on_status("starting the local model", None)
                 server = EmbeddedServer(
                     choice.path,
@@ -172,38 +172,39 @@ class ModelRuntime:
                 failure=server.failure,
             )
 
-    def _prepare_file(
-        self,
-        settings: Settings,
-        choice: ModelChoice,
-        on_status: StatusCallback,
-        cancel: threading.Event | None,
-    ) -> None:
-        spec = choice.spec
-        if spec is None:
-            return  # a file of the user's: llama.cpp tells whether it loads
-        if not choice.path.exists():
-            if not settings.model_auto_pull:
-                raise ModelSetupError(
-                    f"model file {choice.path} not found",
-                    f"run `smol-instruments model pull {spec.name}` (or set MODEL_AUTO_PULL=true)",
-                )
-
-            def downloading(progress: PullProgress) -> None:
-                on_status(f"downloading the model ({progress.message})", progress.percent)
-
-            pull(settings, spec, progress=downloading, cancel=cancel)
-            return
-
-        def checking(progress: PullProgress) -> None:
-            on_status("checking the model file", progress.percent)
-
-        if not verify_file(choice.path, spec, checking, cancel):
-            raise corrupt_file_error(choice.path, spec)
-
     def close(self) -> None:
         with self._lock:
             if self.server is not None:
                 self.server.stop()
                 self.server = None
                 self._key = None
+
+
+def prepare_model_file(
+    settings: Settings,
+    choice: ModelChoice,
+    on_status: StatusCallback,
+    cancel: threading.Event | None,
+) -> None:
+    """Make sure the model file is there and verified: pull it, or check its hash."""
+    spec = choice.spec
+    if spec is None:
+        return  # a file of the user's: llama.cpp tells whether it loads
+    if not choice.path.exists():
+        if not settings.model_auto_pull:
+            raise ModelSetupError(
+                f"model file {choice.path} not found",
+                f"run `smol-instruments model pull {spec.name}` (or set MODEL_AUTO_PULL=true)",
+            )
+
+        def downloading(progress: PullProgress) -> None:
+            on_status(f"downloading the model ({progress.message})", progress.percent)
+
+        pull(settings, spec, progress=downloading, cancel=cancel)
+        return
+
+    def checking(progress: PullProgress) -> None:
+        on_status("checking the model file", progress.percent)
+
+    if not verify_file(choice.path, spec, checking, cancel):
+        raise corrupt_file_error(choice.path, spec)
