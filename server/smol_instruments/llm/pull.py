@@ -7,9 +7,10 @@ pip is used), its slice is checked against the slice's pinned SHA-256 and append
 `.<file>.part`, and the whole is checked against the file's pinned SHA-256 before it is moved
 to its final name with one `os.replace`.
 
-Nothing unverified ever has the final name. An interrupted pull keeps what was verified: the
-`.part` file's verified slices (re-checked on the next pull, a bad tail cut off) and the
-hub's own `.incomplete` file, which huggingface_hub resumes with a Range request. A verified
+Nothing unverified ever has the final name. An interrupted PyPI pull keeps what was verified:
+the `.part` file's slices, re-checked on the next pull (a bad tail is cut off). From the hub,
+huggingface_hub resumes a broken transfer with Range requests within one pull, and drops its
+partial file when it gives up: the next pull starts that file cleanly from the start. A verified
 file gets a stamp (`.<file>.verified`: size, mtime, SHA-256) so `model list`, `doctor` and the
 embedded server need not hash a gigabyte each time; a file whose stamp does not match is
 hashed again. One pull per model at a time (a file lock); a second waits for the first.
@@ -250,6 +251,8 @@ def _pull_hub(
     except Exception as exc:  # unreachable, refused, 404, ...: try the next source
         return None, _one_line(exc)
     staging = _partial_dir(spec, target) / "hub"
+    # Its retry warnings are not for the user: a failure ends in one line of ours.
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
     try:
         downloaded = huggingface_hub.hf_hub_download(
             spec.hf_repo,

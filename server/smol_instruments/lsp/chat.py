@@ -36,6 +36,7 @@ from .server import SmolLanguageServer
 
 if TYPE_CHECKING:
     from ..agent.session import AgentSession, RunOutcome
+    from ..llm.resolve import Endpoint, ModelRuntime
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,9 @@ class ChatService:
         self.runner = concurrent.futures.ThreadPoolExecutor(
             max_workers=8, thread_name_prefix="smol-run"
         )
+        # One model runtime for every conversation: the embedded server, when one is needed,
+        # is started by the first chat (never at start-up) and stopped with the daemon.
+        self.runtime: ModelRuntime | None = None
 
     # --- sessions -----------------------------------------------------------------------
 
@@ -85,6 +89,7 @@ class ChatService:
             sandbox=_open_sandbox(server),
             patches=server.patch_store,
             session_id=session_id,
+            endpoint=lambda: self._endpoint(hosted),
         )
         approver.cancel = session.cancel_event  # a cancel also ends a wait for a decision
         hosted = HostedSession(session)
@@ -113,6 +118,24 @@ class ChatService:
         for sid in idle[: max(0, len(self.sessions) - MAX_IDLE_SESSIONS)]:
             hosted = self.sessions.pop(sid)
             self.runner.submit(hosted.session.close)
+
+    def _endpoint(self, hosted: HostedSession | None) -> Endpoint:
+        """The model endpoint for a run; starting the local model shows as work-done progress."""
+        from ..llm.resolve import ModelRuntime
+
+        with self._lock:
+            if self.runtime is None:
+                self.runtime = ModelRuntime()
+            runtime = self.runtime
+
+        def status(message: str, percent: int | None) -> None:
+            token = hosted.progress_token if hosted is not None else None
+            if token is not None:
+                report = types.WorkDoneProgressReport(message=message, percentage=percent)
+                self.server.post(self.server.work_done_progress.report, token, report)
+
+        cancel = hosted.session.cancel_event if hosted is not None else None
+        return runtime.endpoint(self.server.settings, on_status=status, cancel=cancel)
 
     # --- progress -----------------------------------------------------------------------
 
@@ -252,6 +275,8 @@ class ChatService:
                 item.session.close()
             except Exception:
                 log.exception("closing a session failed")
+        if self.runtime is not None:
+            self.runtime.close()
         self.runner.shutdown(wait=False, cancel_futures=True)
 
 
