@@ -242,3 +242,48 @@ def test_the_server_dies_with_its_parent(
         time.sleep(0.1)
     state = Path(f"/proc/{server}/stat")
     assert not state.exists() or state.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+async def test_the_daemon_starts_the_local_model_at_the_first_chat_and_stops_it(
+    repo: Path, tmp_path: Path, small_model: Path
+) -> None:
+    """`initialize` starts nothing; the first chat starts the server with work-done progress
+    the editor shows; shutting the daemon down stops it."""
+    from tests.support.lsp import Recorder, daemon_env, start_daemon
+
+    from smol_instruments.lsp.protocol import to_plain
+
+    settings = {
+        "MODEL_BACKEND": "embedded",
+        "MODEL_FILE": SMALL_MODEL,
+        "MODEL_MAX_TOKENS": "64",
+        "AGENT_MAX_STEPS": "1",
+        "MODEL_THREADS": "1",
+        "MODEL_TIMEOUT_S": "600",
+    }
+    recorder = Recorder()
+    client = await start_daemon(repo, recorder, env=daemon_env(settings, tmp_path))
+    daemon = client._server.pid
+    try:
+        assert _serve_children(daemon) == []  # nothing started on the start-up path
+        result = to_plain(
+            await client.protocol.send_request_async(
+                "smol/chat", {"message": "What does add() in app/calc.py do?"}
+            )
+        )
+        assert result["status"] in {"completed", "max_steps"}
+        assert result["answer"].strip() and result["usage"]["promptTokens"] > 0
+        (server,) = _serve_children(daemon)
+        messages = [
+            getattr(report, "message", None)
+            for reports in client.progress_reports.values()
+            for report in reports
+        ]
+        assert "starting the local model" in messages
+    finally:
+        await client.shutdown_session()
+    deadline = time.monotonic() + 20
+    while Path(f"/proc/{server}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    state = Path(f"/proc/{server}/stat")
+    assert not state.exists() or state.read_text().rsplit(")", 1)[1].split()[0] == "Z"
