@@ -128,19 +128,20 @@ class ModelRuntime:
         backend = settings.model_backend
         if backend == "server":
             return configured_endpoint(settings)
+        why = "MODEL_BACKEND=embedded"
         if backend == "auto":
             answered, detail = probe_server(settings)
             if answered:
                 return configured_endpoint(settings)
-            log.info(
-                "no model server at %s (%s): using the embedded one",
-                settings.model_api_base,
-                detail,
-            )
-        return self._embedded(settings, on_status or (lambda _m, _p: None), cancel)
+            why = f"no model server at {settings.model_api_base} ({detail})"
+        return self._embedded(settings, why, on_status or (lambda _m, _p: None), cancel)
 
     def _embedded(
-        self, settings: Settings, on_status: StatusCallback, cancel: threading.Event | None
+        self,
+        settings: Settings,
+        why: str,
+        on_status: StatusCallback,
+        cancel: threading.Event | None,
     ) -> Endpoint:
         if not xllamacpp_available():
             raise xllamacpp_missing_error()
@@ -151,6 +152,7 @@ class ModelRuntime:
             if server is None or self._key != key or not server.running():
                 if server is not None:
                     server.stop()
+                log.info("%s: using the embedded model server", why)
                 prepare_model_file(settings, choice, on_status, cancel)
                 on_status("starting the local model", None)
                 server = EmbeddedServer(
@@ -161,8 +163,9 @@ class ModelRuntime:
                     port=settings.model_embedded_port,
                     start_timeout_s=settings.model_start_timeout_s,
                 )
-                self.server, self._key = server, key
+                self.server = self._key = None
                 server.start(cancel)
+                self.server, self._key = server, key
             return Endpoint(
                 f"openai/{choice.alias}",
                 server.base_url,
