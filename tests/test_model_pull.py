@@ -145,7 +145,9 @@ def test_interrupted_hub_download_leaves_no_file_and_restarts_cleanly(
         line = one_line(broken.stderr)
         assert "cannot fetch tiny from the Hugging Face hub" in line and "fix:" in line
         assert not final(tmp_path).exists()  # nothing unverified under the final name
-        left = [p for p in (tmp_path / "models").rglob("*") if p.is_file() and p.stat().st_size > 4096]
+        left = [
+            p for p in (tmp_path / "models").rglob("*") if p.is_file() and p.stat().st_size > 4096
+        ]
         assert left == []  # no half file anywhere: huggingface_hub drops its partial download
         hub.heal()
         hub.seen.clear()
