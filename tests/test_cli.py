@@ -35,6 +35,7 @@ def cli_env() -> dict[str, str]:
         {
             "SANDBOX_BACKEND": "none",
             "PHOENIX_ENABLED": "false",
+            "MODEL_BACKEND": "server",  # never start the embedded model here
             "MODEL_API_BASE": "http://127.0.0.1:9",  # nothing listens: the check fails fast
         }
     )

@@ -23,7 +23,7 @@ def run_cli(
     repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(SETTINGS)}
-    base.update({"PHOENIX_ENABLED": "false", "SANDBOX_BACKEND": "none"})
+    base.update({"PHOENIX_ENABLED": "false", "SANDBOX_BACKEND": "none", "MODEL_BACKEND": "server"})
     base.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "smol_instruments", "run", "--repo", str(repo), *args],

@@ -23,6 +23,7 @@ from smol_instruments.lsp.protocol import to_plain
 from smol_instruments.patches.store import read_text
 
 SETTING_NAMES = (
+    "MODEL_BACKEND",
     "MODEL_ID",
     "MODEL_API_BASE",
     "MODEL_API_KEY",
@@ -80,6 +81,7 @@ def daemon_env(extra: dict[str, str] | None = None, tmp: Path | None = None) -> 
         {
             "PHOENIX_ENABLED": "false",
             "SANDBOX_BACKEND": "none",
+            "MODEL_BACKEND": "server",
             "MODEL_ID": "openai/scripted",
             "MODEL_API_BASE": "http://127.0.0.1:9/v1",
             "MODEL_API_KEY": "test",

@@ -516,6 +516,7 @@ class ScriptedModel:
     def env(self) -> dict[str, str]:
         """The settings that point the project at this server."""
         return {
+            "MODEL_BACKEND": "server",  # this server, never the embedded one
             "MODEL_ID": self.model_id,
             "MODEL_API_BASE": self.base_url,
             "MODEL_API_KEY": "scripted",

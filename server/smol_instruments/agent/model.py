@@ -291,20 +291,24 @@ def context_window(settings: Settings, timeout: float = 3.0) -> int:
 
     base = (settings.model_api_base or "").rstrip("/")
     fallback = settings.model_num_ctx
+    headers = {"Content-Type": "application/json"}
+    if settings.model_api_key:
+        headers["Authorization"] = f"Bearer {settings.model_api_key}"
     try:
         if settings.model_id.startswith(("ollama/", "ollama_chat/")):
             name = settings.model_id.split("/", 1)[1]
             request = urllib.request.Request(
                 f"{base}/api/show",
                 data=json.dumps({"model": name}).encode(),
-                headers={"Content-Type": "application/json"},
+                headers=headers,
             )
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 info = json.load(response).get("model_info") or {}
             lengths = [v for k, v in info.items() if k.endswith(".context_length")]
             return min([fallback, *[int(v) for v in lengths if isinstance(v, int)]])
         root = base[: -len("/v1")] if base.endswith("/v1") else base
-        with urllib.request.urlopen(f"{root}/props", timeout=timeout) as response:
+        request = urllib.request.Request(f"{root}/props", headers=headers)
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             props = json.load(response)
         n_ctx = props.get("n_ctx") or (props.get("default_generation_settings") or {}).get("n_ctx")
         return int(n_ctx) if isinstance(n_ctx, int) and n_ctx > 0 else fallback

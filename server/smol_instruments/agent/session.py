@@ -3,8 +3,10 @@
 A host (the CLI, the LSP daemon) creates an `AgentSession` with an approver and an event
 sink, calls `run(task)` for each message of a conversation (memory is kept across turns), and
 may call `cancel()` from another thread. An untrusted session (`trusted=False`, a folder the
-user does not trust) runs no command and validates patches by running nothing. The session turns smolagents' stream into the
-PROTOCOL.md events and returns a `RunOutcome`.
+user does not trust) runs no command and validates patches by running nothing. A host may
+also hand it an `endpoint` source (llm/resolve.py): the session asks it for the model's
+endpoint before each run. The session turns smolagents' stream into the PROTOCOL.md events
+and returns a `RunOutcome`.
 
 smolagents' loop is kept (agent/loop.py extends it through its seams). A run's status is
 judged by what happened, not by the model's words: a task that asked for a change and got none
@@ -17,6 +19,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,8 @@ from smolagents.monitoring import AgentLogger, LogLevel
 from smolagents.utils import AgentError
 
 from ..base.config import Settings
+from ..llm.catalog import ModelSetupError
+from ..llm.resolve import Endpoint
 from ..patches.store import Patch, PatchStore
 from ..patches.validation import NoneSandbox, Sandbox
 from ..safety.approval import Approver, DenyAllApprover
@@ -111,6 +116,7 @@ class AgentSession:
         session_id: str | None = None,
         max_steps: int | None = None,
         trusted: bool = True,
+        endpoint: Callable[[], Endpoint] | None = None,
     ) -> None:
         from ..tools import build_tools
         from ..tools.base import ToolContext
@@ -167,6 +173,9 @@ class AgentSession:
         self.turns = 0
         self._watch: RunWatch | None = None
         self._running = threading.Lock()
+        # The host's model endpoint, asked before each run (it may start a local server).
+        self.endpoint_source = endpoint
+        self.endpoint: Endpoint | None = None
 
     def context_tokens(self) -> int:
         """The model's context window, asked of its server once (the setting if it cannot say)."""
@@ -235,6 +244,7 @@ class AgentSession:
             task, self.state, self.repo_files, tree_changed=lambda: self._tree_state() != before
         )
         try:
+            self._connect()
             stream = self.agent.run(
                 task, stream=True, reset=self.turns == 0, max_steps=self.max_steps
             )
@@ -263,15 +273,18 @@ class AgentSession:
             status = "cancelled"
         except RunStuck as exc:
             status, error = "failed", f"stopped early: {exc}"
+        except ModelSetupError as exc:  # no model to talk to: one line with its fix
+            status = "cancelled" if self.cancel_event.is_set() else "failed"
+            error = None if status == "cancelled" else str(exc)
         except AgentError as exc:
             if self.cancel_event.is_set():
                 status = "cancelled"
             else:
-                status, error = "failed", _model_error_message(exc, self.settings)
+                status, error = "failed", self._model_failure(exc)
         except Exception as exc:  # a fault anywhere must end the run, not the host
             log.exception("run failed")
             status = "cancelled" if self.cancel_event.is_set() else "failed"
-            error = None if status == "cancelled" else _model_error_message(exc, self.settings)
+            error = None if status == "cancelled" else self._model_failure(exc)
         watch, self._watch, self.agent.watch = self._watch, None, None
         if (
             status == "completed"
@@ -299,6 +312,32 @@ class AgentSession:
             trace_id=trace_id,
             error=error,
         )
+
+    def _connect(self) -> None:
+        """Point the model at the host's endpoint for this run (rebuilt when it moved)."""
+        if self.endpoint_source is None:
+            return
+        endpoint = self.endpoint_source()
+        if endpoint == self.endpoint:
+            return
+        self.endpoint = endpoint
+        self._context_tokens = None  # another server: ask its window again
+        self.settings = self.settings.model_copy(
+            update={
+                "model_id": endpoint.model_id,
+                "model_api_base": endpoint.api_base,
+                "model_api_key": endpoint.api_key,
+            }
+        )
+        tool_names = self.model.tool_names
+        self.model = build_model(self.settings, self.cancel_event)
+        self.model.tool_names = tool_names
+        self.agent.model = self.model
+
+    def _model_failure(self, exc: BaseException) -> str:
+        """A dead embedded server says so; anything else is described from the exception."""
+        died = self.endpoint.failure() if self.endpoint is not None else None
+        return died or _model_error_message(exc, self.settings)
 
     def _report_step(self, step: ActionStep, number: int, usage: Usage) -> None:
         emit = self.emitter

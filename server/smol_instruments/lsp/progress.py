@@ -59,6 +59,11 @@ class RunProgress:
             types.WorkDoneProgressReport(message=message),
         )
 
+    def status(self, token: str | int, message: str, percent: int | None = None) -> None:
+        """From any thread: what the run waits for before its first step (the local model)."""
+        report = types.WorkDoneProgressReport(message=message, percentage=percent)
+        self.server.post(self.server.work_done_progress.report, token, report)
+
     def end(self, hosted: HostedSession, outcome: RunOutcome | None) -> None:
         token = hosted.progress_token
         hosted.progress_token = None

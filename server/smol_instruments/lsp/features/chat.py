@@ -9,6 +9,7 @@ and a cancel from the progress UI or `$/cancelRequest` stops the run within one 
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from ..sessions import HostedSession, SessionPool
 from .approvals import Approvals
 
 if TYPE_CHECKING:
+    from ...llm.resolve import Endpoint, ModelRuntime
     from ...patches.validation import Sandbox
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,10 @@ class Chat(Feature):
         self.approvals = approvals
         self.pool = SessionPool()
         self.progress = RunProgress(server)
+        # One model runtime for every conversation: the embedded server, when one is needed,
+        # is started by the first chat (never at start-up) and stopped with the daemon.
+        self.runtime: ModelRuntime | None = None
+        self._runtime_lock = threading.Lock()
 
     # --- handlers ------------------------------------------------------------------------
 
@@ -85,6 +91,8 @@ class Chat(Feature):
 
     def close(self) -> None:
         self.pool.close()
+        if self.runtime is not None:
+            self.runtime.close()
 
     # --- what the handlers do ------------------------------------------------------------
 
@@ -126,6 +134,7 @@ class Chat(Feature):
                 patches=server.patch_store,
                 session_id=session_id,
                 trusted=server.trusted,
+                endpoint=lambda: self._endpoint(hosted),
             )
         except PolicyConfigError as exc:  # the repository's policy file: one line, fixable
             server.show_error(str(exc))
@@ -133,6 +142,23 @@ class Chat(Feature):
         approver.cancel = session.cancel_event  # a cancel also ends a wait for a decision
         hosted = HostedSession(session)
         return hosted
+
+    def _endpoint(self, hosted: HostedSession | None) -> Endpoint:
+        """The model endpoint for a run; starting the local model shows as work-done progress."""
+        from ...llm.resolve import ModelRuntime
+
+        with self._runtime_lock:
+            if self.runtime is None:
+                self.runtime = ModelRuntime()
+            runtime = self.runtime
+
+        def status(message: str, percent: int | None) -> None:
+            token = hosted.progress_token if hosted is not None else None
+            if token is not None:
+                self.progress.status(token, message, percent)
+
+        cancel = hosted.session.cancel_event if hosted is not None else None
+        return runtime.endpoint(self.server.settings, on_status=status, cancel=cancel)
 
     def _open_sandbox(self) -> Sandbox | None:
         try:
