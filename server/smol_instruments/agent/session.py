@@ -30,8 +30,10 @@ from smolagents.monitoring import AgentLogger, LogLevel
 from smolagents.utils import AgentError, AgentParsingError
 
 from ..base.config import Settings
-from ..patches.store import Patch, PatchStore
+from ..patches.model import Patch
+from ..patches.service import PatchService
 from ..patches.validation import Sandbox
+from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
 from .model import AgentModel, RunCancelled, build_model
 from .pipeline import instrument
@@ -179,7 +181,7 @@ class AgentSession:
         approver: Approver | None = None,
         events: EventSink | None = None,
         sandbox: Sandbox | None = None,
-        patches: PatchStore | None = None,
+        patches: PatchService | None = None,
         session_id: str | None = None,
         max_steps: int | None = None,
     ) -> None:
@@ -232,7 +234,7 @@ class AgentSession:
 
     def _on_patch(self, patch: Patch) -> None:
         if patch.session_id in (None, self.session_id):
-            self.emitter.emit("patch", patch=patch.to_protocol(self.ctx.root))
+            self.emitter.emit("patch", patch=patch_view(patch, self.ctx.root))
 
     def cancel(self) -> None:
         """Stop the run within one step: interrupt the loop, close the stream, kill commands."""

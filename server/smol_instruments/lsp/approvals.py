@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, field
 
 from lsprotocol import types
 
@@ -21,49 +20,6 @@ from .server import SmolLanguageServer
 log = logging.getLogger(__name__)
 
 RUN, DENY = "Run", "Deny"
-
-
-@dataclass
-class _Waiter:
-    event: threading.Event = field(default_factory=threading.Event)
-    decision: Decision | None = None
-
-
-class PatchDecisions:
-    """Agents waiting in `apply_patch`, each woken by the user's decision on its patch."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._waiters: dict[str, list[_Waiter]] = {}
-
-    def wait(
-        self, patch_id: str, timeout: float, cancel: threading.Event | None
-    ) -> Decision | None:
-        waiter = _Waiter()
-        with self._lock:
-            self._waiters.setdefault(patch_id, []).append(waiter)
-        try:
-            remaining = timeout
-            while remaining > 0:
-                if waiter.event.wait(min(0.1, remaining)):
-                    return waiter.decision
-                if cancel is not None and cancel.is_set():
-                    return Decision(False, "cancelled", "the run was cancelled")
-                remaining -= 0.1
-            return None
-        finally:
-            with self._lock:
-                waiters = self._waiters.get(patch_id, [])
-                if waiter in waiters:
-                    waiters.remove(waiter)
-
-    def resolve(self, patch_id: str, decision: Decision) -> int:
-        with self._lock:
-            waiters = self._waiters.pop(patch_id, [])
-        for waiter in waiters:
-            waiter.decision = decision
-            waiter.event.set()
-        return len(waiters)
 
 
 class EditorApprover:
@@ -83,15 +39,23 @@ class EditorApprover:
         return self._command(request)
 
     def _patch(self, request: ApprovalRequest) -> Decision:
-        decisions: PatchDecisions = self.server.features["decisions"]
-        decision = decisions.wait(request.subject, self.timeout, self.cancel)
-        if decision is None:
+        """Wait until the user decided every hunk (accept or reject, in any editor)."""
+        service = self.server.patch_store
+        patch = (
+            None if service is None else service.wait(request.subject, self.timeout, self.cancel)
+        )
+        if patch is None:
+            return Decision(False, "editor", "the patch is gone")
+        if not patch.resolved:
+            if self.cancel is not None and self.cancel.is_set():
+                return Decision(False, "cancelled", "the run was cancelled")
             return Decision(
                 False,
                 "timeout",
                 f"no decision within {self.timeout:g} s; the patch stays pending in the editor",
             )
-        return decision
+        approved = patch.status in ("accepted", "partial")
+        return Decision(approved, "editor", patch.reason, applied_by_host=True)
 
     def _command(self, request: ApprovalRequest) -> Decision:
         if not self.server.client_supports("window", "show_message", "message_action_item"):
@@ -121,4 +85,4 @@ class EditorApprover:
 
 
 def register(server: SmolLanguageServer) -> None:
-    server.features["decisions"] = PatchDecisions()
+    return None

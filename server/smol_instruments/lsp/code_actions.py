@@ -1,4 +1,4 @@
-"""Code actions: Accept / Reject on a pending patch's hunks, and "Ask agent about selection"."""
+"""Code actions: Accept / Reject a pending patch or one of its hunks, and "Ask agent about selection"."""
 
 from __future__ import annotations
 
@@ -14,29 +14,32 @@ def code_actions(
     actions: list[types.CodeAction] = []
     uri, span = params.text_document.uri, params.range
     if server.patch_store is not None:
-        for patch in server.features["patches"].pending_at(uri, span):
+        for patch, hunk_id in server.features["patches"].pending_at(uri, span):
             diagnostics = [d for d in params.context.diagnostics if str(d.code) == patch.id] or None
-            actions.append(
-                types.CodeAction(
-                    title="Accept agent patch",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=diagnostics,
-                    is_preferred=True,
-                    command=types.Command(
-                        title="Accept agent patch", command=CMD_ACCEPT_PATCH, arguments=[patch.id]
-                    ),
+            choices = [("Accept agent patch", CMD_ACCEPT_PATCH, [patch.id])]
+            choices.append(("Reject agent patch", CMD_REJECT_PATCH, [patch.id]))
+            if sum(h.pending for h in patch.hunks) > 1:
+                choices.append(
+                    ("Accept this hunk", CMD_ACCEPT_PATCH, [patch.id, {"hunks": [hunk_id]}])
                 )
-            )
-            actions.append(
-                types.CodeAction(
-                    title="Reject agent patch",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=diagnostics,
-                    command=types.Command(
-                        title="Reject agent patch", command=CMD_REJECT_PATCH, arguments=[patch.id]
-                    ),
+                choices.append(
+                    ("Reject this hunk", CMD_REJECT_PATCH, [patch.id, {"hunks": [hunk_id]}])
                 )
-            )
+            for title, command, arguments in choices:
+                if any(
+                    a.title == title and a.command and a.command.arguments == arguments
+                    for a in actions
+                ):
+                    continue
+                actions.append(
+                    types.CodeAction(
+                        title=title,
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=diagnostics,
+                        is_preferred=title == "Accept agent patch" or None,
+                        command=types.Command(title=title, command=command, arguments=arguments),
+                    )
+                )
     if span.start != span.end:
         argument = {
             "uri": uri,

@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..base.config import Settings, SettingsError, settings_from_client
-from ..patches.store import PatchStore
+from ..patches.service import PatchService
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +40,12 @@ class SmolLanguageServer(LanguageServer):
         self.base_settings = settings
         self.settings = settings
         self.root: Path | None = None
-        self.patch_store: PatchStore | None = None
+        self.patch_store: PatchService | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.init_options: dict[str, Any] = {}
         self.features: dict[str, Any] = {}
-        #: Called with each new patch store (features that follow patches subscribe here).
-        self.store_listeners: list[Callable[[PatchStore], None]] = []
+        #: Called with each new patch service (features that follow patches subscribe here).
+        self.store_listeners: list[Callable[[PatchService], None]] = []
         self._closed = threading.Event()
 
     # --- threads to loop ---------------------------------------------------------------
@@ -96,12 +96,12 @@ class SmolLanguageServer(LanguageServer):
     # --- workspace ----------------------------------------------------------------------
 
     def open_root(self, root: Path) -> None:
-        from ..base.git import find_repo_root, git_dir
+        from ..base.git import find_repo_root
+        from ..patches.service import open_patches
+        from ..safety.jail import PathJail
 
         self.root = find_repo_root(root)
-        gdir = git_dir(self.root)
-        persist = gdir / "smol-instruments" / "patches" if gdir is not None else None
-        self.patch_store = PatchStore(self.root, persist)
+        self.patch_store = open_patches(PathJail(self.root))
         for listener in self.store_listeners:
             listener(self.patch_store)
 
