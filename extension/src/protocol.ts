@@ -70,12 +70,21 @@ export interface ErrorObject {
   recovery_suggestion?: string | null;
 }
 
-export type PatchStatus = 'pending' | 'accepted' | 'rejected' | 'stale' | 'failed';
+/** Pending while any hunk is; then what the hunks' decisions add up to. */
+export type PatchStatus = 'pending' | 'accepted' | 'partial' | 'rejected' | 'stale' | 'failed';
+export type HunkStatus = 'pending' | 'accepted' | 'rejected' | 'stale' | 'failed';
 
 export interface Hunk {
-  /** The lines of the file as it was when the patch was made that the hunk replaces. */
+  /** Stable: numbered across the patch's files at proposal, never renumbered. */
+  id: number;
+  status: HunkStatus;
+  /** The lines it replaces, in the text whose hash is the file's `baseHash`. */
   range: Range;
   newText: string;
+  added?: number;
+  removed?: number;
+  /** Why it was decided so (e.g. what made it stale). */
+  reason?: string;
 }
 
 export interface PatchFile {
@@ -83,7 +92,20 @@ export interface PatchFile {
   /** Repository-relative path (the daemon adds it; derived from the uri when absent). */
   path?: string;
   diff: string;
+  /** SHA-256 (hex, of the UTF-8) of the text the hunks' ranges are in; null: a file to create. */
+  baseHash?: string | null;
   hunks: Hunk[];
+}
+
+/** `smol.acceptPatch` / `smol.rejectPatch` answers. */
+export interface PatchDecision {
+  patchId: string;
+  status: PatchStatus;
+  accepted?: number[];
+  rejected?: number[];
+  stale?: number[];
+  failed?: number[];
+  files?: string[];
 }
 
 export interface ValidationCheck {

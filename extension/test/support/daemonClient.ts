@@ -14,7 +14,7 @@ import {
   StreamMessageWriter,
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
-import { applyHunks } from '../../src/edits/hunks';
+import { applyTextEdits } from '../../src/edits/hunks';
 import { CHAT, EVENT, PATCHES, type ChatParams, type ChatResult, type MessageActionItem, type Patch, type ShowMessageRequestParams, type SmolEvent } from '../../src/protocol';
 import { PYTHON } from './env';
 
@@ -156,11 +156,11 @@ function applyLikeAnEditor(params: ApplyEditParams): void {
       continue;
     }
     const path = fileURLToPath(change.textDocument.uri);
-    writeFileSync(path, applyHunks(readFileSync(path, 'utf8'), change.edits));
+    writeFileSync(path, applyTextEdits(readFileSync(path, 'utf8'), change.edits));
   }
   for (const [uri, edits] of Object.entries(params.edit.changes ?? {})) {
     const path = fileURLToPath(uri);
-    writeFileSync(path, applyHunks(readFileSync(path, 'utf8'), edits));
+    writeFileSync(path, applyTextEdits(readFileSync(path, 'utf8'), edits));
   }
 }
 
