@@ -17,7 +17,7 @@ from typing import Any
 from ..base.errors import ErrorType, ToolError
 from ..base.process import ProcessResult, run_process
 from ..base.truncate import truncate_output
-from ..safety.approval import ApprovalRequest
+from ..safety.approval import ApprovalEvent, ApprovalRequest
 from .base import RepoTool, ToolContext, guarded
 from .validation import optional_number, optional_str, require_str
 
@@ -86,11 +86,13 @@ def gated_run(
     if decision.verdict == "deny":
         gate["approval"] = "denied"
         ctx.emit(
-            "approval",
-            command=command,
-            verdict=decision.verdict,
-            rule=decision.rule,
-            decision="denied",
+            ApprovalEvent(
+                command=command,
+                verdict=decision.verdict,
+                rule=decision.rule,
+                reason=decision.reason,
+                decision="denied",
+            )
         )
         raise ToolError(
             ErrorType.COMMAND_DENIED,
@@ -114,11 +116,13 @@ def gated_run(
         gate["approval"] = "approved" if answer.approved else "denied"
         gate["decided_by"] = answer.decided_by
         ctx.emit(
-            "approval",
-            command=command,
-            verdict=decision.verdict,
-            rule=decision.rule,
-            decision=gate["approval"],
+            ApprovalEvent(
+                command=command,
+                verdict=decision.verdict,
+                rule=decision.rule,
+                reason=decision.reason,
+                decision=gate["approval"],
+            )
         )
         if not answer.approved:
             raise ToolError(
@@ -134,11 +138,13 @@ def gated_run(
     else:
         gate["approval"] = "auto"
         ctx.emit(
-            "approval",
-            command=command,
-            verdict=decision.verdict,
-            rule=decision.rule,
-            decision="auto",
+            ApprovalEvent(
+                command=command,
+                verdict=decision.verdict,
+                rule=decision.rule,
+                reason=decision.reason,
+                decision="auto",
+            )
         )
     ctx.check_cancelled()
     result = run_process(

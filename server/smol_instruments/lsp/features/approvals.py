@@ -3,7 +3,8 @@
 The agent runs in a worker thread and blocks in `EditorApprover.decide`. A command is put to
 the user as a Warning message with "Run" and "Deny"; no answer within APPROVAL_TIMEOUT_S, or
 a client that cannot show message actions, is a denial. A patch waits until the user accepts
-or rejects it (code action, CodeLens, chat panel), the run is cancelled, or the timeout passes.
+or rejects every hunk of it (code action, CodeLens, chat panel) — waiting on the patch service,
+which owns the decisions — the run is cancelled, or the timeout passes.
 `deny` verdicts never get here: the policy refuses them in Python.
 """
 
@@ -14,8 +15,9 @@ import threading
 
 from lsprotocol import types
 
-from ..safety.approval import ApprovalRequest, Decision
-from .server import SmolLanguageServer
+from ...safety.approval import ApprovalRequest, Decision
+from ..feature import Feature
+from ..server import SmolLanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +41,7 @@ class EditorApprover:
         return self._command(request)
 
     def _patch(self, request: ApprovalRequest) -> Decision:
-        """Wait until the user decided every hunk (accept or reject, in any editor)."""
+        """Wait until no hunk is pending: the user decided them (in any editor, in any order)."""
         service = self.server.patch_store
         patch = (
             None if service is None else service.wait(request.subject, self.timeout, self.cancel)
@@ -84,5 +86,11 @@ class EditorApprover:
         return Decision(False, "editor", "denied in the editor" if answer else "dismissed")
 
 
-def register(server: SmolLanguageServer) -> None:
-    return None
+class Approvals(Feature):
+    """Hands each session an EditorApprover."""
+
+    def __init__(self, server: SmolLanguageServer) -> None:
+        self.server = server
+
+    def approver(self, cancel: threading.Event | None = None) -> EditorApprover:
+        return EditorApprover(self.server, cancel)
