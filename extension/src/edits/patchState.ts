@@ -127,5 +127,6 @@ export function askAgainMessage(patch: Patch): string {
 /** What the user reads when hunks of a patch were stale on accept (the others were written). */
 export function staleHunksExplanation(patch: Patch, hunks: number[]): string {
   const which = hunks.length === 1 ? `hunk ${hunks[0] + 1}` : `hunks ${hunks.map((h) => h + 1).join(', ')}`;
-  return `${which} of the agent's patch "${patch.summary}" no longer applied: their lines changed since it was proposed. Nothing was written for ${hunks.length === 1 ? 'it' : 'them'}.`;
+  const one = hunks.length === 1;
+  return `${which} of the agent's patch "${patch.summary}" no longer applied: ${one ? 'its' : 'their'} lines changed since it was proposed. Nothing was written for ${one ? 'it' : 'them'}.`;
 }

@@ -98,6 +98,17 @@ describe.skipIf(missing)('the extension in code-server', () => {
     }
   });
 
+  /** Send a message from the panel and wait for this run's answer (earlier ones may say the same). */
+  async function ask(message: string, answer: string): Promise<FrameLocator> {
+    const chat = await wb.showChat();
+    const answers = chat.locator('.final-answer', { hasText: answer.slice(0, 30) });
+    const before = await answers.count();
+    await chat.locator('#input').fill(message);
+    await chat.locator('#input').press('Enter');
+    await expect.poll(() => answers.count(), { timeout: 90_000 }).toBe(before + 1);
+    return chat;
+  }
+
   it('asks about a selection, streams the answer, shows the patch inline, and Accept writes the file', async () => {
     const question = 'Why does test_add fail?';
     await model.addTurns(askAboutAdd(question));
@@ -243,10 +254,7 @@ describe.skipIf(missing)('the extension in code-server', () => {
     writeFileSync(join(project, 'shapes.py'), SHAPES);
     const shapes = () => readFileSync(join(project, 'shapes.py'), 'utf8');
     await model.addTurns(twoHunkFix());
-    const chat = await wb.showChat();
-    await chat.locator('#input').fill('Fix the formulas in shapes.py');
-    await chat.locator('#input').press('Enter');
-    await chat.locator('.final-answer', { hasText: TWO_HUNK_ANSWER.slice(0, 30) }).last().waitFor({ timeout: 90_000 });
+    const chat = await ask('Fix the formulas in shapes.py', TWO_HUNK_ANSWER);
     await wb.openFile('shapes.py');
     await wb.codeLens(new RegExp(`Agent: ${TWO_HUNK_SUMMARY}`)).waitFor({ timeout: 30_000 });
     await expect.poll(() => wb.codeLens(/^\s*Accept$/).count(), { timeout: 15_000 }).toBe(2);
@@ -276,10 +284,7 @@ describe.skipIf(missing)('the extension in code-server', () => {
     writeFileSync(join(project, 'sizes.py'), SHAPES);
     const sizes = () => readFileSync(join(project, 'sizes.py'), 'utf8');
     await model.addTurns(twoHunkFix('sizes.py', 'fix the sizes'));
-    const chat = await wb.showChat();
-    await chat.locator('#input').fill('Fix the formulas in sizes.py');
-    await chat.locator('#input').press('Enter');
-    await chat.locator('.final-answer', { hasText: TWO_HUNK_ANSWER.slice(0, 30) }).last().waitFor({ timeout: 90_000 });
+    const chat = await ask('Fix the formulas in sizes.py', TWO_HUNK_ANSWER);
     await wb.openFile('sizes.py');
     await wb.codeLens(/Agent: fix the sizes/).waitFor({ timeout: 30_000 });
     // Someone else edits the second hunk's line on disk; the editor reloads the file.

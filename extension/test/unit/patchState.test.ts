@@ -91,7 +91,7 @@ describe('per-hunk state', () => {
     expect(hunksIn({ p5: mixed }, CALC_URI).map((v) => v.hunkId)).toEqual([0]);
     expect(hunksIn({ p5: mixed }, CALC_URI, ['stale']).map((v) => v.hunkId)).toEqual([1]);
     expect(staleHunksExplanation(mixed, [1])).toBe(
-      'hunk 2 of the agent\'s patch "add() must add, not subtract" no longer applied: their lines changed since it was proposed. Nothing was written for it.',
+      'hunk 2 of the agent\'s patch "add() must add, not subtract" no longer applied: its lines changed since it was proposed. Nothing was written for it.',
     );
   });
 
