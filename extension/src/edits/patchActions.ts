@@ -13,7 +13,7 @@ import type { ChatController } from '../chat/controller';
 import { errorMessage } from '../chat/controller';
 import type { ChatStore } from '../chat/store';
 import type { Daemon } from '../client/daemon';
-import { DAEMON_ACCEPT_PATCH, DAEMON_REJECT_PATCH, type Patch, type PatchDecision } from '../protocol';
+import { DAEMON_ACCEPT_PATCH, DAEMON_REJECT_PATCH, type Patch, type PatchCommandResult } from '../protocol';
 import * as api from '../vscodeapi';
 import type { ProposedFileProvider } from './diffProvider';
 import { filePath, pendingPatches, sameUri, staleExplanation, staleHunksExplanation } from './patchState';
@@ -54,9 +54,9 @@ export class PatchActions {
     const dirtyBefore = new Set(
       vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => d.uri.toString()),
     );
-    let decision: PatchDecision | undefined;
+    let decision: PatchCommandResult | undefined;
     try {
-      decision = (await this.daemon.executeCommand(DAEMON_ACCEPT_PATCH, hunks ? [patchId, { hunks }] : [patchId])) as PatchDecision;
+      decision = (await this.daemon.executeCommand(DAEMON_ACCEPT_PATCH, hunks ? [patchId, { hunks }] : [patchId])) as PatchCommandResult;
     } catch (error) {
       const message = errorMessage(error);
       await this.refresh();

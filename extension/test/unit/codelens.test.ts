@@ -7,7 +7,7 @@ import type { Hunk, HunkStatus, Patch } from '../../src/protocol';
 import { CALC_URI, patch } from './fixtures';
 
 function hunk(id: number, line: number, status: HunkStatus = 'pending'): Hunk {
-  return { id, status, range: { start: { line, character: 0 }, end: { line: line + 1, character: 0 } }, newText: `new ${id}\n` };
+  return { id, status, range: { start: { line, character: 0 }, end: { line: line + 1, character: 0 } }, newText: `new ${id}\n`, added: 1, removed: 1 };
 }
 
 function twoHunks(first: HunkStatus, second: HunkStatus): Patch {

@@ -6,7 +6,7 @@ import { CALC_URI, patch } from './fixtures';
 const CALC = '"""calc"""\n\n\ndef add(a, b):\n    """Return the sum."""\n    return a - b\n\n\ndef mean(values):\n    return sum(values) / len(values)\n';
 
 function hunk(startLine: number, endLine: number, newText: string, endChar = 0, id = 0, status: HunkStatus = 'pending'): Hunk {
-  return { id, status, range: { start: { line: startLine, character: 0 }, end: { line: endLine, character: endChar } }, newText };
+  return { id, status, range: { start: { line: startLine, character: 0 }, end: { line: endLine, character: endChar } }, newText, added: 0, removed: 0 };
 }
 
 describe('hunk geometry', () => {
@@ -78,8 +78,8 @@ describe('hunk geometry', () => {
   it('keeps each hunk\'s stable id, across files, and shows the pending ones by default', () => {
     const two = patch({
       files: [
-        { uri: 'file:///a.py', diff: '', hunks: [hunk(0, 1, 'a\n', 0, 0, 'accepted'), hunk(4, 5, 'b\n', 0, 1)] },
-        { uri: 'file:///b.py', diff: '', hunks: [hunk(2, 3, 'c\n', 0, 2)] },
+        { uri: 'file:///a.py', path: 'a.py', diff: '', baseHash: null, hunks: [hunk(0, 1, 'a\n', 0, 0, 'accepted'), hunk(4, 5, 'b\n', 0, 1)] },
+        { uri: 'file:///b.py', path: 'b.py', diff: '', baseHash: null, hunks: [hunk(2, 3, 'c\n', 0, 2)] },
       ],
     });
     expect(hunkViews(two).map((v) => [v.hunkId, v.fileIndex, v.uri])).toEqual([

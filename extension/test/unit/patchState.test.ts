@@ -20,7 +20,7 @@ import type { Hunk, HunkStatus, Patch } from '../../src/protocol';
 import { CALC_URI, patch } from './fixtures';
 
 function hunk(id: number, line: number, status: HunkStatus = 'pending'): Hunk {
-  return { id, status, range: { start: { line, character: 0 }, end: { line: line + 1, character: 0 } }, newText: `x${id}\n` };
+  return { id, status, range: { start: { line, character: 0 }, end: { line: line + 1, character: 0 } }, newText: `x${id}\n`, added: 1, removed: 1 };
 }
 
 function twoHunks(first: HunkStatus, second: HunkStatus, status: Patch['status'] = 'pending'): Patch {
@@ -30,7 +30,7 @@ function twoHunks(first: HunkStatus, second: HunkStatus, status: Patch['status']
 
 const patches = {
   p1: patch(),
-  p2: patch({ id: 'p2', summary: 'second', files: [{ uri: 'file:///work/proj/test_calc.py', diff: '', hunks: [hunk(0, 0)] }] }),
+  p2: patch({ id: 'p2', summary: 'second', files: [{ uri: 'file:///work/proj/test_calc.py', path: 'test_calc.py', diff: '', baseHash: null, hunks: [hunk(0, 0)] }] }),
   p3: patch({ id: 'p3', status: 'accepted', files: [{ ...patch().files[0], hunks: [hunk(0, 5, 'accepted')] }] }),
   p4: patch({ id: 'p4', status: 'stale', statusReason: 'changed since the patch was proposed: calc.py', files: [{ ...patch().files[0], hunks: [hunk(0, 5, 'stale')] }] }),
 };
@@ -71,8 +71,8 @@ describe('patch list state', () => {
   });
 
   it('names files by their path, else by the uri', () => {
-    expect(filePath({ uri: 'file:///a/b/c.py', diff: '', hunks: [] })).toBe('c.py');
-    expect(filePath({ uri: 'file:///a/b/c.py', path: 'b/c.py', diff: '', hunks: [] })).toBe('b/c.py');
+    expect(filePath({ uri: 'file:///a/b/c.py', path: '', diff: '', baseHash: null, hunks: [] })).toBe('c.py');
+    expect(filePath({ uri: 'file:///a/b/c.py', path: 'b/c.py', diff: '', baseHash: null, hunks: [] })).toBe('b/c.py');
   });
 });
 

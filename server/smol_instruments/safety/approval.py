@@ -44,6 +44,8 @@ class ApprovalRequest:
     rule: str | None = None
     reason: str | None = None
     detail: str | None = None  # the diff of a patch
+    #: What approving also lets the command do beyond its containment (e.g. ("network",)).
+    widens: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

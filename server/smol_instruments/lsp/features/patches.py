@@ -20,6 +20,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ...base.errors import ToolError
+from ...base.wire import to_wire
 from ...patches.guard import patch_path
 from ...patches.model import Patch
 from ...patches.service import Outcome, PatchService
@@ -34,7 +35,6 @@ from ..protocol import (
     PatchCommandResult,
     PatchesResult,
     command_arguments,
-    to_wire,
 )
 from ..server import SmolLanguageServer
 
