@@ -85,6 +85,7 @@ def test_no_attribute_walk_reaches_behind_a_tool(
         "PathJail",
         "ApprovalGate",
         "PatchStore",
+        "PatchService",
         "PosixPath",
         "InstrumentedTool",
         "cell at",

@@ -19,14 +19,14 @@ def test_each_feature_gets_the_instances_its_constructor_names() -> None:
     chat = server.get_feature(Chat)
     code_actions = server.get_feature(CodeActions)
     assert [type(f) for f in server] == list(FEATURES)
-    assert patches is not None and patches.approvals is approvals and patches.server is server
+    assert patches is not None and patches.server is server
     assert chat is not None and chat.approvals is approvals
     assert code_actions is not None and code_actions.patches is patches
 
 
 def test_a_feature_listed_before_what_it_needs_fails_at_start_naming_it() -> None:
-    with pytest.raises(TypeError, match="Patches needs Approvals: list it before Patches"):
-        create_server(Settings(_env_file=None), (Patches, Approvals))  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="CodeActions needs Patches: list it before CodeActions"):
+        create_server(Settings(_env_file=None), (CodeActions, Patches))  # type: ignore[call-arg]
 
 
 def test_every_handler_is_bound_once() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,21 +11,27 @@ import pytest
 from lsprotocol import types
 from tests.support.lsp import Recorder, code_actions, daemon_env, start_daemon, wait_until
 
-from smol_instruments.patches.store import FileChange, Patch, PatchStore
+from smol_instruments.patches.model import FileChange, Patch
+from smol_instruments.patches.service import open_patches
+from smol_instruments.safety.jail import PathJail
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def seed_patch(repo: Path, path: str, old: str, new: str, summary: str = "fix add") -> Patch:
     """A pending patch persisted where the daemon loads it from (as after a window reload)."""
-    store = PatchStore(repo, repo / ".git" / "smol-instruments" / "patches")
     text = (repo / path).read_text()
     assert text.count(old) == 1
-    patch = Patch(
-        id=store.new_id(), summary=summary, files=[FileChange(path, text, text.replace(old, new))]
+    return seed_change(repo, [(path, text, text.replace(old, new))], summary)
+
+
+def seed_change(
+    repo: Path, changes: list[tuple[str, str | None, str | None]], summary: str
+) -> Patch:
+    patches = open_patches(PathJail(repo))
+    return patches.propose(
+        changes, summary, validate=lambda _diff: {"backend": "none", "applies": True, "checks": []}
     )
-    patch.validation = {"backend": "none", "applies": True, "checks": []}
-    return store.add(patch)
 
 
 def digest(repo: Path) -> str:
@@ -94,7 +101,12 @@ async def test_accept_applies_through_the_editor(repo: Path, tmp_path: Path) -> 
         result = await client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="smol.acceptPatch", arguments=[patch.id])
         )
-        assert _plain(result) == {"patchId": patch.id, "status": "accepted"}
+        assert _plain(result) == {
+            "patchId": patch.id,
+            "status": "accepted",
+            "accepted": [0],
+            "files": ["app/calc.py"],
+        }
         [edit] = recorder.edits
         assert edit.label == "Agent patch: fix add"
         assert "return a + b" in (repo / "app/calc.py").read_text()
@@ -119,7 +131,7 @@ async def test_reject_changes_nothing(repo: Path, tmp_path: Path) -> None:
                 command="smol.rejectPatch", arguments=[patch.id, {"reason": "not now"}]
             )
         )
-        assert _plain(result) == {"patchId": patch.id, "status": "rejected"}
+        assert _plain(result) == {"patchId": patch.id, "status": "rejected", "rejected": [0]}
         assert recorder.edits == []
         assert digest(repo) == before
     finally:
@@ -141,17 +153,17 @@ async def test_buffer_edited_after_proposal_makes_it_stale(repo: Path, tmp_path:
                 )
             )
         )
-        # The user types in the editor (unsaved): the buffer no longer matches the patch's base.
+        # The user types in the hunk's own line (unsaved): its region no longer matches.
         client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
                 content_changes=[
                     types.TextDocumentContentChangePartial(
                         range=types.Range(
-                            start=types.Position(line=0, character=0),
-                            end=types.Position(line=0, character=0),
+                            start=types.Position(line=1, character=4),
+                            end=types.Position(line=1, character=4),
                         ),
-                        text="# edited\n",
+                        text="x = 0; ",
                     )
                 ],
             )
@@ -203,6 +215,99 @@ async def test_bad_command_arguments_are_an_lsp_error_and_the_daemon_stays_up(
         }
     finally:
         await client.shutdown_session()
+
+
+CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+TWO_FIXES = CALC.replace("a - b", "a + b").replace("a * b", "b * a")
+
+
+async def _command(client: Any, name: str, *arguments: Any) -> Any:
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(arguments))
+    )
+    return _plain(result)
+
+
+async def test_accepting_one_hunk_keeps_the_other_pending_and_actionable(
+    repo: Path, tmp_path: Path
+) -> None:
+    patch = seed_change(repo, [("app/calc.py", CALC, TWO_FIXES)], "two fixes")
+    recorder = Recorder()
+    client = await start_daemon(repo, recorder, env=daemon_env(tmp=tmp_path))
+    uri = (repo / "app/calc.py").as_uri()
+    try:
+        await wait_until(lambda: len(recorder.diagnostics.get(uri, [])) == 2)
+        first, second = sorted(recorder.diagnostics[uri], key=lambda d: d.range.start.line)
+        actions = await code_actions(client, uri, first.range, [first])
+        this_hunk = next(a for a in actions if a["title"] == "Accept this hunk")
+        assert this_hunk["command"]["arguments"] == [patch.id, {"hunks": [0]}]
+        result = await _command(client, "smol.acceptPatch", *this_hunk["command"]["arguments"])
+        assert (result["status"], result["accepted"]) == ("pending", [0])
+        assert (repo / "app/calc.py").read_text() == CALC.replace("a - b", "a + b")
+        # The second hunk is still drawn, with its own actions, at its (unchanged) place.
+        await wait_until(lambda: len(recorder.diagnostics.get(uri, [])) == 1)
+        [left] = recorder.diagnostics[uri]
+        assert left.range.start.line == second.range.start.line
+        assert left.data == {"patchId": patch.id, "hunkId": 1}
+        titles = {a["title"] for a in await code_actions(client, uri, left.range, [left])}
+        assert {"Accept agent patch", "Reject agent patch"} <= titles
+        [listed] = _plain(await client.protocol.send_request_async("smol/patches", {}))["patches"]
+        assert listed["status"] == "pending"
+        assert [(h["id"], h["status"]) for h in listed["files"][0]["hunks"]] == [
+            (0, "accepted"),
+            (1, "pending"),
+        ]
+        result = await _command(client, "smol.rejectPatch", patch.id, {"hunks": [1]})
+        assert (result["status"], result["rejected"]) == ("partial", [1])
+        assert (repo / "app/calc.py").read_text() == CALC.replace("a - b", "a + b")
+        await wait_until(lambda: uri in recorder.diagnostics and not recorder.diagnostics[uri])
+        assert len(recorder.edits) == 1
+    finally:
+        await client.shutdown_session()
+
+
+async def test_a_stale_hunk_does_not_block_its_sibling_in_the_editor(
+    repo: Path, tmp_path: Path
+) -> None:
+    patch = seed_change(repo, [("app/calc.py", CALC, TWO_FIXES)], "two fixes")
+    edited = CALC.replace("a * b", "a * b  # mine")
+    (repo / "app/calc.py").write_text(edited)
+    recorder = Recorder()
+    client = await start_daemon(repo, recorder, env=daemon_env(tmp=tmp_path))
+    try:
+        result = await _command(client, "smol.acceptPatch", patch.id)
+        assert (result["status"], result["accepted"], result["stale"]) == ("partial", [0], [1])
+        assert (repo / "app/calc.py").read_text() == edited.replace("a - b", "a + b")
+    finally:
+        await client.shutdown_session()
+
+
+async def test_a_planted_patch_outside_the_workspace_never_reaches_the_editor(
+    repo: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the user's own file\n")
+    store = repo / ".git" / "smol-instruments" / "patches"
+    store.mkdir(parents=True)
+    for patch_id, path in [("pevil01", "../outside.txt"), ("pevil02", str(outside))]:
+        change = FileChange.between(path, "the user's own file\n", "pwned\n")
+        (store / f"{patch_id}.json").write_text(
+            json.dumps(Patch(patch_id, "innocent", [change]).to_dict())
+        )
+    recorder = Recorder()
+    client = await start_daemon(repo, recorder, env=daemon_env(tmp=tmp_path))
+    try:
+        listing = _plain(await client.protocol.send_request_async("smol/patches", {}))
+        assert listing == {"patches": []}
+        for patch_id in ("pevil01", "pevil02"):
+            with pytest.raises(Exception, match="no patch"):
+                await _command(client, "smol.acceptPatch", patch_id)
+        assert recorder.edits == []
+        assert outside.read_text() == "the user's own file\n"
+        assert all("outside" not in uri for uri in recorder.diagnostics)
+    finally:
+        await client.shutdown_session()
+    assert "pevil01" in (tmp_path / "daemon.log").read_text()  # one line says it was dropped
 
 
 def _plain(value: Any) -> Any:

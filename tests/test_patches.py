@@ -1,4 +1,8 @@
-"""PatchStore and Patch: persistence, listeners, staleness, atomic writes, protocol ranges."""
+"""The patch lifecycle: per-hunk accept and reject, offsets, stale hunks, persistence, refusals.
+
+Every test drives the one state machine (patches/service.py) the way the tools, the command
+line and the daemon do, and checks the effect on the files and on a reloaded service.
+"""
 
 from __future__ import annotations
 
@@ -10,163 +14,348 @@ from pathlib import Path
 
 import pytest
 
-from smol_instruments.patches import store as patches_module
-from smol_instruments.patches.store import (
-    FileChange,
-    Patch,
-    PatchStore,
-    StalePatch,
-    atomic_write,
-    read_text,
-    sha256_text,
-    unified_diff,
+from smol_instruments.base.errors import ErrorType, ToolError
+from smol_instruments.patches import service as service_module
+from smol_instruments.patches.diff import unified_diff
+from smol_instruments.patches.model import FileChange, Patch, sha256_text, split_lines
+from smol_instruments.patches.service import PatchService, diff_of
+from smol_instruments.patches.store import PatchStore, atomic_write, read_text
+from smol_instruments.patches.view import patch_view
+from smol_instruments.safety.jail import PathJail
+
+# Two changes far enough apart to be two hunks: line 2 and line 11.
+TEXT = "".join(f"line {n}\n" for n in range(1, 15))
+FIRST = TEXT.replace("line 2\n", "line two\n")
+BOTH = FIRST.replace("line 11\n", "line eleven\n")
+SECOND = TEXT.replace("line 11\n", "line eleven\n")
+
+
+def service(root: Path, persist: bool = True) -> PatchService:
+    return PatchService(PathJail(root), PatchStore(root / ".store" if persist else None))
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "f.txt").write_text(TEXT)
+    return repo
+
+
+def two_hunks(patches: PatchService) -> Patch:
+    patch = patches.propose([("f.txt", TEXT, BOTH)], "two changes")
+    assert [(h.id, h.start) for h in patch.hunks] == [(0, 1), (1, 10)]
+    return patch
+
+
+# --- per-hunk accept and reject ----------------------------------------------------------------
+
+
+def test_accepting_the_first_hunk_writes_only_it_and_keeps_the_second_pending(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    outcome = patches.accept(patch.id, [0])
+    assert (outcome.accepted, outcome.files) == ([0], ["f.txt"])
+    assert (root / "f.txt").read_text() == FIRST
+    after = patches.require(patch.id)
+    assert after.status == "pending"
+    assert [(h.id, h.status) for h in after.hunks] == [(0, "accepted"), (1, "pending")]
+    # The pending hunk is re-based on the new text: same id, its lines there.
+    [change] = after.files
+    assert change.base == FIRST and change.base_hash == sha256_text(FIRST)
+    assert split_lines(FIRST)[after.hunks[1].start] == "line 11\n"
+    patches.accept(patch.id, [1])
+    assert (root / "f.txt").read_text() == BOTH
+    assert patches.require(patch.id).status == "accepted"
+
+
+def test_accepting_the_second_hunk_first(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    patches.accept(patch.id, [1])
+    assert (root / "f.txt").read_text() == SECOND
+    assert [h.status for h in patches.require(patch.id).hunks] == ["pending", "accepted"]
+    patches.accept(patch.id, [0])
+    assert (root / "f.txt").read_text() == BOTH
+
+
+def test_a_hunk_that_changes_line_counts_rebases_its_sibling(root: Path) -> None:
+    patches = service(root)
+    grown = TEXT.replace("line 2\n", "line 2a\nline 2b\nline 2c\n").replace("line 12\n", "")
+    patch = patches.propose([("f.txt", TEXT, grown)], "grow then shrink")
+    patches.accept(patch.id, [0])
+    after = patches.require(patch.id)
+    assert after.hunks[1].start == 13  # was line 12 (index 11), moved down by two
+    patches.accept(patch.id, [1])
+    assert (root / "f.txt").read_text() == grown
+
+
+def test_rejecting_one_hunk_leaves_the_other_pending_and_writes_nothing(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    outcome = patches.reject(patch.id, [0], reason="not this one")
+    assert outcome.rejected == [0]
+    assert (root / "f.txt").read_text() == TEXT
+    after = patches.require(patch.id)
+    assert [(h.status, h.reason) for h in after.hunks] == [
+        ("rejected", "not this one"),
+        ("pending", None),
+    ]
+    assert after.status == "pending"
+    patches.accept(patch.id)  # what is left: the second hunk only
+    assert (root / "f.txt").read_text() == SECOND
+    assert patches.require(patch.id).status == "partial"
+
+
+@pytest.mark.parametrize(
+    ("decisions", "status"),
+    [
+        ([("accept", 0), ("accept", 1)], "accepted"),
+        ([("reject", 0), ("reject", 1)], "rejected"),
+        ([("accept", 1), ("reject", 0)], "partial"),
+        ([("reject", 1), ("accept", 0)], "partial"),
+    ],
 )
+def test_the_patch_status_is_derived_from_its_hunks(
+    root: Path, decisions: list[tuple[str, int]], status: str
+) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    for verb, hunk in decisions:
+        assert patches.require(patch.id).status == "pending"
+        getattr(patches, verb)(patch.id, [hunk])
+    assert patches.require(patch.id).status == status
 
 
-def make_patch(store: PatchStore, *files: FileChange, summary: str = "fix things") -> Patch:
-    return Patch(id=store.new_id(), summary=summary, files=list(files), session_id="s1")
+def test_deciding_a_decided_hunk_or_an_unknown_one_is_refused(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    patches.accept(patch.id, [0])
+    with pytest.raises(ToolError) as info:
+        patches.reject(patch.id, [0])
+    assert info.value.error == ErrorType.PATCH_NOT_PENDING
+    with pytest.raises(ToolError) as info:
+        patches.accept(patch.id, [7])
+    assert info.value.error == ErrorType.INVALID_ARGUMENT
+    assert "[1]" in (info.value.recovery_suggestion or "")  # says what is pending
+    patches.accept(patch.id, [1])
+    with pytest.raises(ToolError) as info:
+        patches.accept(patch.id)
+    assert info.value.error == ErrorType.PATCH_NOT_PENDING
+    assert (root / "f.txt").read_text() == BOTH
 
 
-# --- persistence ------------------------------------------------------------------------------
+# --- offsets and stale hunks -------------------------------------------------------------------
 
 
-def test_persistence_round_trip(tmp_path: Path) -> None:
-    persist = tmp_path / "patches"
-    store = PatchStore(tmp_path, persist)
-    patch = make_patch(
-        store,
-        FileChange("a.py", "x = 1\n", "x = 2\n"),
-        FileChange("new.py", None, "y = 3\n"),
+def test_a_hunk_applies_at_an_offset_when_lines_were_added_above(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    (root / "f.txt").write_text("header 1\nheader 2\n" + TEXT)
+    patches.accept(patch.id)
+    assert (root / "f.txt").read_text() == "header 1\nheader 2\n" + BOTH
+
+
+def test_a_stale_hunk_does_not_block_its_sibling(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    edited = TEXT.replace("line 11\n", "line 11 edited by the user\n")
+    (root / "f.txt").write_text(edited)
+    outcome = patches.accept(patch.id)
+    assert (outcome.accepted, outcome.stale) == ([0], [1])
+    assert (root / "f.txt").read_text() == edited.replace("line 2\n", "line two\n")
+    after = patches.require(patch.id)
+    assert [h.status for h in after.hunks] == ["accepted", "stale"]
+    assert after.status == "partial"
+    assert "changed" in (after.hunks[1].reason or "")
+
+
+def test_a_chosen_stale_hunk_writes_nothing_and_its_sibling_stays_pending(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    edited = TEXT.replace("line 11\n", "line 11 edited\n")
+    (root / "f.txt").write_text(edited)
+    outcome = patches.accept(patch.id, [1])
+    assert (outcome.accepted, outcome.stale, outcome.files) == ([], [1], [])
+    assert (root / "f.txt").read_text() == edited
+    assert [h.status for h in patches.require(patch.id).hunks] == ["pending", "stale"]
+    patches.accept(patch.id, [0])
+    assert (root / "f.txt").read_text() == edited.replace("line 2\n", "line two\n")
+    assert patches.require(patch.id).status == "partial"
+
+
+def test_a_sibling_whose_region_changed_goes_stale_when_the_file_is_rebased(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    (root / "f.txt").write_text(TEXT.replace("line 11\n", "line 11 edited\n"))
+    patches.accept(patch.id, [0])
+    assert [h.status for h in patches.require(patch.id).hunks] == ["accepted", "stale"]
+
+
+def test_creation_and_deletion(root: Path) -> None:
+    (root / "gone.txt").write_text("bye\n")
+    patches = service(root)
+    patch = patches.propose(
+        [("pkg/new.txt", None, "hello\n"), ("gone.txt", "bye\n", None)], "create and delete"
     )
-    patch.validation = {"backend": "none", "applies": True, "checks": []}
-    patch.trace_id = "abc123"
-    store.add(patch)
-    store.set_status(patch.id, "rejected", "not now")
-    assert (persist / f"{patch.id}.json").is_file()
-
-    again = PatchStore(tmp_path, persist)
-    loaded = again.get(patch.id)
-    assert loaded is not None
-    assert loaded.to_dict() == patch.to_dict()
-    assert loaded.status == "rejected"
-    assert loaded.status_reason == "not now"
-    assert [f.path for f in loaded.files] == ["a.py", "new.py"]
-    assert loaded.files[1].old_text is None
-    assert loaded.diff == patch.diff
+    assert [h.id for h in patch.hunks] == [0, 1]
+    patches.accept(patch.id, [1])
+    assert not (root / "gone.txt").exists()
+    assert not (root / "pkg").exists()
+    (root / "pkg").mkdir()
+    (root / "pkg/new.txt").write_text("someone was first\n")
+    assert patches.accept(patch.id).stale == [0]
+    assert (root / "pkg/new.txt").read_text() == "someone was first\n"
 
 
-def test_persistence_skips_corrupt_files(tmp_path: Path) -> None:
-    persist = tmp_path / "patches"
-    persist.mkdir()
-    (persist / "pbroken.json").write_text("{not json")
-    (persist / "pmissing.json").write_text(json.dumps({"summary": "no id"}))
-    store = PatchStore(tmp_path, persist)
-    assert store.all() == []
+def test_a_failed_write_puts_back_every_file_and_says_so(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / "b.txt").write_text("b\n")
+    patches = service(root)
+    patch = patches.propose([("f.txt", TEXT, FIRST), ("b.txt", "b\n", "B\n")], "two files")
+    real = service_module.atomic_write
 
-
-def test_store_without_persistence_writes_nothing(tmp_path: Path) -> None:
-    store = PatchStore(tmp_path, None)
-    store.add(make_patch(store, FileChange("a.py", "1\n", "2\n")))
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_new_ids_are_unique() -> None:
-    store = PatchStore(Path("."), None)
-    ids = set()
-    for _ in range(300):
-        patch = make_patch(store, FileChange("a", "1", "2"))
-        store.add(patch)
-        ids.add(patch.id)
-    assert len(ids) == 300
-    assert all(i.startswith("p") for i in ids)
-
-
-# --- listeners --------------------------------------------------------------------------------
-
-
-def test_listeners_are_told_of_adds_and_status_changes(tmp_path: Path) -> None:
-    store = PatchStore(tmp_path, None)
-    seen: list[tuple[str, str]] = []
-    unsubscribe = store.subscribe(lambda p: seen.append((p.id, p.status)))
-
-    def broken(_: Patch) -> None:
-        raise RuntimeError("a host's listener failed")
-
-    store.subscribe(broken)  # must not stop the others or the store
-    patch = make_patch(store, FileChange("a.py", "1\n", "2\n"))
-    store.add(patch)
-    store.set_status(patch.id, "accepted", "by test")
-    assert seen == [(patch.id, "pending"), (patch.id, "accepted")]
-    unsubscribe()
-    store.set_status(patch.id, "failed")
-    assert len(seen) == 2
-
-
-# --- staleness and writing --------------------------------------------------------------------
-
-
-def test_stale_detection(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text("x = 1\n")
-    store = PatchStore(tmp_path, None)
-    patch = make_patch(
-        store, FileChange("a.py", "x = 1\n", "x = 2\n"), FileChange("b.py", None, "new\n")
-    )
-    assert store.stale_paths(patch) == []
-    (tmp_path / "a.py").write_text("x = 1  # edited by the user\n")
-    (tmp_path / "b.py").write_text("someone created it\n")
-    assert store.stale_paths(patch) == ["a.py", "b.py"]
-    with pytest.raises(StalePatch) as info:
-        store.write(patch)
-    assert info.value.paths == ["a.py", "b.py"]
-    assert "a.py" in str(info.value)
-    # Nothing was written.
-    assert (tmp_path / "a.py").read_text() == "x = 1  # edited by the user\n"
-    assert (tmp_path / "b.py").read_text() == "someone created it\n"
-
-
-def test_write_applies_every_file(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text("x = 1\n")
-    (tmp_path / "gone.py").write_text("bye\n")
-    store = PatchStore(tmp_path, None)
-    patch = make_patch(
-        store,
-        FileChange("a.py", "x = 1\n", "x = 2\n"),
-        FileChange("pkg/new.py", None, "y = 3\n"),
-        FileChange("gone.py", "bye\n", None),
-    )
-    store.write(patch)
-    assert (tmp_path / "a.py").read_text() == "x = 2\n"
-    assert (tmp_path / "pkg/new.py").read_text() == "y = 3\n"
-    assert not (tmp_path / "gone.py").exists()
-
-
-def test_write_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "a.py").write_text("a = 1\n")
-    (tmp_path / "b.py").write_text("b = 1\n")
-    store = PatchStore(tmp_path, None)
-    patch = make_patch(
-        store,
-        FileChange("a.py", "a = 1\n", "a = 2\n"),
-        FileChange("new.py", None, "n = 1\n"),
-        FileChange("b.py", "b = 1\n", "b = 2\n"),
-    )
-    real_write = patches_module.atomic_write
-    writes: list[str] = []
-
-    def failing_write(path: Path, text: str) -> None:
-        writes.append(path.name)
-        if path.name == "b.py" and text == "b = 2\n":
+    def full_disk(path: Path, text: str) -> None:
+        if path.name == "b.txt" and text == "B\n":
             raise OSError(28, "No space left on device")
-        real_write(path, text)
+        real(path, text)
 
-    monkeypatch.setattr(patches_module, "atomic_write", failing_write)
-    with pytest.raises(OSError, match="No space left"):
-        store.write(patch)
-    # The first two were written, then put back: the tree is as before.
-    assert (tmp_path / "a.py").read_text() == "a = 1\n"
-    assert (tmp_path / "b.py").read_text() == "b = 1\n"
-    assert not (tmp_path / "new.py").exists()
-    assert writes[:3] == ["a.py", "new.py", "b.py"]
+    monkeypatch.setattr(service_module, "atomic_write", full_disk)
+    outcome = patches.accept(patch.id)
+    assert (outcome.accepted, outcome.failed) == ([], [0, 1])
+    assert (root / "f.txt").read_text() == TEXT and (root / "b.txt").read_text() == "b\n"
+    assert patches.require(patch.id).status == "failed"
+    assert "No space left" in (patches.require(patch.id).reason or "")
+
+
+def test_refresh_marks_stale_only_the_hunks_that_are_gone(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    (root / "f.txt").write_text(TEXT.replace("line 2\n", "line 2 edited\n"))
+    assert patches.refresh(patch.id).stale == [0]
+    assert [h.status for h in patches.require(patch.id).hunks] == ["stale", "pending"]
+
+
+def test_wait_returns_once_no_hunk_is_pending(root: Path) -> None:
+    import threading
+
+    patches = service(root)
+    patch = two_hunks(patches)
+    waited: list[Patch | None] = []
+    waiter = threading.Thread(target=lambda: waited.append(patches.wait(patch.id, 10)))
+    waiter.start()
+    patches.accept(patch.id, [0])
+    waiter.join(0.3)
+    assert waiter.is_alive()  # one hunk is still pending: no decision yet
+    patches.reject(patch.id, [1])
+    waiter.join(5)
+    assert waited and waited[0] is not None and waited[0].status == "partial"
+    cancel = threading.Event()
+    cancel.set()
+    other = patches.propose([("f.txt", BOTH, TEXT)], "back")
+    still = patches.wait(other.id, 10, cancel)
+    assert still is not None and still.status == "pending"
+
+
+# --- persistence and what is loaded ------------------------------------------------------------
+
+
+def test_a_reloaded_service_continues_where_the_last_one_stopped(root: Path) -> None:
+    patch = two_hunks(service(root))
+    service(root).accept(patch.id, [0])
+    again = service(root)
+    loaded = again.require(patch.id)
+    assert [(h.id, h.status) for h in loaded.hunks] == [(0, "accepted"), (1, "pending")]
+    again.accept(patch.id, [1])
+    assert (root / "f.txt").read_text() == BOTH
+    assert service(root).require(patch.id).status == "accepted"
+
+
+def test_a_service_without_a_store_writes_no_patch_file(root: Path) -> None:
+    service(root, persist=False).propose([("f.txt", TEXT, FIRST)], "x")
+    assert sorted(p.name for p in root.iterdir()) == ["f.txt"]
+
+
+def plant(root: Path, patch_id: str, path: str, old: str | None, new: str) -> Path:
+    """A patch file written into the store's directory by some other process."""
+    change = FileChange.between(path, old, new)
+    store = root / ".store"
+    store.mkdir(exist_ok=True)
+    file = store / f"{patch_id}.json"
+    file.write_text(json.dumps(Patch(patch_id, "planted", [change]).to_dict()))
+    return file
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["../outside.txt", "{outside}", "link_dir/outside.txt", "link_file", ".git/config"],
+)
+def test_a_planted_patch_with_a_path_outside_is_dropped_at_load(
+    root: Path, tmp_path: Path, path: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    (root / "link_dir").symlink_to(tmp_path)
+    (root / "link_file").symlink_to(root / "f.txt")  # even a link that stays inside
+    plant(root, "pevil1", path.format(outside=outside), "secret\n", "pwned\n")
+    patches = service(root)
+    assert patches.all() == []
+    assert [r.message for r in caplog.records if "pevil1" in r.message]  # one line says why
+    assert outside.read_text() == "secret\n"
+
+
+def test_unreadable_patch_files_are_skipped_with_one_line_each(
+    root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = root / ".store"
+    store.mkdir()
+    (store / "pbroken.json").write_text("{not json")
+    (store / "pmissing.json").write_text(json.dumps({"summary": "no id"}))
+    good = plant(root, "pgood01", "f.txt", TEXT, FIRST)
+    (store / "pother.json").write_text(good.read_text())  # a file named for another id
+    forged = json.loads(good.read_text())
+    forged["id"] = "pforged"
+    forged["files"][0]["hunks"][0]["old"] = ["not in the base\n"]
+    (store / "pforged.json").write_text(json.dumps(forged))
+    patches = service(root)
+    assert [p.id for p in patches.all()] == ["pgood01"]
+    assert len([r for r in caplog.records if "ignoring the patch file" in r.message]) == 4
+
+
+def test_a_patch_is_not_persisted_when_its_path_became_a_symlink(
+    root: Path, tmp_path: Path
+) -> None:
+    patches = service(root)
+    patch = patches.propose([("sub/new.txt", None, "x\n")], "new")
+    (root / "sub").symlink_to(tmp_path)
+    with pytest.raises(ToolError) as info:
+        patches.accept(patch.id)
+    assert info.value.error == ErrorType.PATH_OUTSIDE_REPO
+    assert list(tmp_path.glob("new.txt")) == []
+
+
+def test_new_ids_are_unique(root: Path) -> None:
+    patches = service(root, persist=False)
+    ids = {patches.propose([("f.txt", TEXT, FIRST)], "x").id for _ in range(300)}
+    assert len(ids) == 300 and all(i.startswith("p") for i in ids)
+
+
+def test_listeners_hear_every_change_and_a_broken_one_breaks_nothing(root: Path) -> None:
+    patches = service(root)
+    seen: list[tuple[str, str]] = []
+    unsubscribe = patches.subscribe(lambda p: seen.append((p.id, p.status)))
+    patches.subscribe(lambda p: 1 / 0)  # type: ignore[arg-type, func-returns-value]
+    patch = two_hunks(patches)
+    patches.accept(patch.id, [0])
+    patches.reject(patch.id, [1])
+    assert seen == [(patch.id, "pending"), (patch.id, "pending"), (patch.id, "partial")]
+    unsubscribe()
+    patches.propose([("f.txt", BOTH, TEXT)], "more")
+    assert len(seen) == 3
+
+
+# --- files, diffs and the editor's view --------------------------------------------------------
 
 
 def test_atomic_write_keeps_mode_and_leaves_no_temp_files(tmp_path: Path) -> None:
@@ -195,120 +384,91 @@ def test_atomic_write_failure_keeps_the_original(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
 
 
-def test_read_text_is_byte_exact(tmp_path: Path) -> None:
+def test_read_text_and_a_byte_exact_accept(root: Path) -> None:
     raw = b"crlf\r\nlatin1 \xe9\r\nno newline"
-    (tmp_path / "f").write_bytes(raw)
-    text = read_text(tmp_path / "f")
-    assert text is not None
-    atomic_write(tmp_path / "g", text)
-    assert (tmp_path / "g").read_bytes() == raw
-    assert read_text(tmp_path / "missing") is None
+    (root / "f.bin").write_bytes(raw)
+    text = read_text(root / "f.bin")
+    assert text is not None and read_text(root / "missing") is None
+    patches = service(root)
+    patch = patches.propose([("f.bin", text, text.replace("crlf", "CRLF"))], "x")
+    patches.accept(patch.id)
+    assert (root / "f.bin").read_bytes() == raw.replace(b"crlf", b"CRLF")
 
 
-# --- diffs, stats and hunks -------------------------------------------------------------------
-
-
-def test_file_change_diff_applies_with_git(tmp_path: Path) -> None:
-    old = "".join(f"line {i}\n" for i in range(1, 21))
-    new = old.replace("line 10\n", "line ten\n").replace("line 20\n", "line 20\nline 21")
-    (tmp_path / "f.txt").write_text(old)
-    change = FileChange("f.txt", old, new)
-    assert change.base_hash == sha256_text(old)
-    assert change.stats() == (2, 1)
+def test_the_diffs_apply_with_git(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
     subprocess.run(
-        ["git", "apply", "-p1", "-"],
-        cwd=tmp_path,
-        input=change.diff.encode(),
-        check=True,
-        capture_output=True,
+        ["git", "apply", "-p1", "-"], cwd=root, input=diff_of(patch).encode(), check=True
     )
-    assert (tmp_path / "f.txt").read_text() == new
+    assert (root / "f.txt").read_text() == BOTH
+    (root / "f.txt").write_text(TEXT)
+    patches.accept(patch.id, [0])
+    pending = diff_of(patches.require(patch.id), pending=True)
+    assert "-line 11\n+line eleven\n" in pending and "line two" not in pending.split("@@")[-1][:0]
+    subprocess.run(["git", "apply", "-p1", "-"], cwd=root, input=pending.encode(), check=True)
+    assert (root / "f.txt").read_text() == BOTH
 
 
-def test_unified_diff_creation_and_deletion_headers() -> None:
+def test_unified_diff_headers() -> None:
     created = unified_diff("n.py", None, "a\n")
-    assert "new file mode 100644" in created
-    assert "--- /dev/null\n+++ b/n.py" in created
+    assert "new file mode 100644" in created and "--- /dev/null\n+++ b/n.py" in created
     deleted = unified_diff("d.py", "a\n", None)
-    assert "deleted file mode 100644" in deleted
-    assert "--- a/d.py\n+++ /dev/null" in deleted
+    assert "deleted file mode 100644" in deleted and "--- a/d.py\n+++ /dev/null" in deleted
     assert unified_diff("same.py", "a\n", "a\n") == ""
-
-
-def test_no_newline_marker() -> None:
-    diff = unified_diff("f", "a\nb", "a\nc")
-    assert "-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n" in diff
-
-
-# --- Patch.to_protocol ranges ----------------------------------------------------------------
+    assert "-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n" in unified_diff(
+        "f", "a\nb", "a\nc"
+    )
 
 
 def _offset(text: str, position: dict[str, int]) -> int:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     return sum(len(line) for line in lines[: position["line"]]) + position["character"]
 
 
-def apply_protocol_edits(old: str, hunks: list[dict]) -> str:  # type: ignore[type-arg]
-    """Apply LSP TextEdits (non-overlapping, from the end) the way an editor would."""
+def apply_view_edits(old: str, hunks: list[dict]) -> str:  # type: ignore[type-arg]
+    """Apply the view's pending hunks as an editor applies TextEdits."""
     text = old
-    for hunk in sorted(hunks, key=lambda h: _offset(old, h["range"]["start"]), reverse=True):
-        start = _offset(old, hunk["range"]["start"])
-        end = _offset(old, hunk["range"]["end"])
+    pending = [h for h in hunks if h["status"] == "pending"]
+    for hunk in sorted(pending, key=lambda h: _offset(old, h["range"]["start"]), reverse=True):
+        start, end = _offset(old, hunk["range"]["start"]), _offset(old, hunk["range"]["end"])
         text = text[:start] + hunk["newText"] + text[end:]
     return text
-
-
-def test_to_protocol_hunk_at_end_of_file_without_trailing_newline(tmp_path: Path) -> None:
-    old = "a\nb\nc"
-    new = "a\nb\nC"
-    patch = Patch(id="p1", summary="s", files=[FileChange("f.txt", old, new)])
-    data = patch.to_protocol(tmp_path)
-    [hunk] = data["files"][0]["hunks"]
-    assert hunk["range"] == {
-        "start": {"line": 2, "character": 0},
-        "end": {"line": 2, "character": 1},
-    }
-    assert hunk["newText"] == "C"
-    assert apply_protocol_edits(old, data["files"][0]["hunks"]) == new
 
 
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("a\nb\nc", "a\nb\nc\nd"),  # append after a last line without newline
-        ("a\nb\nc", "a\nb"),  # delete the last line
-        ("a\nb\nc\n", "a\nb\nc\nd\n"),  # append at the end
-        ("a\nb\nc\n", "z\na\nb\nc\n"),  # insert at the top
-        ("a\nb\nc\n", "a\nc\n"),  # delete in the middle
+        ("a\nb\nc", "a\nb\nC"),  # the last line has no newline
+        ("a\nb\nc", "a\nb\nc\nd"),
+        ("a\nb\nc", "a\nb"),
+        ("a\nb\nc\n", "a\nb\nc\nd\n"),
+        ("a\nb\nc\n", "z\na\nb\nc\n"),
+        ("a\nb\nc\n", "a\nc\n"),
         ("", "new file\n"),
-        ("x\r\ny\r\n", "x\r\nY\r\n"),  # CRLF kept
-        ("one\ntwo\nthree\nfour\nfive\nsix\n", "ONE\ntwo\nthree\nfour\nfive\nSIX\n"),
+        ("x\r\ny\r\n", "x\r\nY\r\n"),
+        (
+            "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n",
+            "ONE\ntwo\nthree\nfour\nfive\nsix\nseven\nEIGHT\n",
+        ),
         ("héllo\nwörld", "héllo\nwörld!"),
     ],
 )
-def test_to_protocol_edits_reproduce_the_new_text(tmp_path: Path, old: str, new: str) -> None:
-    patch = Patch(id="p1", summary="s", files=[FileChange("f.txt", old, new)])
-    [file] = patch.to_protocol(tmp_path)["files"]
-    assert apply_protocol_edits(old, file["hunks"]) == new
+def test_view_ranges_reproduce_the_new_text(tmp_path: Path, old: str, new: str) -> None:
+    patch = Patch("p1", "s", [FileChange.between("f.txt", old, new)])
+    [file] = patch_view(patch, tmp_path)["files"]
+    assert apply_view_edits(old, file["hunks"]) == new
+    assert file["baseHash"] == sha256_text(old)
 
 
-def test_to_protocol_fields(tmp_path: Path) -> None:
-    patch = Patch(
-        id="p9",
-        summary="fix add",
-        files=[FileChange("app/calc.py", "return a - b\n", "return a + b\n")],
-        session_id="s7",
-        validation={"backend": "none", "applies": True, "checks": []},
-        status_reason="why",
-        trace_id="t1",
-    )
-    data = patch.to_protocol(tmp_path)
-    assert data["id"] == "p9"
-    assert data["sessionId"] == "s7"
-    assert data["status"] == "pending"
-    assert data["statusReason"] == "why"
-    assert data["traceId"] == "t1"
-    assert (data["added"], data["removed"]) == (1, 1)
-    [file] = data["files"]
-    assert file["uri"] == (tmp_path / "app/calc.py").as_uri()
-    assert file["diff"].startswith("diff --git a/app/calc.py b/app/calc.py")
+def test_view_after_a_partial_accept(root: Path) -> None:
+    patches = service(root)
+    patch = two_hunks(patches)
+    patches.accept(patch.id, [0])
+    view = patch_view(patches.require(patch.id), root)
+    [file] = view["files"]
+    assert view["status"] == "pending"
+    assert [(h["id"], h["status"]) for h in file["hunks"]] == [(0, "accepted"), (1, "pending")]
+    assert file["baseHash"] == sha256_text(FIRST)  # the ranges are in the text as it is now
+    assert apply_view_edits(FIRST, file["hunks"]) == BOTH
+    assert file["uri"] == (root / "f.txt").as_uri()

@@ -20,8 +20,10 @@ from tests.support.scripted_model import ScriptedModel
 
 from smol_instruments.base.config import Settings
 from smol_instruments.lsp.schema import schema_text
-from smol_instruments.patches.store import FileChange, Patch, PatchStore
+from smol_instruments.patches.service import PatchService
 from smol_instruments.patches.validation import NoneSandbox
+from smol_instruments.patches.view import patch_view
+from smol_instruments.safety.jail import PathJail
 from smol_instruments.sandbox.local import LocalSandbox
 
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "extension" / "src" / "protocol.schema.json"
@@ -52,25 +54,31 @@ def test_the_schema_catches_a_field_the_types_do_not_declare() -> None:
         fits("StepEvent", {k: v for k, v in event.items() if k != "maxSteps"})
 
 
-def test_patches_as_the_store_writes_them_fit(repo: Path, settings: Settings) -> None:
-    store = PatchStore(repo, None)
+def test_patches_as_the_service_shows_them_fit(repo: Path, settings: Settings) -> None:
+    patches = PatchService(PathJail(repo))
     calc = (repo / "app/calc.py").read_text()
+    two = calc.replace("a - b", "a + b").replace("a * b", "b * a")
     changes = [
-        FileChange("app/calc.py", calc, calc.replace("a - b", "a + b")),
-        FileChange("app/new.py", None, "x = 1\n"),
-        FileChange("README.md", (repo / "README.md").read_text(), None),
+        ("app/calc.py", calc, two),
+        ("app/new.py", None, "x = 1\n"),
+        ("README.md", (repo / "README.md").read_text(), None),
     ]
     checked = LocalSandbox(settings, repo)
     for number, change in enumerate(changes):
-        patch = Patch(id=store.new_id(), summary=f"change {number}", files=[change])
         sandbox = checked if number == 0 else NoneSandbox()
-        patch.validation = sandbox.validate(patch.diff, ["true"] if number == 0 else None).to_dict()
-        store.add(patch)
-    first = store.all()[0]
-    store.set_status(first.id, "stale", "changed since the patch was proposed: app/calc.py")
-    for patch in store.all():
-        fits("Patch", patch.to_protocol(repo))
-    checks = store.all()[0].to_protocol(repo)["validation"]["checks"]
+        checks = ["true"] if number == 0 else None
+        patches.propose(
+            [change],
+            f"change {number}",
+            validate=lambda diff, s=sandbox, c=checks: s.validate(diff, c).to_dict(),
+        )
+    first, second, _ = patches.all()
+    patches.accept(first.id, [0])  # one hunk accepted, the other pending: per-hunk statuses
+    (repo / "app/new.py").write_text("someone was first\n")
+    patches.accept(second.id)  # stale
+    for patch in patches.all():
+        fits("Patch", patch_view(patch, repo))
+    checks = patch_view(patches.all()[0], repo)["validation"]["checks"]
     assert [c["command"] for c in checks][-1] == "true"  # a real check ran and is described
 
 

@@ -26,7 +26,7 @@ from smol_instruments.base.config import Settings, load_settings
 from smol_instruments.base.git import workspace_files
 from smol_instruments.base.truncate import keep_tail
 from smol_instruments.cli.sandbox import main as sandbox_main
-from smol_instruments.patches.diff import changed_files
+from smol_instruments.patches.diff import changed_files, unified_diff
 from smol_instruments.patches.validation import NoneSandbox, SandboxUnavailable, Validation
 from smol_instruments.sandbox.docker import (
     LABEL,
@@ -662,8 +662,11 @@ def test_status_registers_on_the_main_parser() -> None:
 
 def test_changed_files_reads_the_new_side_of_git_diffs() -> None:
     diff = (
-        "+++ b/app/x.py\n+++ /dev/null\n"
-        '+++ "b/caf\\303\\251.py"\n+++ b/with space.py\t\n+++ b/app/x.py\n'
+        unified_diff("app/x.py", "a\n", "b\n")
+        + unified_diff("gone.py", "a\n", None)
+        + '--- "a/caf\\303\\251.py"\n+++ "b/caf\\303\\251.py"\n@@ -1 +1 @@\n-a\n+b\n'
+        + "--- a/with space.py\t2024-01-01\n+++ b/with space.py\t2024-01-01\n@@ -1 +1 @@\n-a\n+b\n"
+        + unified_diff("app/x.py", "b\n", "c\n")
     )
     assert changed_files(diff) == ["app/x.py", "café.py", "with space.py"]
     assert changed_files(GOOD) == ["app/calc.py", "tests/test_sub.py"]

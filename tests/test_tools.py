@@ -908,9 +908,19 @@ def test_apply_patch_denied_writes_nothing(tools: Tools, repo: Path) -> None:
     assert (again["applied"], again["status"]) == (False, "rejected")
 
 
+def test_apply_patch_applies_at_an_offset_and_keeps_the_users_edit(
+    yes_tools: Tools, repo: Path
+) -> None:
+    patch_id = propose_fix(yes_tools)
+    (repo / CALC).write_text("# the user typed this\n" + CALC_TEXT + "# and this\n")
+    result = assert_ok(yes_tools["apply_patch"](patch_id=patch_id))
+    assert (result["applied"], result["status"]) == (True, "accepted")
+    assert (repo / CALC).read_text() == "# the user typed this\n" + FIXED_CALC + "# and this\n"
+
+
 def test_apply_patch_stale(yes_tools: Tools, repo: Path) -> None:
     patch_id = propose_fix(yes_tools)
-    edited = CALC_TEXT + "# the user typed this\n"
+    edited = CALC_TEXT.replace("return a - b", "return a - b  # the user typed this")
     (repo / CALC).write_text(edited)
     err = assert_error(yes_tools["apply_patch"](patch_id=patch_id), ErrorType.PATCH_STALE)
     assert "nothing was written" in err["message"]

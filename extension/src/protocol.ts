@@ -77,12 +77,21 @@ export interface ErrorObject {
   recovery_suggestion: string | null;
 }
 
-export type PatchStatus = 'pending' | 'accepted' | 'rejected' | 'stale' | 'failed';
+/** Pending while any hunk is; then what the hunks' decisions add up to. */
+export type PatchStatus = 'pending' | 'accepted' | 'partial' | 'rejected' | 'stale' | 'failed';
+export type HunkStatus = 'pending' | 'accepted' | 'rejected' | 'stale' | 'failed';
 
 export interface Hunk {
-  /** The lines of the file as it was when the patch was made that the hunk replaces. */
+  /** Stable: numbered across the patch's files at proposal, never renumbered. */
+  id: number;
+  status: HunkStatus;
+  /** The lines it replaces, in the text whose hash is the file's `baseHash`. */
   range: Range;
   newText: string;
+  added: number;
+  removed: number;
+  /** Why it was decided so (e.g. what made it stale). */
+  reason?: string;
 }
 
 export interface PatchFile {
@@ -90,6 +99,8 @@ export interface PatchFile {
   /** Repository-relative path. */
   path: string;
   diff: string;
+  /** SHA-256 (hex, of the UTF-8) of the text the hunks' ranges are in; null: a file to create. */
+  baseHash: string | null;
   hunks: Hunk[];
 }
 
@@ -132,13 +143,18 @@ export interface PatchesResult {
   patches: Patch[];
 }
 
-/** What `smol.acceptPatch` / `smol.rejectPatch` answer. */
+/** What `smol.acceptPatch` / `smol.rejectPatch` answer: the status after, the hunks decided. */
 export interface PatchCommandResult {
   patchId: string;
-  status: 'accepted' | 'rejected';
+  status: PatchStatus;
+  accepted?: number[];
+  rejected?: number[];
+  stale?: number[];
+  failed?: number[];
+  files?: string[];
 }
 
-/** The options of `smol.acceptPatch [patchId, options]`: hunks numbered across files. */
+/** The options of `smol.acceptPatch [patchId, options]`: hunk ids; all pending when absent. */
 export interface AcceptOptions {
   hunks?: number[];
 }
@@ -146,6 +162,7 @@ export interface AcceptOptions {
 /** The options of `smol.rejectPatch [patchId, options]`. */
 export interface RejectOptions {
   reason?: string;
+  hunks?: number[];
 }
 
 interface EventBase {

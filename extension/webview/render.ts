@@ -6,7 +6,7 @@
 import type { Approval, ChatState, Conversation, Step, ToolCall, Turn } from '../src/chat/state';
 import { activeConversation, isRunning } from '../src/chat/state';
 import type { Patch } from '../src/protocol';
-import { filePath, patchStats, pendingPatches } from '../src/edits/patchState';
+import { filePath, hunkSummary, patchStats, pendingPatches } from '../src/edits/patchState';
 import { renderInlineMarkdown, renderMarkdown } from './markdown';
 
 type Child = Node | string | null | undefined | false;
@@ -152,6 +152,10 @@ export function patchCard(patch: Patch): HTMLElement {
     h('div', { class: 'patch-head' }, h('span', { class: 'patch-title' }, patch.summary || 'Agent patch'), h('span', { class: `badge ${patch.status}` }, patch.status)),
     h('div', { class: 'muted' }, `${files} `, h('span', { class: 'added' }, `+${added}`), ' ', h('span', { class: 'removed' }, `−${removed}`)),
   );
+  const hunks = hunkSummary(patch);
+  if (hunks) {
+    card.append(h('div', { class: 'hunks muted' }, hunks));
+  }
   const validation = patch.validation;
   if (validation && validation.backend) {
     const checks = validation.checks ?? [];
@@ -167,8 +171,8 @@ export function patchCard(patch: Patch): HTMLElement {
   const actions = h('div', { class: 'actions' });
   if (patch.status === 'pending') {
     actions.append(
-      button('Accept', 'acceptPatch', { patch: patch.id }, { primary: true, title: 'Apply the patch (lands in the undo history)' }),
-      button('Reject', 'rejectPatch', { patch: patch.id }, { title: 'Reject the patch: nothing changes' }),
+      button('Accept', 'acceptPatch', { patch: patch.id }, { primary: true, title: 'Apply every pending hunk (lands in the undo history)' }),
+      button('Reject', 'rejectPatch', { patch: patch.id }, { title: 'Reject every pending hunk: nothing changes' }),
       button('Diff', 'showDiff', { patch: patch.id }, { title: 'Open the proposed change side by side' }),
     );
   } else if (patch.status === 'stale') {

@@ -44,10 +44,10 @@ export function registerCommands(parts: Parts): vscode.Disposable[] {
         await patches.accept(id, Array.isArray(hunks) ? (hunks as number[]) : undefined);
       }
     }),
-    api.registerCommand(COMMANDS.rejectPatch, async (patchId?: unknown) => {
+    api.registerCommand(COMMANDS.rejectPatch, async (patchId?: unknown, hunks?: unknown) => {
       const id = await chosen(patchId, 'Reject which agent patch?');
       if (id) {
-        await patches.reject(id);
+        await patches.reject(id, false, Array.isArray(hunks) ? (hunks as number[]) : undefined);
       }
     }),
     api.registerCommand(COMMANDS.showPatchDiff, async (patchId?: unknown, fileIndex?: unknown) => {

@@ -1,15 +1,59 @@
 /**
- * "Accept | Reject | Diff" above every proposed hunk; "Accept this hunk" when a patch has
- * several; and, for a patch whose file changed since (or that the daemon found stale), what
- * happened and "Ask the agent again".
+ * "Accept | Reject | Diff" above every pending hunk, deciding that hunk alone (the patch's other
+ * hunks stay drawn and actionable); "Accept all N | Reject all" once per patch and file when it
+ * has several pending hunks. A file edited since (its text is not the patch's base) gets one
+ * warning lens with "Accept what still applies"; a stale hunk says so and offers to ask again.
  */
 
 import * as vscode from 'vscode';
 import type { ChatStore } from '../chat/store';
-import { hunkViews, lensLine } from './hunks';
+import { hunkViews, lensLine, type HunkView } from './hunks';
 import type { InlineDiffs } from './decorations';
-import { hunksIn, patchStats, sameUri, totalHunks } from './patchState';
+import { hunksIn, patchStats, pendingHunks, sameUri } from './patchState';
 import { COMMANDS } from '../commands/ids';
+import type { Patch } from '../protocol';
+
+/** The lenses of one pending hunk of `patch` whose file still holds the base text. */
+export function hunkLenses(patch: Patch, view: HunkView, firstInFile: boolean): vscode.Command[] {
+  const pending = pendingHunks(patch);
+  const only = pending > 1 ? [[view.hunkId]] : [];
+  const commands: vscode.Command[] = [];
+  if (firstInFile) {
+    const { added, removed } = patchStats(patch);
+    commands.push({ title: `$(sparkle) Agent: ${patch.summary} (+${added} −${removed})`, command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Open the proposed change as a diff' });
+  }
+  commands.push(
+    { title: '$(check) Accept', command: COMMANDS.acceptPatch, arguments: [patch.id, ...only], tooltip: pending > 1 ? 'Apply this hunk only; the others stay pending' : 'Accept the agent patch' },
+    { title: '$(close) Reject', command: COMMANDS.rejectPatch, arguments: [patch.id, ...only], tooltip: pending > 1 ? 'Drop this hunk only; nothing changes on disk' : 'Reject the agent patch: nothing changes' },
+  );
+  if (pending > 1 && firstInFile) {
+    commands.push(
+      { title: `Accept all ${pending}`, command: COMMANDS.acceptPatch, arguments: [patch.id], tooltip: `Apply every pending hunk (${pending})` },
+      { title: 'Reject all', command: COMMANDS.rejectPatch, arguments: [patch.id], tooltip: 'Reject every pending hunk' },
+    );
+  }
+  commands.push({ title: '$(diff) Diff', command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Open the proposed file side by side' });
+  return commands;
+}
+
+/** The one warning lens of a patch whose file changed since (its hunks cannot be placed here). */
+export function changedFileLenses(patch: Patch, view: HunkView): vscode.Command[] {
+  return [
+    { title: `$(warning) This file changed since the agent proposed this patch: ${patch.summary}`, command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Hunks whose lines changed will be stale; the others still apply.' },
+    { title: 'Accept what still applies', command: COMMANDS.acceptPatch, arguments: [patch.id], tooltip: 'Write every hunk whose lines are still there; the others become stale' },
+    { title: 'Reject', command: COMMANDS.rejectPatch, arguments: [patch.id] },
+    { title: 'Ask the agent again', command: COMMANDS.askAgain, arguments: [patch.id] },
+  ];
+}
+
+/** The lenses of a patch's stale hunk (its lines changed: nothing was written for it). */
+export function staleLenses(patch: Patch, view: HunkView): vscode.Command[] {
+  return [
+    { title: `$(warning) Stale agent hunk: ${patch.summary}`, command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Its lines changed since it was proposed; nothing was written for it.' },
+    { title: 'Ask the agent again', command: COMMANDS.askAgain, arguments: [patch.id] },
+    { title: 'Dismiss', command: COMMANDS.dismissPatch, arguments: [patch.id] },
+  ];
+}
 
 export class PatchCodeLenses implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<void>();
@@ -24,7 +68,7 @@ export class PatchCodeLenses implements vscode.CodeLensProvider, vscode.Disposab
     this.disposables.push(this.emitter, diffs.onDidRedraw(() => this.emitter.fire()));
   }
 
-  /** Hide a stale patch's lens. */
+  /** Hide a patch's stale lenses. */
   dismiss(patchId: string): void {
     this.dismissed.add(patchId);
     this.emitter.fire();
@@ -32,69 +76,26 @@ export class PatchCodeLenses implements vscode.CodeLensProvider, vscode.Disposab
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     const patches = this.store.state.patches;
-    const uri = document.uri.toString();
     const lenses: vscode.CodeLens[] = [];
-    const at = (line: number) => new vscode.Range(line, 0, line, 0);
     const seen = new Set<string>();
-    for (const view of hunksIn(patches, uri, ['pending', 'stale'])) {
+    for (const view of hunksIn(patches, document.uri.toString(), ['pending', 'stale'])) {
       const patch = patches[view.patchId];
-      if (!patch || this.dismissed.has(patch.id)) {
+      if (!patch) {
         continue;
       }
-      const range = at(lensLine(view, document.lineCount));
-      const firstInFile = !seen.has(patch.id);
-      seen.add(patch.id);
-      const changed = patch.status === 'stale' || !this.diffs.matchesBase(patch.id, document);
-      if (changed) {
-        if (!firstInFile) {
-          continue;
-        }
-        const what = patch.status === 'stale' ? 'Stale agent patch' : 'This file changed since the agent proposed this patch';
-        lenses.push(
-          new vscode.CodeLens(range, { title: `$(warning) ${what}: ${patch.summary}`, command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Accepting it would write nothing: the text it was made against is gone.' }),
-          new vscode.CodeLens(range, { title: 'Ask the agent again', command: COMMANDS.askAgain, arguments: [patch.id] }),
-        );
-        lenses.push(
-          patch.status === 'stale'
-            ? new vscode.CodeLens(range, { title: 'Dismiss', command: COMMANDS.dismissPatch, arguments: [patch.id] })
-            : new vscode.CodeLens(range, { title: 'Reject', command: COMMANDS.rejectPatch, arguments: [patch.id] }),
-        );
-        continue;
+      const range = new vscode.Range(lensLine(view, document.lineCount), 0, lensLine(view, document.lineCount), 0);
+      const key = `${patch.id} ${view.status}`;
+      const first = !seen.has(key);
+      seen.add(key);
+      let commands: vscode.Command[];
+      if (view.status === 'stale') {
+        commands = first && !this.dismissed.has(patch.id) ? staleLenses(patch, view) : [];
+      } else if (!this.diffs.matchesBase(this.diffs.fileOf(view), document)) {
+        commands = first ? changedFileLenses(patch, view) : [];
+      } else {
+        commands = hunkLenses(patch, view, first);
       }
-      const hunks = totalHunks(patch);
-      const { added, removed } = patchStats(patch);
-      if (firstInFile) {
-        lenses.push(
-          new vscode.CodeLens(range, {
-            title: `$(sparkle) Agent: ${patch.summary} (+${added} −${removed})`,
-            command: COMMANDS.showPatchDiff,
-            arguments: [patch.id, view.fileIndex],
-            tooltip: 'Open the proposed change as a diff',
-          }),
-        );
-      }
-      lenses.push(
-        new vscode.CodeLens(range, {
-          title: hunks > 1 ? `$(check) Accept all ${hunks}` : '$(check) Accept',
-          command: COMMANDS.acceptPatch,
-          arguments: [patch.id],
-          tooltip: hunks > 1 ? `Accept the whole patch (${hunks} hunks)` : 'Accept the agent patch',
-        }),
-      );
-      if (hunks > 1) {
-        lenses.push(
-          new vscode.CodeLens(range, {
-            title: 'Accept this hunk',
-            command: COMMANDS.acceptPatch,
-            arguments: [patch.id, [view.index]],
-            tooltip: 'Apply only this hunk; the rest of the patch is dropped',
-          }),
-        );
-      }
-      lenses.push(
-        new vscode.CodeLens(range, { title: '$(close) Reject', command: COMMANDS.rejectPatch, arguments: [patch.id], tooltip: 'Reject the agent patch: nothing changes' }),
-        new vscode.CodeLens(range, { title: '$(diff) Diff', command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Open the proposed file side by side' }),
-      );
+      lenses.push(...commands.map((command) => new vscode.CodeLens(range, command)));
     }
     return lenses;
   }

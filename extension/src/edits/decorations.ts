@@ -7,11 +7,13 @@
 
 import * as vscode from 'vscode';
 import type { ChatStore } from '../chat/store';
+import type { PatchFile } from '../protocol';
+import { BaseHashes } from './baseHash';
 import { hunkDecorations, hunkDiff, type HunkView } from './hunks';
-import { hunksIn, pendingPatches, PatchBases, sameUri } from './patchState';
+import { hunksIn, sameUri } from './patchState';
 
 export class InlineDiffs implements vscode.Disposable {
-  readonly bases = new PatchBases();
+  readonly hashes = new BaseHashes();
   private readonly removedType: vscode.TextEditorDecorationType;
   private readonly insertedType: vscode.TextEditorDecorationType;
   private readonly changedEmitter = new vscode.EventEmitter<void>();
@@ -58,6 +60,7 @@ export class InlineDiffs implements vscode.Disposable {
           this.scheduleRedraw();
         }
       }),
+      vscode.workspace.onDidCloseTextDocument((document) => this.hashes.forget(document.uri.toString())),
     );
     this.redraw();
   }
@@ -76,14 +79,17 @@ export class InlineDiffs implements vscode.Disposable {
     }, 80);
   }
 
-  /** Whether the document still holds the text the patch was made against (as first seen). */
-  matchesBase(patchId: string, document: vscode.TextDocument): boolean {
-    return this.bases.matches(patchId, document.uri.toString(), document.getText());
+  /** Whether the document holds the text the file's hunk ranges are in (the daemon's `baseHash`). */
+  matchesBase(file: PatchFile | undefined, document: vscode.TextDocument): boolean {
+    return file !== undefined && this.hashes.matches(file, document.uri.toString(), document.version, () => document.getText());
+  }
+
+  /** The patch file a hunk view belongs to. */
+  fileOf(view: HunkView): PatchFile | undefined {
+    return this.store.state.patches[view.patchId]?.files[view.fileIndex];
   }
 
   redraw(): void {
-    const patches = this.store.state.patches;
-    this.bases.retain(new Set(pendingPatches(patches).map((p) => p.id)));
     for (const editor of vscode.window.visibleTextEditors) {
       this.draw(editor);
     }
@@ -97,7 +103,7 @@ export class InlineDiffs implements vscode.Disposable {
     const inserted: vscode.DecorationOptions[] = [];
     const oldLines = views.length ? document.getText().split(/\r?\n/) : [];
     for (const view of views) {
-      if (!this.matchesBase(view.patchId, document)) {
+      if (!this.matchesBase(this.fileOf(view), document)) {
         continue; // edited since: line numbers no longer hold; the CodeLens says so
       }
       const spec = hunkDecorations(view, document.lineCount);
@@ -120,16 +126,13 @@ export class InlineDiffs implements vscode.Disposable {
 
   /** Pending hunks in a document whose text still matches (for CodeLens and commands). */
   hunksAt(document: vscode.TextDocument): HunkView[] {
-    return hunksIn(this.store.state.patches, document.uri.toString()).filter((v) => this.matchesBase(v.patchId, document));
+    return hunksIn(this.store.state.patches, document.uri.toString()).filter((v) => this.matchesBase(this.fileOf(v), document));
   }
 
-  /** The text a patch's file was made against: the base first seen, or the document now. */
-  baseText(patchId: string, uri: string): string | undefined {
-    const base = this.bases.base(patchId, uri);
-    if (base !== undefined) {
-      return base;
-    }
-    return vscode.workspace.textDocuments.find((d) => sameUri(d.uri.toString(), uri))?.getText();
+  /** The open document's text when it is the file's base; undefined otherwise (read the disk). */
+  baseText(file: PatchFile): string | undefined {
+    const document = vscode.workspace.textDocuments.find((d) => sameUri(d.uri.toString(), file.uri));
+    return document && this.matchesBase(file, document) ? document.getText() : undefined;
   }
 
   dispose(): void {

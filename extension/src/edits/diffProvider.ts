@@ -56,7 +56,7 @@ export class ProposedFileProvider implements vscode.TextDocumentContentProvider,
     if (query.get('side') === 'empty') {
       return '';
     }
-    let base = this.diffs.baseText(patch.id, file.uri);
+    let base = this.diffs.baseText(file);
     if (base === undefined) {
       try {
         base = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.parse(file.uri)));

@@ -9,7 +9,7 @@
  * stale).
  */
 
-import type { Hunk, Patch, Range } from '../protocol';
+import type { Hunk, HunkStatus, Patch, Range } from '../protocol';
 
 /** Longest after-text, in characters; the Diff lens shows the whole hunk. */
 export const MAX_INLINE_CHARS = 160;
@@ -18,8 +18,9 @@ export const MAX_INLINE_LINES = 3;
 
 export interface HunkView {
   patchId: string;
-  /** Index across all the patch's files, in order: what `smol.acceptPatch {hunks}` takes. */
-  index: number;
+  /** The hunk's stable id: what `smol.acceptPatch` / `smol.rejectPatch` `{hunks}` take. */
+  hunkId: number;
+  status: HunkStatus;
   fileIndex: number;
   uri: string;
   /** First and last removed line (0-based, inclusive), or undefined for a pure insertion. */
@@ -67,24 +68,26 @@ export function removedLines(range: Range): { first: number; last: number } | un
   return last < start.line ? undefined : { first: start.line, last };
 }
 
-export function hunkViews(patch: Patch): HunkView[] {
+/** The patch's hunks with one of `statuses` (default: the pending ones), across its files. */
+export function hunkViews(patch: Patch, statuses: HunkStatus[] = ['pending']): HunkView[] {
   const views: HunkView[] = [];
-  let index = 0;
   patch.files.forEach((file, fileIndex) => {
     for (const hunk of file.hunks) {
-      views.push(hunkView(patch.id, index, fileIndex, file.uri, hunk));
-      index += 1;
+      if (statuses.includes(hunk.status)) {
+        views.push(hunkView(patch.id, fileIndex, file.uri, hunk));
+      }
     }
   });
   return views;
 }
 
-export function hunkView(patchId: string, index: number, fileIndex: number, uri: string, hunk: Hunk): HunkView {
+export function hunkView(patchId: string, fileIndex: number, uri: string, hunk: Hunk): HunkView {
   const removed = removedLines(hunk.range);
   const newLines = splitLines(hunk.newText);
   return {
     patchId,
-    index,
+    hunkId: hunk.id,
+    status: hunk.status,
     fileIndex,
     uri,
     removed,
@@ -170,15 +173,23 @@ function offsetAt(text: string, lineStarts: number[], line: number, character: n
   return Math.min(lineStarts[line] + character, text.length);
 }
 
-/** The proposed file: `hunks` (ranges in `text`'s coordinates) applied to `text`. */
+/** The proposed file: the pending `hunks` (ranges in `text`'s coordinates) applied to `text`. */
 export function applyHunks(text: string, hunks: Hunk[]): string {
+  return applyTextEdits(
+    text,
+    hunks.filter((h) => h.status === 'pending'),
+  );
+}
+
+/** LSP TextEdits (ranges in `text`'s coordinates, not overlapping) applied as an editor does. */
+export function applyTextEdits(text: string, edits: { range: Range; newText: string }[]): string {
   const lineStarts = [0];
   for (let i = 0; i < text.length; i += 1) {
     if (text[i] === '\n') {
       lineStarts.push(i + 1);
     }
   }
-  const ordered = hunks
+  const ordered = edits
     .map((h) => ({
       start: offsetAt(text, lineStarts, h.range.start.line, h.range.start.character),
       end: offsetAt(text, lineStarts, h.range.end.line, h.range.end.character),

@@ -1,10 +1,11 @@
 /**
  * Accept, reject, review: the user's decisions on patches, carried out by the daemon.
  *
- * Accept runs the daemon's `smol.acceptPatch`; the daemon rebuilds the edit against the buffer
- * and sends `workspace/applyEdit`, so the change lands in the editor's undo history. Then the
- * file is saved, unless it had unsaved changes of the user's before (setting saveAfterAccept).
- * A stale patch writes nothing; the user is told why and offered to ask the agent again.
+ * Accept runs the daemon's `smol.acceptPatch` for the whole patch or chosen hunks; the daemon
+ * places them in the buffer and sends `workspace/applyEdit`, so the change lands in the
+ * editor's undo history, and the patch's other hunks stay pending. Then the file is saved,
+ * unless it had unsaved changes of the user's before (setting saveAfterAccept). A hunk whose
+ * lines changed is stale: nothing is written for it, the user is told and offered to ask again.
  */
 
 import * as vscode from 'vscode';
@@ -12,14 +13,16 @@ import type { ChatController } from '../chat/controller';
 import { errorMessage } from '../chat/controller';
 import type { ChatStore } from '../chat/store';
 import type { Daemon } from '../client/daemon';
-import { DAEMON_ACCEPT_PATCH, DAEMON_REJECT_PATCH, type Patch } from '../protocol';
+import { DAEMON_ACCEPT_PATCH, DAEMON_REJECT_PATCH, type Patch, type PatchCommandResult } from '../protocol';
 import * as api from '../vscodeapi';
 import type { ProposedFileProvider } from './diffProvider';
-import { filePath, pendingPatches, sameUri, staleExplanation } from './patchState';
+import { filePath, pendingPatches, sameUri, staleExplanation, staleHunksExplanation } from './patchState';
 
 export interface AcceptOutcome {
   status: 'accepted' | 'stale' | 'failed' | 'skipped';
   message?: string;
+  /** Hunks that were stale while the others were written. */
+  staleHunks?: number[];
 }
 
 export class PatchActions {
@@ -51,8 +54,9 @@ export class PatchActions {
     const dirtyBefore = new Set(
       vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => d.uri.toString()),
     );
+    let decision: PatchCommandResult | undefined;
     try {
-      await this.daemon.executeCommand(DAEMON_ACCEPT_PATCH, hunks ? [patchId, { hunks }] : [patchId]);
+      decision = (await this.daemon.executeCommand(DAEMON_ACCEPT_PATCH, hunks ? [patchId, { hunks }] : [patchId])) as PatchCommandResult;
     } catch (error) {
       const message = errorMessage(error);
       await this.refresh();
@@ -72,7 +76,15 @@ export class PatchActions {
       await this.save(patch, dirtyBefore);
     }
     await this.refresh();
-    return { status: 'accepted' };
+    const staleHunks = decision?.stale ?? [];
+    if (staleHunks.length && patch && !quiet) {
+      void api.showWarning(`Smol Instruments: ${staleHunksExplanation(patch, staleHunks)}`, 'Ask the agent again').then((choice) => {
+        if (choice === 'Ask the agent again') {
+          void this.chat.askAgain(patch.id);
+        }
+      });
+    }
+    return { status: 'accepted', staleHunks };
   }
 
   private async save(patch: Patch, dirtyBefore: Set<string>): Promise<void> {
@@ -101,9 +113,9 @@ export class PatchActions {
     });
   }
 
-  async reject(patchId: string, quiet = false): Promise<boolean> {
+  async reject(patchId: string, quiet = false, hunks?: number[]): Promise<boolean> {
     try {
-      await this.daemon.executeCommand(DAEMON_REJECT_PATCH, [patchId]);
+      await this.daemon.executeCommand(DAEMON_REJECT_PATCH, hunks ? [patchId, { hunks }] : [patchId]);
       return true;
     } catch (error) {
       if (!quiet) {

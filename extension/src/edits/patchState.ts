@@ -3,7 +3,7 @@
  * Pure, no `vscode` import: the editor side and the unit tests share it.
  */
 
-import type { Patch, PatchFile } from '../protocol';
+import type { HunkStatus, Patch, PatchFile } from '../protocol';
 import { hunkViews, type HunkView } from './hunks';
 
 export type PatchMap = Record<string, Patch>;
@@ -20,13 +20,41 @@ export function stalePatches(patches: PatchMap): Patch[] {
   return Object.values(patches).filter((p) => p.status === 'stale');
 }
 
+/** How many hunks of the patch are still to be decided. */
+export function pendingHunks(patch: Patch): number {
+  return patch.files.reduce((n, f) => n + f.hunks.filter((h) => h.status === 'pending').length, 0);
+}
+
+/** "1 of 2 hunks accepted · 1 pending" for a patch whose hunks were decided apart; else "". */
+export function hunkSummary(patch: Patch): string {
+  const counts = new Map<string, number>();
+  let total = 0;
+  for (const file of patch.files) {
+    for (const hunk of file.hunks) {
+      counts.set(hunk.status, (counts.get(hunk.status) ?? 0) + 1);
+      total += 1;
+    }
+  }
+  if (total < 2 || counts.size < 2) {
+    return '';
+  }
+  const order = ['accepted', 'rejected', 'stale', 'failed', 'pending'];
+  return order
+    .filter((status) => counts.has(status))
+    .map((status) => `${counts.get(status)} ${status}`)
+    .join(' · ')
+    .replace(/^/, `${total} hunks: `);
+}
+
 /** The status bar's text, or undefined when nothing is pending. */
 export function statusBarText(patches: PatchMap): string | undefined {
-  const count = pendingCount(patches);
-  if (count === 0) {
+  const pending = pendingPatches(patches);
+  if (pending.length === 0) {
     return undefined;
   }
-  return `$(git-pull-request) ${count} agent patch${count === 1 ? '' : 'es'}`;
+  const hunks = pending.reduce((n, p) => n + pendingHunks(p), 0);
+  const text = `$(git-pull-request) ${pending.length} agent patch${pending.length === 1 ? '' : 'es'}`;
+  return hunks > pending.length ? `${text} (${hunks} hunks)` : text;
 }
 
 /** Compare document URIs as VS Code prints them and as the daemon builds them. */
@@ -42,14 +70,11 @@ export function normalizeUri(uri: string): string {
   }
 }
 
-/** The hunks of pending (and, with `statuses`, other) patches in one document. */
-export function hunksIn(patches: PatchMap, uri: string, statuses: Patch['status'][] = ['pending']): HunkView[] {
+/** The hunks in one document whose status is one of `statuses` (default: the pending ones). */
+export function hunksIn(patches: PatchMap, uri: string, statuses: HunkStatus[] = ['pending']): HunkView[] {
   const views: HunkView[] = [];
   for (const patch of Object.values(patches)) {
-    if (!statuses.includes(patch.status)) {
-      continue;
-    }
-    for (const view of hunkViews(patch)) {
+    for (const view of hunkViews(patch, statuses)) {
       if (sameUri(view.uri, uri)) {
         views.push(view);
       }
@@ -69,7 +94,7 @@ export function patchStats(patch: Patch): { added: number; removed: number } {
   }
   let added = 0;
   let removed = 0;
-  for (const view of hunkViews(patch)) {
+  for (const view of hunkViews(patch, ['pending', 'accepted', 'rejected', 'stale', 'failed'])) {
     added += view.added;
     removed += view.removedCount;
   }
@@ -99,39 +124,9 @@ export function askAgainMessage(patch: Patch): string {
   return `Your patch ${patch.id} ("${patch.summary}") is stale: ${files} changed since you proposed it, so nothing was written. Read the current text of ${files} again and propose the change again against it.`;
 }
 
-/**
- * Keeps what a document looked like when a pending patch was first seen in it. A buffer that
- * differs from that base means the patch would be stale on accept (the daemon compares the
- * whole text), and its line numbers no longer hold, so it is not drawn line by line.
- */
-export class PatchBases {
-  private readonly bases = new Map<string, string>();
-
-  private key(patchId: string, uri: string): string {
-    return `${patchId} ${normalizeUri(uri)}`;
-  }
-
-  /** Records `text` as the base the first time; answers whether `text` still equals the base. */
-  matches(patchId: string, uri: string, text: string): boolean {
-    const key = this.key(patchId, uri);
-    const base = this.bases.get(key);
-    if (base === undefined) {
-      this.bases.set(key, text);
-      return true;
-    }
-    return base === text;
-  }
-
-  base(patchId: string, uri: string): string | undefined {
-    return this.bases.get(this.key(patchId, uri));
-  }
-
-  /** Forget patches no longer pending. */
-  retain(pendingIds: Set<string>): void {
-    for (const key of [...this.bases.keys()]) {
-      if (!pendingIds.has(key.split(' ')[0])) {
-        this.bases.delete(key);
-      }
-    }
-  }
+/** What the user reads when hunks of a patch were stale on accept (the others were written). */
+export function staleHunksExplanation(patch: Patch, hunks: number[]): string {
+  const which = hunks.length === 1 ? `hunk ${hunks[0] + 1}` : `hunks ${hunks.map((h) => h + 1).join(', ')}`;
+  const one = hunks.length === 1;
+  return `${which} of the agent's patch "${patch.summary}" no longer applied: ${one ? 'its' : 'their'} lines changed since it was proposed. Nothing was written for ${one ? 'it' : 'them'}.`;
 }

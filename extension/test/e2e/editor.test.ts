@@ -9,17 +9,20 @@
  *      redrawn from smol/patches → Reject → the file is unchanged on disk;
  *   3. a risky command asks for approval in the panel (and as a notification) → Deny;
  *   4. Stop cancels a run that would never end;
- *   5. the daemon is killed → the extension restarts it → the chat works again.
+ *   5. the daemon is killed → the extension restarts it → the chat works again;
+ *   6. a patch with two hunks → Accept the first from its CodeLens → only that change is on
+ *      disk and the second hunk is still drawn with its CodeLens → Reject it → nothing more
+ *      changes; and a hunk made stale by an edit on disk does not block its sibling.
  * Screenshots go to test-artifacts/.
  */
 
-import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, FrameLocator } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS, daemonMissing, editorMissing, PYTHON, sampleProject, ScriptedModel, scriptedModelMissing, skipReason } from '../support/env';
 import { CodeServer, launchChromium, Workbench } from './editor';
-import { askAboutAdd, askAboutMean, DENIED_ANSWER, FIX_ANSWER, installPackage, MEAN_ANSWER, RISKY_COMMAND } from './scripts';
+import { askAboutAdd, askAboutMean, DENIED_ANSWER, FIX_ANSWER, installPackage, MEAN_ANSWER, RISKY_COMMAND, SHAPES, SHAPES_AREA_FIXED, TWO_HUNK_ANSWER, TWO_HUNK_SUMMARY, twoHunkFix } from './scripts';
 
 const missing = skipReason(daemonMissing(), scriptedModelMissing(), editorMissing());
 
@@ -94,6 +97,17 @@ describe.skipIf(missing)('the extension in code-server', () => {
       await wb.screenshot(`failed-${context.task.name.slice(0, 40).replace(/[^a-z0-9]+/gi, '-')}`).catch(() => undefined);
     }
   });
+
+  /** Send a message from the panel and wait for this run's answer (earlier ones may say the same). */
+  async function ask(message: string, answer: string): Promise<FrameLocator> {
+    const chat = await wb.showChat();
+    const answers = chat.locator('.final-answer', { hasText: answer.slice(0, 30) });
+    const before = await answers.count();
+    await chat.locator('#input').fill(message);
+    await chat.locator('#input').press('Enter');
+    await expect.poll(() => answers.count(), { timeout: 90_000 }).toBe(before + 1);
+    return chat;
+  }
 
   it('asks about a selection, streams the answer, shows the patch inline, and Accept writes the file', async () => {
     const question = 'Why does test_add fail?';
@@ -235,7 +249,60 @@ describe.skipIf(missing)('the extension in code-server', () => {
     await chat.locator('#input').press('Enter');
     await chat.locator('.final-answer', { hasText: 'Back after a restart.' }).waitFor({ timeout: 60_000 });
   });
+
+  it('accepts one hunk of a two-hunk patch from its CodeLens; the other stays drawn until rejected', async () => {
+    writeFileSync(join(project, 'shapes.py'), SHAPES);
+    const shapes = () => readFileSync(join(project, 'shapes.py'), 'utf8');
+    await model.addTurns(twoHunkFix());
+    const chat = await ask('Fix the formulas in shapes.py', TWO_HUNK_ANSWER);
+    await wb.openFile('shapes.py');
+    await wb.codeLens(new RegExp(`Agent: ${TWO_HUNK_SUMMARY}`)).waitFor({ timeout: 30_000 });
+    await expect.poll(() => wb.codeLens(/^\s*Accept$/).count(), { timeout: 15_000 }).toBe(2);
+    await wb.codeLens(/^\s*Accept all 2$/).waitFor();
+    await wb.statusBar('1 agent patch (2 hunks)').waitFor();
+    await wb.screenshot('11-two-hunks');
+
+    await wb.codeLens(/^\s*Accept$/).first().click();
+    await until(() => shapes() === SHAPES_AREA_FIXED, 'the first hunk alone is on disk');
+    // The second hunk is still drawn, with its own Accept and Reject.
+    await expect.poll(() => wb.codeLens(/^\s*Accept$/).count(), { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => wb.codeLens(/^\s*Reject$/).count(), { timeout: 15_000 }).toBe(1);
+    expect(await wb.codeLens(/Accept all/).count()).toBe(0);
+    await wb.statusBar('1 agent patch').waitFor();
+    await chat.locator('.patch-card.pending .hunks', { hasText: '1 accepted · 1 pending' }).waitFor({ timeout: 15_000 });
+    await wb.screenshot('12-first-hunk-accepted');
+
+    await wb.codeLens(/^\s*Reject$/).click();
+    await expect.poll(() => wb.codeLens(/^\s*Reject$/).count(), { timeout: 20_000 }).toBe(0);
+    await chat.locator('.patch-card.partial').waitFor({ timeout: 15_000 });
+    await wb.page.waitForTimeout(500);
+    expect(shapes()).toBe(SHAPES_AREA_FIXED);
+    await wb.screenshot('13-second-hunk-rejected');
+  });
+
+  it('a hunk whose lines changed on disk is stale and does not block its sibling', async () => {
+    writeFileSync(join(project, 'sizes.py'), SHAPES);
+    const sizes = () => readFileSync(join(project, 'sizes.py'), 'utf8');
+    await model.addTurns(twoHunkFix('sizes.py', 'fix the sizes'));
+    const chat = await ask('Fix the formulas in sizes.py', TWO_HUNK_ANSWER);
+    await wb.openFile('sizes.py');
+    await wb.codeLens(/Agent: fix the sizes/).waitFor({ timeout: 30_000 });
+    // Someone else edits the second hunk's line on disk; the editor reloads the file.
+    const edited = SHAPES.replace('    return w * h\n', '    return w * h  # checked by hand\n');
+    writeFileSync(join(project, 'sizes.py'), edited);
+    await wb.codeLens(/This file changed since the agent proposed this patch/).waitFor({ timeout: 30_000 });
+    await wb.screenshot('14-file-changed');
+    await wb.codeLens(/^\s*Accept what still applies$/).click();
+    const expected = edited.replace('return w + h', 'return w * h');
+    await until(() => sizes() === expected, 'the first hunk is written, the stale one is not');
+    await wb.notification(/hunk 2 of the agent's patch "fix the sizes" no longer applied/).waitFor({ timeout: 15_000 });
+    await wb.codeLens(/Stale agent hunk: fix the sizes/).waitFor({ timeout: 15_000 });
+    await chat.locator('.patch-card.partial', { hasText: 'fix the sizes' }).waitFor({ timeout: 15_000 });
+    expect(sizes()).toBe(expected);
+    await wb.screenshot('15-stale-hunk');
+  });
 });
+
 
 const CRASH_RECOVERED = '```python\nfinal_answer("Back after a restart.")\n```';
 

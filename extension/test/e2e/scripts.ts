@@ -52,3 +52,36 @@ export function installPackage(): ScriptTurn[] {
     streamed(block(`final_answer(${JSON.stringify(DENIED_ANSWER)})`, 'The command was not approved.'), { expect_user_contains: 'APPROVAL_DENIED' }),
   ];
 }
+
+/** A file with two functions to fix, far enough apart to be two hunks of one patch. */
+export const SHAPES = 'def area(w, h):\n    return w + h\n\n\ndef describe():\n    return "shapes"\n\n\ndef perimeter(w, h):\n    return w * h\n';
+export const SHAPES_AREA_FIXED = SHAPES.replace('return w + h', 'return w * h');
+export const TWO_HUNK_SUMMARY = 'fix area and perimeter';
+
+const SHAPES_DIFF = [
+  '--- a/shapes.py',
+  '+++ b/shapes.py',
+  '@@ -1,3 +1,3 @@',
+  ' def area(w, h):',
+  '-    return w + h',
+  '+    return w * h',
+  ' ',
+  '@@ -9,2 +9,2 @@',
+  ' def perimeter(w, h):',
+  '-    return w * h',
+  '+    return 2 * (w + h)',
+  '',
+].join('\n');
+
+export const TWO_HUNK_ANSWER = 'area() and perimeter() had their formulas swapped; I proposed one patch with two hunks.';
+
+/** Propose one patch with two hunks in shapes.py (`file` names a copy), then answer. */
+export function twoHunkFix(file = 'shapes.py', summary = TWO_HUNK_SUMMARY): ScriptTurn[] {
+  const diff = SHAPES_DIFF.split('shapes.py').join(file);
+  return [
+    streamed(
+      block(`patch = propose_patch_unified(diff=${JSON.stringify(diff)}, description=${JSON.stringify(summary)})\nprint(patch)`, `Thought: both formulas in ${file} are wrong; one patch fixes them.`),
+    ),
+    streamed(block(`final_answer(${JSON.stringify(TWO_HUNK_ANSWER)})`, 'Proposed.'), { expect_user_contains: 'patch_id' }),
+  ];
+}

@@ -8,6 +8,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CancellationTokenSource } from 'vscode-jsonrpc/node';
+import { textHash } from '../../src/edits/baseHash';
 import { DAEMON_ACCEPT_PATCH, DAEMON_ASK_ABOUT_SELECTION, DAEMON_REJECT_PATCH, PATCH_COMMAND_ERROR, type Patch } from '../../src/protocol';
 import { daemonSettings, didChangeConfigurationParams, type InspectedValue } from '../../src/settings';
 import { DaemonClient, waitFor } from '../support/daemonClient';
@@ -141,7 +142,8 @@ describe.skipIf(missingModel)('smol/chat against the scripted model', () => {
     const [patch] = await client.patches();
     expect(patch).toMatchObject({ sessionId: 'proto-1', status: 'pending', summary: 'add() must add' });
     expect(patch.files[0].uri).toBe(selection.uri);
-    expect(patch.files[0].hunks).toEqual([{ range: { start: { line: 5, character: 0 }, end: { line: 6, character: 0 } }, newText: '    return a + b\n' }]);
+    expect(patch.files[0].hunks).toEqual([{ id: 0, status: 'pending', range: { start: { line: 5, character: 0 }, end: { line: 6, character: 0 } }, newText: '    return a + b\n', added: 1, removed: 1 }]);
+    expect(patch.files[0].baseHash).toBe(textHash(readFileSync(join(root, 'calc.py'), 'utf8'))); // the editor draws on this text only
     // The selection reached the model with the question.
     const [first] = await model.requests();
     expect(ScriptedModel.promptText(first)).toContain('Why does test_add fail?');
@@ -160,7 +162,7 @@ describe.skipIf(missingModel)('smol/chat against the scripted model', () => {
   it('accepts a patch through workspace/applyEdit, so the editor applies it', async () => {
     await startDaemon();
     const patch = await proposeFix('proto-accept');
-    expect(await client.executeCommand(DAEMON_ACCEPT_PATCH, [patch.id])).toEqual({ patchId: patch.id, status: 'accepted' });
+    expect(await client.executeCommand(DAEMON_ACCEPT_PATCH, [patch.id])).toEqual({ patchId: patch.id, status: 'accepted', accepted: [0], files: ['calc.py'] });
     expect(client.applyEdits).toHaveLength(1);
     expect(client.applyEdits[0].label).toBe('Agent patch: fix add');
     expect(readFileSync(join(root, 'calc.py'), 'utf8')).toContain('return a + b');
@@ -172,17 +174,17 @@ describe.skipIf(missingModel)('smol/chat against the scripted model', () => {
     await startDaemon();
     const before = readFileSync(join(root, 'calc.py'), 'utf8');
     const patch = await proposeFix('proto-reject');
-    expect(await client.executeCommand(DAEMON_REJECT_PATCH, [patch.id])).toEqual({ patchId: patch.id, status: 'rejected' });
+    expect(await client.executeCommand(DAEMON_REJECT_PATCH, [patch.id])).toEqual({ patchId: patch.id, status: 'rejected', rejected: [0] });
     expect(readFileSync(join(root, 'calc.py'), 'utf8')).toBe(before);
     expect(client.applyEdits).toEqual([]);
   });
 
-  it('says a patch is stale when the buffer changed, writes nothing, and keeps the error code', async () => {
+  it('says a patch is stale when its lines changed in the buffer, writes nothing, and keeps the error code', async () => {
     await startDaemon();
     const patch = await proposeFix('proto-stale');
     const uri = patch.files[0].uri;
     const text = readFileSync(join(root, 'calc.py'), 'utf8');
-    await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text: `# edited\n${text}` } });
+    await client.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text: text.replace('return a - b', 'return a - b  # edited') } });
     const error = await client.executeCommand(DAEMON_ACCEPT_PATCH, [patch.id]).then(
       () => undefined,
       (e: { code: number; message: string }) => e,

@@ -14,7 +14,7 @@ import {
   StreamMessageWriter,
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
-import { applyHunks } from '../../src/edits/hunks';
+import { applyTextEdits } from '../../src/edits/hunks';
 import { APPROVAL, CHAT, EVENT, PATCHES, type ApprovalAnswer, type ChatParams, type ChatResult, type CommandApproval, type Patch, type SmolEvent } from '../../src/protocol';
 import { initializationOptions } from '../../src/settings';
 import { PYTHON } from './env';
@@ -158,11 +158,11 @@ function applyLikeAnEditor(params: ApplyEditParams): void {
       continue;
     }
     const path = fileURLToPath(change.textDocument.uri);
-    writeFileSync(path, applyHunks(readFileSync(path, 'utf8'), change.edits));
+    writeFileSync(path, applyTextEdits(readFileSync(path, 'utf8'), change.edits));
   }
   for (const [uri, edits] of Object.entries(params.edit.changes ?? {})) {
     const path = fileURLToPath(uri);
-    writeFileSync(path, applyHunks(readFileSync(path, 'utf8'), edits));
+    writeFileSync(path, applyTextEdits(readFileSync(path, 'utf8'), edits));
   }
 }
 

@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { applyHunks, hunkDecorations, hunkDiff, hunkView, hunkViews, lensLine, MAX_INLINE_LINES, removedLines, splitLines } from '../../src/edits/hunks';
-import type { Hunk } from '../../src/protocol';
+import type { Hunk, HunkStatus } from '../../src/protocol';
 import { CALC_URI, patch } from './fixtures';
 
 const CALC = '"""calc"""\n\n\ndef add(a, b):\n    """Return the sum."""\n    return a - b\n\n\ndef mean(values):\n    return sum(values) / len(values)\n';
 
-function hunk(startLine: number, endLine: number, newText: string, endChar = 0): Hunk {
-  return { range: { start: { line: startLine, character: 0 }, end: { line: endLine, character: endChar } }, newText };
+function hunk(startLine: number, endLine: number, newText: string, endChar = 0, id = 0, status: HunkStatus = 'pending'): Hunk {
+  return { id, status, range: { start: { line: startLine, character: 0 }, end: { line: endLine, character: endChar } }, newText, added: 0, removed: 0 };
 }
 
 describe('hunk geometry', () => {
   it('a replaced line: removed line highlighted, the new line as after-text on it', () => {
-    const view = hunkView('p1', 0, 0, CALC_URI, hunk(5, 6, '    return a + b\n'));
+    const view = hunkView('p1', 0, CALC_URI, hunk(5, 6, '    return a + b\n'));
     expect(view.removed).toEqual({ first: 5, last: 5 });
     expect(hunkDecorations(view, 11)).toEqual({
       removedLines: [5],
@@ -21,14 +21,14 @@ describe('hunk geometry', () => {
   });
 
   it('more new lines than old: the surplus joins the last old line', () => {
-    const view = hunkView('p1', 0, 0, CALC_URI, hunk(5, 6, '    total = a + b\n    return total\n'));
+    const view = hunkView('p1', 0, CALC_URI, hunk(5, 6, '    total = a + b\n    return total\n'));
     const spec = hunkDecorations(view, 11);
     expect(spec.removedLines).toEqual([5]);
     expect(spec.inserted).toEqual([{ line: 5, text: '→ total = a + b  ⏎  return total', lines: ['    total = a + b', '    return total'] }]);
   });
 
   it('more old lines than new: each new line pairs with an old one, the rest are only removed', () => {
-    const view = hunkView('p1', 0, 0, CALC_URI, hunk(3, 6, 'def add(a, b):\n    return a + b\n'));
+    const view = hunkView('p1', 0, CALC_URI, hunk(3, 6, 'def add(a, b):\n    return a + b\n'));
     const spec = hunkDecorations(view, 11);
     expect(spec.removedLines).toEqual([3, 4, 5]);
     expect(spec.inserted.map((i) => [i.line, i.text])).toEqual([
@@ -38,19 +38,19 @@ describe('hunk geometry', () => {
   });
 
   it('a pure insertion shows at the end of the line above and removes nothing', () => {
-    const view = hunkView('p1', 0, 0, CALC_URI, hunk(8, 8, 'import math\n'));
+    const view = hunkView('p1', 0, CALC_URI, hunk(8, 8, 'import math\n'));
     expect(view.removed).toBeUndefined();
     expect(hunkDecorations(view, 11)).toEqual({ removedLines: [], inserted: [{ line: 7, text: '＋ import math', lines: ['import math'] }] });
     expect(lensLine(view, 11)).toBe(8);
   });
 
   it('an insertion at the top anchors on line 0', () => {
-    const view = hunkView('p1', 0, 0, CALC_URI, hunk(0, 0, '# header\n'));
+    const view = hunkView('p1', 0, CALC_URI, hunk(0, 0, '# header\n'));
     expect(hunkDecorations(view, 11).inserted[0].line).toBe(0);
   });
 
   it('a deletion says how many lines go', () => {
-    const view = hunkView('p1', 0, 0, CALC_URI, hunk(6, 8, ''));
+    const view = hunkView('p1', 0, CALC_URI, hunk(6, 8, ''));
     expect(hunkDecorations(view, 11)).toEqual({ removedLines: [6, 7], inserted: [{ line: 6, text: '− delete 2 lines', lines: [] }] });
   });
 
@@ -60,33 +60,33 @@ describe('hunk geometry', () => {
 
   it('long proposals are cut, with a count of the hidden lines', () => {
     const many = Array.from({ length: 6 }, (_, i) => `line${i}`).join('\n') + '\n';
-    const spec = hunkDecorations(hunkView('p', 0, 0, CALC_URI, hunk(5, 6, many)), 11);
+    const spec = hunkDecorations(hunkView('p', 0, CALC_URI, hunk(5, 6, many)), 11);
     expect(spec.inserted[0].text).toContain(`… +${6 - MAX_INLINE_LINES} more lines`);
     expect(spec.inserted[0].lines).toHaveLength(6);
   });
 
   it('empty new lines are visible', () => {
-    const spec = hunkDecorations(hunkView('p', 0, 0, CALC_URI, hunk(5, 6, '\n')), 11);
+    const spec = hunkDecorations(hunkView('p', 0, CALC_URI, hunk(5, 6, '\n')), 11);
     expect(spec.inserted[0].text).toBe('→ (empty line)');
   });
 
   it('clamps lines past the end of a shorter document', () => {
-    const spec = hunkDecorations(hunkView('p', 0, 0, CALC_URI, hunk(20, 21, 'x\n')), 5);
+    const spec = hunkDecorations(hunkView('p', 0, CALC_URI, hunk(20, 21, 'x\n')), 5);
     expect(spec.removedLines).toEqual([4]);
   });
 
-  it('numbers hunks across files, as smol.acceptPatch {hunks} does', () => {
+  it('keeps each hunk\'s stable id, across files, and shows the pending ones by default', () => {
     const two = patch({
       files: [
-        { uri: 'file:///a.py', path: 'a.py', diff: '', hunks: [hunk(0, 1, 'a\n'), hunk(4, 5, 'b\n')] },
-        { uri: 'file:///b.py', path: 'b.py', diff: '', hunks: [hunk(2, 3, 'c\n')] },
+        { uri: 'file:///a.py', path: 'a.py', diff: '', baseHash: null, hunks: [hunk(0, 1, 'a\n', 0, 0, 'accepted'), hunk(4, 5, 'b\n', 0, 1)] },
+        { uri: 'file:///b.py', path: 'b.py', diff: '', baseHash: null, hunks: [hunk(2, 3, 'c\n', 0, 2)] },
       ],
     });
-    expect(hunkViews(two).map((v) => [v.index, v.fileIndex, v.uri])).toEqual([
-      [0, 0, 'file:///a.py'],
+    expect(hunkViews(two).map((v) => [v.hunkId, v.fileIndex, v.uri])).toEqual([
       [1, 0, 'file:///a.py'],
       [2, 1, 'file:///b.py'],
     ]);
+    expect(hunkViews(two, ['accepted']).map((v) => v.hunkId)).toEqual([0]);
   });
 });
 
@@ -102,11 +102,17 @@ describe('the proposed file (diff tab)', () => {
   });
 
   it('handles a file without a final newline', () => {
-    expect(applyHunks('a\nb', [{ range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } }, newText: 'c' }])).toBe('a\nc');
+    expect(applyHunks('a\nb', [hunk(1, 1, 'c', 1)])).toBe('a\nc');
+  });
+
+  it('applies only the pending hunks: decided ones are already in the text, or never will be', () => {
+    const after = CALC.replace('a - b', 'a + b'); // hunk 0 accepted: the base moved on
+    const hunks = [hunk(5, 6, '    return a + b\n', 0, 0, 'accepted'), hunk(9, 10, '    return 0\n', 0, 1)];
+    expect(applyHunks(after, hunks)).toBe(after.replace('    return sum(values) / len(values)\n', '    return 0\n'));
   });
 
   it('writes a hunk as a small diff for the hover', () => {
-    const view = hunkView('p', 0, 0, CALC_URI, hunk(5, 6, '    return a + b\n'));
+    const view = hunkView('p', 0, CALC_URI, hunk(5, 6, '    return a + b\n'));
     expect(hunkDiff(view, CALC.split('\n'))).toBe('-     return a - b\n+     return a + b');
   });
 

@@ -63,6 +63,13 @@ export class Range {
   }
 }
 
+export class CodeLens {
+  constructor(
+    readonly range: Range,
+    readonly command?: { title: string; command: string; arguments?: unknown[] },
+  ) {}
+}
+
 export class ThemeColor {
   constructor(readonly id: string) {}
 }

@@ -33,8 +33,10 @@ from smolagents.utils import AgentError
 from ..base.config import Settings
 from ..llm.catalog import ModelSetupError
 from ..llm.resolve import Endpoint
-from ..patches.store import Patch, PatchStore
+from ..patches.model import Patch
+from ..patches.service import PatchService
 from ..patches.validation import NoneSandbox, Sandbox
+from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
 from .events import (
     CodeEvent,
@@ -112,7 +114,7 @@ class AgentSession:
         approver: Approver | None = None,
         events: EventSink | None = None,
         sandbox: Sandbox | None = None,
-        patches: PatchStore | None = None,
+        patches: PatchService | None = None,
         session_id: str | None = None,
         max_steps: int | None = None,
         trusted: bool = True,
@@ -192,7 +194,7 @@ class AgentSession:
             watch = self._watch
             if watch is not None and patch.session_id == self.session_id:
                 watch.proposed += 1  # proposed or changed status while this run goes on
-            self.emitter(PatchEvent(patch=patch.to_protocol(self.ctx.root)))
+            self.emitter(PatchEvent(patch=patch_view(patch, self.ctx.root)))
 
     def cancel(self) -> None:
         """Stop the run within one step: interrupt the loop, close the stream, kill commands."""

@@ -2,8 +2,8 @@
 
 `FEATURES` is the one list of what the daemon does; this is the only module that imports the
 features. `create_server` builds them in that order and gives each what its constructor asks
-for, by type: the server, or a feature built before it (`Patches(server, approvals:
-Approvals)`). A missing dependency fails at start-up, naming it. The notifications more than
+for, by type: the server, or a feature built before it (`CodeActions(patches:
+Patches)`). A missing dependency fails at start-up, naming it. The notifications more than
 one feature hears (initialize, initialized, didSave) are dispatched here, in the same order.
 """
 

@@ -1,8 +1,8 @@
-"""Patches as LSP sees them: diagnostics per hunk, and the WorkspaceEdit that applies them.
+"""Patches as LSP sees them: a diagnostic per pending hunk, and the WorkspaceEdit of an accept.
 
-Plain functions over the patch store, used by the patches and code-actions features. A pure
-insertion is marked on the line it goes before (an empty range shows nowhere). Hunks are
-numbered across files, in order, as `smol.acceptPatch [id, {hunks}]` names them.
+Plain functions over the patch service, used by the patches and code-actions features. A pure
+insertion is marked on the line it goes before (an empty range shows nowhere). Hunks are named
+by their stable ids, as `smol.acceptPatch [id, {hunks}]` takes them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from ..patches.store import FileChange, Patch, PatchStore
+from ..patches.guard import patch_path
+from ..patches.model import Patch, split_lines
+from ..patches.service import PatchService, Plan
+from ..patches.view import line_range, patch_view
 from .protocol import DIAGNOSTIC_SOURCE
 
 
@@ -23,16 +26,16 @@ def lsp_range(data: dict[str, Any]) -> types.Range:
     )
 
 
-def diagnostics(store: PatchStore) -> dict[str, list[types.Diagnostic]]:
-    """One Information diagnostic per hunk of every pending patch, by document uri."""
+def diagnostics(service: PatchService) -> dict[str, list[types.Diagnostic]]:
+    """One Information diagnostic per pending hunk, by document uri; `data` names the hunk."""
     by_uri: dict[str, list[types.Diagnostic]] = {}
-    for patch in store.all():
-        if patch.status != "pending":
+    for patch in service.all():
+        if patch.resolved:
             continue
-        data = patch.to_protocol(store.root)
-        message = f"Agent proposes: {patch.summary} (+{data['added']} −{data['removed']})"
-        for file in data["files"]:
+        for file in patch_view(patch, service.root)["files"]:
             for hunk in file["hunks"]:
+                if hunk["status"] != "pending":
+                    continue
                 span = lsp_range(hunk["range"])
                 if span.start == span.end:  # a pure insertion: mark the line it goes before
                     span = types.Range(
@@ -42,10 +45,11 @@ def diagnostics(store: PatchStore) -> dict[str, list[types.Diagnostic]]:
                 by_uri.setdefault(file["uri"], []).append(
                     types.Diagnostic(
                         range=span,
-                        message=message,
+                        message=f"Agent proposes: {patch.summary} (+{hunk['added']} −{hunk['removed']})",
                         severity=types.DiagnosticSeverity.Information,
                         source=DIAGNOSTIC_SOURCE,
                         code=patch.id,
+                        data={"patchId": patch.id, "hunkId": hunk["id"]},
                     )
                 )
     return by_uri
@@ -58,56 +62,34 @@ def _touches(a: types.Range, b: types.Range) -> bool:
     ) <= (a.end.line, a.end.character)
 
 
-def pending_at(store: PatchStore, uri: str, span: types.Range) -> list[Patch]:
-    """Pending patches with a hunk touching `span` in the document `uri`."""
-    found: list[Patch] = []
-    for diagnostic in diagnostics(store).get(uri, []):
-        patch = store.get(str(diagnostic.code))
-        if _touches(diagnostic.range, span) and patch is not None and patch not in found:
-            found.append(patch)
+def pending_at(service: PatchService, uri: str, span: types.Range) -> list[tuple[Patch, int]]:
+    """(patch, hunk id) of each pending hunk touching `span` in the document `uri`."""
+    found: list[tuple[Patch, int]] = []
+    for diagnostic in diagnostics(service).get(uri, []):
+        patch = service.get(str(diagnostic.code))
+        if _touches(diagnostic.range, span) and patch is not None:
+            found.append((patch, int(diagnostic.data["hunkId"])))  # type: ignore[index]
     return found
 
 
-def subset(patch: Patch, hunks: list[int] | None) -> Patch:
-    """The patch limited to the chosen hunks (numbered across files, in order)."""
-    if hunks is None:
-        return patch
-    files, index = [], 0
-    for change in patch.files:
-        old_lines = (change.old_text or "").splitlines(keepends=True)
-        new_lines = list(old_lines)
-        offset = 0
-        for hunk in change.hunks():
-            if index in hunks:
-                replacement = hunk.new_text.splitlines(keepends=True)
-                new_lines[hunk.old_start + offset : hunk.old_end + offset] = replacement
-                offset += len(replacement) - (hunk.old_end - hunk.old_start)
-            index += 1
-        files.append(FileChange(change.path, change.old_text, "".join(new_lines)))
-    return Patch(id=patch.id, summary=patch.summary, files=files, session_id=patch.session_id)
-
-
 def workspace_edit(
-    patch: Patch,
-    hunks: list[int] | None,
-    store: PatchStore,
-    version_of: Callable[[str], int | None],
+    plan: Plan, service: PatchService, version_of: Callable[[str], int | None]
 ) -> types.WorkspaceEdit:
-    """The edit that applies `patch` (or its chosen hunks), versioned for open documents."""
+    """The edit that carries out `plan`: ranges in the text it was planned on, versioned."""
     changes: list[Any] = []
-    data = subset(patch, hunks).to_protocol(store.root)
-    for change, file in zip(patch.files, data["files"], strict=True):
-        uri = file["uri"]
-        if change.old_text is None:
+    for write in plan.writes:
+        uri = patch_path(service.jail, write.path).as_uri()  # the guard, once more
+        if write.result is None:
+            changes.append(types.DeleteFile(uri=uri))
+            continue
+        if write.current is None:
             changes.append(
                 types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True))
             )
-        if change.new_text is None:
-            changes.append(types.DeleteFile(uri=uri))
-            continue
+        lines = split_lines(write.current)
         edits = [
-            types.TextEdit(range=lsp_range(h["range"]), new_text=h["newText"])
-            for h in file["hunks"]
+            types.TextEdit(range=lsp_range(line_range(lines, start, end)), new_text=text)
+            for start, end, text in write.edits
         ]
         changes.append(
             types.TextDocumentEdit(

@@ -71,12 +71,17 @@ class AskAboutSelectionArgs:
 
 @attrs.define
 class AcceptOptions:
+    """`smol.acceptPatch [patchId, options]`: which pending hunks (by id); all when absent."""
+
     hunks: list[int] | None = None
 
 
 @attrs.define
 class RejectOptions:
+    """`smol.rejectPatch [patchId, options]`: which pending hunks (by id), and why."""
+
     reason: str | None = None
+    hunks: list[int] | None = None
 
 
 # --- server → client -------------------------------------------------------------------------
@@ -102,17 +107,29 @@ class WireRange(TypedDict):
     end: WirePosition
 
 
-class Hunk(TypedDict):
-    """The lines of the file as it was when the patch was made, and what replaces them."""
+PatchStatus = Literal["pending", "accepted", "partial", "rejected", "stale", "failed"]
+HunkStatus = Literal["pending", "accepted", "rejected", "stale", "failed"]
 
+
+class Hunk(TypedDict):
+    """One hunk (patches/view.py): its stable id, its own status, the lines it replaces in the
+    file's base text, and what replaces them."""
+
+    id: int
+    status: HunkStatus
     range: WireRange
     newText: str
+    added: int
+    removed: int
+    reason: NotRequired[str]
 
 
 class PatchFile(TypedDict):
     uri: str
     path: str
     diff: str
+    #: SHA-256 of the text the hunks' ranges are in; null for a file the patch creates.
+    baseHash: str | None
     hunks: list[Hunk]
 
 
@@ -134,12 +151,12 @@ class Validation(TypedDict):
 
 
 class Patch(TypedDict):
-    """A proposed patch as the editor sees it (patches/store.py's `Patch.to_protocol`)."""
+    """A proposed patch as the editor sees it (patches/view.py's `patch_view`)."""
 
     id: str
     sessionId: str | None
     summary: str
-    status: Literal["pending", "accepted", "rejected", "stale", "failed"]
+    status: PatchStatus
     files: list[PatchFile]
     validation: Validation
     added: int
@@ -171,15 +188,21 @@ class ApprovalAnswer:
 
 @attrs.define
 class PatchesResult:
-    patches: list[dict[str, Any]]  # Patch objects, as patches/store.py writes them
+    patches: list[dict[str, Any]]  # Patch objects, as patches/view.py writes them
 
 
 @attrs.define
 class PatchCommandResult:
-    """What `smol.acceptPatch` and `smol.rejectPatch` answer."""
+    """What `smol.acceptPatch` and `smol.rejectPatch` answer: the patch's status after it, and
+    the hunks (by id) it decided; the files written."""
 
     patch_id: str
-    status: Literal["accepted", "rejected"]
+    status: PatchStatus
+    accepted: list[int] | None = None
+    rejected: list[int] | None = None
+    stale: list[int] | None = None
+    failed: list[int] | None = None
+    files: list[str] | None = None
 
 
 def structure(raw: Any, kind: type[Any]) -> Any:

@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..base.config import Settings, SettingsError, settings_from_client
-from ..patches.store import PatchStore
+from ..patches.service import PatchService
 from .feature import Feature
 from .protocol import InitializationOptions, structure
 
@@ -44,7 +44,7 @@ class SmolLanguageServer(LanguageServer):
         self.base_settings = settings
         self.settings = settings
         self.root: Path | None = None
-        self.patch_store: PatchStore | None = None
+        self.patch_store: PatchService | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.options = InitializationOptions()
         self._features: dict[type[Feature], Feature] = {}
@@ -114,12 +114,12 @@ class SmolLanguageServer(LanguageServer):
         return self.options.trusted
 
     def open_root(self, root: Path) -> None:
-        from ..base.git import find_repo_root, git_dir
+        from ..base.git import find_repo_root
+        from ..patches.service import open_patches
+        from ..safety.jail import PathJail
 
         self.root = find_repo_root(root)
-        gdir = git_dir(self.root)
-        persist = gdir / "smol-instruments" / "patches" if gdir is not None else None
-        self.patch_store = PatchStore(self.root, persist)
+        self.patch_store = open_patches(PathJail(self.root))
 
     def apply_client_settings(self, options: dict[str, Any] | None) -> str | None:
         """Validate the editor's settings over the environment's; the error text if bad."""

@@ -21,9 +21,9 @@ from smolagents import Tool
 
 from ..base.config import Settings
 from ..base.errors import ErrorType, ToolError, error_dict
-from ..base.git import find_repo_root, git_dir
+from ..base.git import find_repo_root
 from ..base.process import ProcessRegistry
-from ..patches.store import PatchStore
+from ..patches.service import PatchService, open_patches
 from ..patches.validation import NoneSandbox, Sandbox
 from ..safety.approval import ApprovalEvent, ApprovalGate, Approver, DenyAllApprover
 from ..safety.jail import PathJail
@@ -69,7 +69,7 @@ class ToolContext:
     settings: Settings
     policy: CommandPolicy
     gate: ApprovalGate
-    patches: PatchStore
+    patches: PatchService
     sandbox: Sandbox = field(default_factory=NoneSandbox)
     cancel: threading.Event = field(default_factory=threading.Event)
     processes: ProcessRegistry = field(default_factory=ProcessRegistry)
@@ -95,7 +95,7 @@ class ToolContext:
         *,
         approver: Approver | None = None,
         sandbox: Sandbox | None = None,
-        patches: PatchStore | None = None,
+        patches: PatchService | None = None,
         session_id: str | None = None,
         trusted: bool = True,
     ) -> ToolContext:
@@ -104,9 +104,7 @@ class ToolContext:
         root = find_repo_root(Path(repo))
         jail = PathJail(root)
         if patches is None:
-            gdir = git_dir(jail.root)
-            persist = gdir / "smol-instruments" / "patches" if gdir is not None else None
-            patches = PatchStore(jail.root, persist)
+            patches = open_patches(jail)
         return cls(
             jail=jail,
             settings=settings,

@@ -1,56 +1,80 @@
 """Patch tools: propose (search-and-replace or unified diff), show, and apply with the user's accept.
 
-Proposing never touches the working tree: the patch is computed in memory (or in a throwaway
-directory for `git apply`), validated in the sandbox, stored, and shown to the user. Only
-`apply_patch` writes, and only after the approver (the user) accepts it.
+Thin over the patch service (patches/service.py), which owns the lifecycle. Proposing never
+touches the working tree: the change is computed in memory, validated in the sandbox, stored
+and shown to the user. Only `apply_patch` writes, and only the hunks the user accepts.
 """
 
 from __future__ import annotations
 
 import difflib
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
-from ..base.process import run_process
-from ..patches.store import FileChange, Patch, StalePatch, printable, read_text
-from ..safety.approval import ApprovalRequest
+from ..patches.diff import DiffError, parse
+from ..patches.guard import patch_path
+from ..patches.model import Patch, printable
+from ..patches.service import Outcome, diff_of
+from ..patches.store import read_text
+from ..safety.approval import ApprovalRequest, Decision
 from .base import RepoTool, ToolContext, guarded
 from .files import read_repo_text
 from .validation import optional_str, require_path, require_str
 
 MAX_PATCH_CHARS = 200_000
+#: Who answered when nobody decided: the patch stays pending for a later decision.
+UNDECIDED = frozenset({"timeout", "cancelled", "error"})
 
 
-def _summary(description: str | None, files: list[FileChange]) -> str:
+def _summary(description: str | None, paths: list[str]) -> str:
     if description and description.strip():
         return description.strip().splitlines()[0][:200]
-    names = ", ".join(f.path for f in files[:3]) + (" ..." if len(files) > 3 else "")
+    names = ", ".join(paths[:3]) + (" ..." if len(paths) > 3 else "")
     return f"Edit {names}"
 
 
-def store_patch(ctx: ToolContext, files: list[FileChange], description: str | None) -> Patch:
-    """Validate the change in the sandbox, store it as a pending patch and return it."""
-    patch = Patch(
-        id=ctx.patches.new_id(),
-        summary=_summary(description, files),
-        files=files,
-        session_id=ctx.session_id,
-    )
+def propose(
+    ctx: ToolContext,
+    changes: list[tuple[str, str | None, str | None]],
+    description: str | None,
+) -> dict[str, Any]:
+    """Validate the change in the sandbox, store it as a pending patch, and describe it."""
     checks = [ctx.settings.sandbox_check_command] if ctx.settings.sandbox_check_command else None
-    try:
-        validation = ctx.sandbox.validate(patch.diff, checks)
-        patch.validation = validation.to_dict()
-    except Exception as exc:  # a broken sandbox must not lose the proposal
-        patch.validation = {
-            "backend": getattr(ctx.sandbox, "name", "unknown"),
-            "applies": False,
-            "checks": [],
-            "message": f"validation could not run: {exc}",
+
+    def validate(diff: str) -> dict[str, Any]:
+        try:
+            return ctx.sandbox.validate(diff, checks).to_dict()
+        except Exception as exc:  # a broken sandbox must not lose the proposal
+            return {
+                "backend": getattr(ctx.sandbox, "name", "unknown"),
+                "applies": False,
+                "checks": [],
+                "message": f"validation could not run: {exc}",
+            }
+
+    patch = ctx.patches.propose(
+        changes,
+        _summary(description, [path for path, _, _ in changes]),
+        session_id=ctx.session_id,
+        validate=validate,
+    )
+    return patch_result(patch)
+
+
+def _hunks(patch: Patch) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": hunk.id,
+            "path": change.path,
+            "line": hunk.start + 1,
+            "status": hunk.status,
+            "added": len(hunk.new),
+            "removed": len(hunk.old),
+            **({"reason": hunk.reason} if hunk.reason and hunk.status != "accepted" else {}),
         }
-    ctx.patches.add(patch)
-    return patch
+        for change in patch.files
+        for hunk in change.hunks
+    ]
 
 
 def patch_result(patch: Patch) -> dict[str, Any]:
@@ -63,7 +87,8 @@ def patch_result(patch: Patch) -> dict[str, Any]:
         "files": [f.path for f in patch.files],
         "added": added,
         "removed": removed,
-        "diff": printable(patch.diff),
+        "diff": printable(diff_of(patch, pending=not patch.resolved)),
+        "hunks": _hunks(patch),
         "validation": validation,
     }
     if validation.get("applies") is False:
@@ -171,7 +196,7 @@ class ProposePatchTool(RepoTool):
         if not resolved.exists():
             if old_text.strip():
                 read_repo_text(self.ctx, path)  # raises FILE_NOT_FOUND with the closest paths
-            change = FileChange(rel, None, new_text)
+            change: tuple[str, str | None, str | None] = (rel, None, new_text)
         else:
             rel, text = read_repo_text(self.ctx, path, errors="surrogateescape")  # exact bytes
             if not old_text.strip():
@@ -188,82 +213,18 @@ class ProposePatchTool(RepoTool):
                     "new_text is the same as old_text: the patch changes nothing",
                     recovery_suggestion="Put the changed code in new_text.",
                 )
-            change = FileChange(rel, text, new_file)
-        return patch_result(store_patch(self.ctx, [change], description))
+            change = (rel, text, new_file)
+        return propose(self.ctx, [change], description)
 
 
-def _header_path(text: str) -> str:
-    """The path of a '--- '/'+++ ' header: up to a tab (timestamps), git's quoting undone."""
-    text = text.split("\t", 1)[0].rstrip()
-    if len(text) >= 2 and text[0] == text[-1] == '"':
-        text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
-        text = text.encode("latin-1", "replace").decode("utf-8", "replace")
-    return text
-
-
-def _strip_prefix(path: str) -> str:
-    return path[2:] if path.startswith(("a/", "b/")) else path
-
-
-def _quote(path: str) -> str:
-    return f'"{path}"' if any(ch in path for ch in ' \t"\\') else path
-
-
-def normalise_diff(diff: str) -> tuple[str, list[str]]:
-    """Rewrite a model's diff into git's form (a/ b/ paths, a `diff --git` line per file) and
-    repair blank context lines that lost their leading space. Returns the diff and its paths."""
-    lines = diff.splitlines()
-    out: list[str] = []
-    paths: list[str] = []
-    in_hunk = False
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
-            old = _header_path(line[4:])
-            new = _header_path(lines[i + 1][4:])
-            old_rel = None if old == "/dev/null" else _strip_prefix(old)
-            new_rel = None if new == "/dev/null" else _strip_prefix(new)
-            target = new_rel or old_rel or ""
-            if not (
-                out
-                and out[-1].startswith(
-                    (
-                        "diff --git",
-                        "index ",
-                        "new file",
-                        "deleted file",
-                        "similarity",
-                        "rename",
-                        "old mode",
-                        "new mode",
-                    )
-                )
-            ):
-                out.append(
-                    f"diff --git {_quote('a/' + (old_rel or target))} {_quote('b/' + target)}"
-                )
-                if old_rel is None:
-                    out.append("new file mode 100644")
-                elif new_rel is None:
-                    out.append("deleted file mode 100644")
-            out.append("--- " + ("/dev/null" if old_rel is None else _quote("a/" + old_rel)))
-            out.append("+++ " + ("/dev/null" if new_rel is None else _quote("b/" + new_rel)))
-            for rel in (old_rel, new_rel):
-                if rel and rel not in paths:
-                    paths.append(rel)
-            in_hunk = False
-            i += 2
-            continue
-        if line.startswith("@@"):
-            in_hunk = True
-        elif line.startswith("diff "):
-            in_hunk = False
-        elif in_hunk and line == "":
-            line = " "
-        out.append(line)
-        i += 1
-    return "\n".join(out) + "\n", paths
+def _not_a_diff(why: str) -> ToolError:
+    return ToolError(
+        ErrorType.INVALID_ARGUMENT,
+        f"diff is not a unified diff ({why}): it needs '--- a/path', '+++ b/path' and '@@' lines",
+        recovery_suggestion=(
+            "Use propose_patch(path=..., old_text=..., new_text=...) instead; it is simpler."
+        ),
+    )
 
 
 class ProposePatchUnifiedTool(RepoTool):
@@ -282,87 +243,61 @@ class ProposePatchUnifiedTool(RepoTool):
     def forward(self, diff: str, description: str | None = None) -> dict[str, Any]:
         diff = require_str("diff", diff, max_chars=MAX_PATCH_CHARS)
         description = optional_str("description", description, max_chars=2000)
-        diff, paths = normalise_diff(diff.strip("`").removeprefix("diff\n"))
-        if not paths or "@@" not in diff:
-            raise ToolError(
-                ErrorType.INVALID_ARGUMENT,
-                "diff is not a unified diff (no '--- a/path', '+++ b/path' and '@@' lines)",
-                recovery_suggestion=(
-                    "Use propose_patch(path=..., old_text=..., new_text=...) instead; it is simpler."
-                ),
-            )
-        for p in paths:
-            self.ctx.jail.resolve(p, for_write=True)
-        with tempfile.TemporaryDirectory(prefix="smol-patch-") as tmp:
-            work = Path(tmp)
-            before: dict[str, str | None] = {}
-            for p in paths:
-                current = read_text(self.ctx.root / p)
-                before[p] = current
-                if current is not None:
-                    (work / p).parent.mkdir(parents=True, exist_ok=True)
-                    (work / p).write_bytes(current.encode("utf-8", errors="surrogateescape"))
-            error = self._git_apply(work, diff)
-            if error is not None:
-                raise ToolError(
-                    ErrorType.PATCH_DOES_NOT_APPLY,
-                    f"the diff does not apply: {error}",
-                    recovery_suggestion=(
-                        "Re-read the file with read_file and make the context lines match it "
-                        "exactly, or use propose_patch(path, old_text, new_text) instead."
-                    ),
-                    context={"paths": paths},
-                )
-            changes = []
-            for p in paths:
-                after = read_text(work / p)
-                if after != before[p]:
-                    changes.append(FileChange(p, before[p], after))
+        try:
+            files = parse(diff)
+        except DiffError as exc:
+            raise _not_a_diff(str(exc)) from None
+        if not files or not any(f.hunks for f in files):
+            raise _not_a_diff("no file with a hunk")
+        jail = self.ctx.jail
+        for name in dict.fromkeys(p for f in files for p in (f.old_path, f.new_path) if p):
+            patch_path(jail, name)  # refuses escapes and symlinks before anything is read
+        before: dict[str, str | None] = {}
+        after: dict[str, str | None] = {}
+        for file in files:
+            if file.path not in before:
+                try:
+                    before[file.path] = read_text(patch_path(jail, file.path))
+                except OSError as exc:
+                    raise self._does_not_apply(
+                        f"{file.path} cannot be read ({exc})", file.path
+                    ) from None
+                after[file.path] = before[file.path]
+            try:
+                after[file.path] = file.apply(after[file.path])
+            except DiffError as exc:
+                raise self._does_not_apply(str(exc), file.path) from None
+        changes = [(path, before[path], after[path]) for path in before]
+        changes = [c for c in changes if c[1] != c[2]]
         if not changes:
             raise ToolError(
                 ErrorType.INVALID_ARGUMENT,
                 "the diff changes nothing",
                 recovery_suggestion="Make sure '+' lines differ from the '-' lines they replace.",
             )
-        return patch_result(store_patch(self.ctx, changes, description))
+        return propose(self.ctx, changes, description)
 
-    def _git_apply(self, work: Path, diff: str) -> str | None:
-        """Apply in the throwaway copy; later tries forgive whitespace and missing context."""
-        message = ""
-        for extra in ([], ["--ignore-whitespace"], ["--ignore-whitespace", "--unidiff-zero"]):
-            result = run_process(
-                ["git", "apply", "--recount", "--whitespace=nowarn", "-p1", *extra, "-"],
-                cwd=work,
-                timeout=30,
-                stdin_text=diff,
-                cancel=self.ctx.cancel,
-            )
-            if result.exit_code == 0:
-                return None
-            message = message or (result.stderr.strip() or "git apply failed")
-        return " ".join(message.splitlines()[:4])
+    @staticmethod
+    def _does_not_apply(why: str, path: str) -> ToolError:
+        return ToolError(
+            ErrorType.PATCH_DOES_NOT_APPLY,
+            f"the diff does not apply: {why}",
+            recovery_suggestion=(
+                f"Re-read {path} with read_file and make the context lines match it exactly, "
+                "or use propose_patch(path, old_text, new_text) instead."
+            ),
+            context={"path": path},
+        )
 
 
 def _get_patch(ctx: ToolContext, patch_id: Any) -> Patch:
     patch_id = require_str("patch_id", patch_id, max_chars=100, example="'p1a2b3c'").strip()
-    patch = ctx.patches.get(patch_id)
-    if patch is None:
-        known = [p.id for p in ctx.patches.all() if p.status == "pending"][-5:]
-        raise ToolError(
-            ErrorType.PATCH_NOT_FOUND,
-            f"no patch with id {patch_id!r}",
-            recovery_suggestion=(
-                f"Use a patch_id returned by propose_patch; pending ones: {known}."
-                if known
-                else "Propose a patch first with propose_patch(...)."
-            ),
-        )
-    return patch
+    return ctx.patches.require(patch_id)
 
 
 class ShowPatchTool(RepoTool):
     name = "show_patch"
-    description = "Show a proposed patch: status, diff and validation."
+    description = "Show a proposed patch: status, diff, its hunks and validation."
     inputs = {"patch_id": {"type": "string", "description": "id from propose_patch"}}
     example = "show_patch(patch_id='p1a2b3c')"
 
@@ -371,16 +306,44 @@ class ShowPatchTool(RepoTool):
         patch = _get_patch(self.ctx, patch_id)
         result = patch_result(patch)
         result.pop("next", None)
-        if patch.status_reason:
-            result["status_reason"] = patch.status_reason
+        if patch.reason:
+            result["status_reason"] = patch.reason
         return result
+
+
+def _stale(patch: Patch, hunks: list[int]) -> ToolError:
+    reasons = sorted({h.reason or "changed" for h in patch.hunks if h.id in hunks})
+    return ToolError(
+        ErrorType.PATCH_STALE,
+        f"patch {patch.id} is stale ({'; '.join(reasons)}): the files changed since it was "
+        "proposed; nothing was written",
+        recovery_suggestion="Re-read the file and propose the change again.",
+    )
+
+
+def _decided(patch: Patch, decision: Decision, outcome: Outcome | None = None) -> dict[str, Any]:
+    """The tool result once the user decided (all at once, or hunk by hunk in the editor)."""
+    accepted = [h.id for h in patch.hunks if h.status == "accepted"]
+    result: dict[str, Any] = {
+        "applied": bool(outcome.accepted if outcome else accepted),
+        "status": patch.status,
+        "files": outcome.files if outcome else [f.path for f in patch.files],
+        "decided_by": decision.decided_by,
+    }
+    if len(patch.hunks) > 1 or patch.status not in ("accepted", "rejected"):
+        result["hunks"] = _hunks(patch)
+    if patch.status == "partial":
+        result["message"] = (
+            f"The user accepted hunks {accepted} of patch {patch.id}; the others were not written."
+        )
+    return result
 
 
 class ApplyPatchTool(RepoTool):
     name = "apply_patch"
     description = (
         "Ask the user to accept a proposed patch and, if they do, write it to the files. "
-        "Returns applied and the patch status."
+        "Returns applied and the patch status (the user may accept only some hunks)."
     )
     inputs = {"patch_id": {"type": "string", "description": "id from propose_patch"}}
     example = "apply_patch(patch_id='p1a2b3c')"
@@ -390,61 +353,58 @@ class ApplyPatchTool(RepoTool):
     def forward(self, patch_id: str) -> dict[str, Any]:
         ctx = self.ctx
         patch = _get_patch(ctx, patch_id)
-        if patch.status != "pending":
+        if patch.resolved:
             return {
-                "applied": patch.status == "accepted",
+                "applied": patch.status in ("accepted", "partial"),
                 "status": patch.status,
                 "message": f"patch {patch.id} is already {patch.status}",
             }
-        stale = ctx.patches.stale_paths(patch)
-        if stale:
-            ctx.patches.set_status(patch.id, "stale", f"changed since proposed: {', '.join(stale)}")
-            raise ToolError(
-                ErrorType.PATCH_STALE,
-                f"{', '.join(stale)} changed since patch {patch.id} was proposed; nothing was written",
-                recovery_suggestion="Re-read the file and propose the change again.",
-            )
+        refreshed = ctx.patches.refresh(patch.id)  # stale against the files as they are now
+        if refreshed.patch.resolved:
+            raise _stale(refreshed.patch, refreshed.stale)
+        pending = refreshed.patch
         decision = ctx.gate.ask(
             ApprovalRequest(
-                kind="patch", subject=patch.id, summary=patch.summary, detail=patch.diff
+                kind="patch",
+                subject=pending.id,
+                summary=pending.summary,
+                detail=diff_of(pending, pending=True),
             )
         )
         ctx.check_cancelled()
-        current = ctx.patches.get(patch.id) or patch
+        if decision.applied_by_host:  # the editor carried out the user's decisions itself
+            return _decided(ctx.patches.require(pending.id), decision)
         if not decision.approved:
-            if current.status == "pending":
-                ctx.patches.set_status(patch.id, "rejected", decision.reason)
-            current = ctx.patches.get(patch.id) or patch
+            return self._not_accepted(pending.id, decision)
+        outcome = ctx.patches.accept(pending.id, how=f"accepted by {decision.decided_by}")
+        if outcome.failed:
+            raise ToolError(
+                ErrorType.INTERNAL_ERROR,
+                f"writing patch {pending.id} failed ({outcome.patch.reason}); "
+                "the files were restored",
+                recovery_suggestion="Tell the user what failed with final_answer().",
+            )
+        if not outcome.accepted:
+            raise _stale(outcome.patch, outcome.stale)
+        return _decided(outcome.patch, decision, outcome)
+
+    def _not_accepted(self, patch_id: str, decision: Decision) -> dict[str, Any]:
+        why = f": {decision.reason}" if decision.reason else "."
+        if decision.decided_by in UNDECIDED:
             return {
                 "applied": False,
-                "status": current.status,
+                "status": "pending",
                 "decided_by": decision.decided_by,
-                "message": f"The user did not accept patch {patch.id}"
-                + (f": {decision.reason}" if decision.reason else "."),
-                "next": "Do not apply it again. Ask what to change, or finish with final_answer().",
+                "message": f"No decision on patch {patch_id} yet{why}",
+                "next": "Do not propose it again. Finish with final_answer(); the user can still accept it.",
             }
-        if not decision.applied_by_host:
-            try:
-                ctx.patches.write(current)
-            except StalePatch as exc:
-                ctx.patches.set_status(patch.id, "stale", str(exc))
-                raise ToolError(
-                    ErrorType.PATCH_STALE,
-                    f"patch {patch.id}: {exc}; nothing was written",
-                    recovery_suggestion="Re-read the file and propose the change again.",
-                ) from None
-            except OSError as exc:
-                ctx.patches.set_status(patch.id, "failed", str(exc))
-                raise ToolError(
-                    ErrorType.INTERNAL_ERROR,
-                    f"writing patch {patch.id} failed: {exc}; the files were restored",
-                    recovery_suggestion="Tell the user what failed with final_answer().",
-                ) from None
-        if (ctx.patches.get(patch.id) or patch).status == "pending":
-            ctx.patches.set_status(patch.id, "accepted", f"accepted by {decision.decided_by}")
+        current = self.ctx.patches.require(patch_id)
+        if not current.resolved:
+            current = self.ctx.patches.reject(patch_id, reason=decision.reason).patch
         return {
-            "applied": True,
-            "status": "accepted",
-            "files": [f.path for f in patch.files],
+            "applied": False,
+            "status": current.status,
             "decided_by": decision.decided_by,
+            "message": f"The user did not accept patch {patch_id}{why}",
+            "next": "Do not apply it again. Ask what to change, or finish with final_answer().",
         }

@@ -4,8 +4,9 @@ The agent runs in a worker thread and blocks in `EditorApprover.decide`. A comma
 the user with "Run" and "Deny": as the request `smol/approval` (command, rule, reason and what
 it widens as fields) to a client that asked for it with `initializationOptions.smolApproval`,
 else as a Warning `window/showMessageRequest`. No answer within APPROVAL_TIMEOUT_S, or a client
-that cannot show message actions, is a denial. A patch waits until the user accepts
-or rejects it (code action, CodeLens, chat panel), the run is cancelled, or the timeout passes.
+that cannot show message actions, is a denial. A patch waits until the user accepts or rejects
+every hunk of it (code action, CodeLens, chat panel) — waiting on the patch service, which owns
+the decisions — the run is cancelled, or the timeout passes.
 `deny` verdicts never get here: the policy refuses them in Python.
 """
 
@@ -20,7 +21,6 @@ from lsprotocol import types
 
 from ...base.wire import to_wire
 from ...safety.approval import ApprovalRequest, Decision
-from ..decisions import PatchDecisions
 from ..feature import Feature
 from ..protocol import APPROVAL, CommandApproval, to_plain
 from ..server import SmolLanguageServer
@@ -33,14 +33,8 @@ RUN, DENY = "Run", "Deny"
 class EditorApprover:
     """The Approver the daemon hands to each session."""
 
-    def __init__(
-        self,
-        server: SmolLanguageServer,
-        decisions: PatchDecisions,
-        cancel: threading.Event | None = None,
-    ) -> None:
+    def __init__(self, server: SmolLanguageServer, cancel: threading.Event | None = None) -> None:
         self.server = server
-        self.decisions = decisions
         self.cancel = cancel
 
     @property
@@ -53,14 +47,23 @@ class EditorApprover:
         return self._command(request)
 
     def _patch(self, request: ApprovalRequest) -> Decision:
-        decision = self.decisions.wait(request.subject, self.timeout, self.cancel)
-        if decision is None:
+        """Wait until no hunk is pending: the user decided them (in any editor, in any order)."""
+        service = self.server.patch_store
+        patch = (
+            None if service is None else service.wait(request.subject, self.timeout, self.cancel)
+        )
+        if patch is None:
+            return Decision(False, "editor", "the patch is gone")
+        if not patch.resolved:
+            if self.cancel is not None and self.cancel.is_set():
+                return Decision(False, "cancelled", "the run was cancelled")
             return Decision(
                 False,
                 "timeout",
                 f"no decision within {self.timeout:g} s; the patch stays pending in the editor",
             )
-        return decision
+        approved = patch.status in ("accepted", "partial")
+        return Decision(approved, "editor", patch.reason, applied_by_host=True)
 
     def _command(self, request: ApprovalRequest) -> Decision:
         structured = self.server.options.smol_approval
@@ -118,15 +121,10 @@ class EditorApprover:
 
 
 class Approvals(Feature):
-    """Hands each session an EditorApprover; the patches feature resolves what they wait for."""
+    """Hands each session an EditorApprover."""
 
     def __init__(self, server: SmolLanguageServer) -> None:
         self.server = server
-        self.decisions = PatchDecisions()
 
     def approver(self, cancel: threading.Event | None = None) -> EditorApprover:
-        return EditorApprover(self.server, self.decisions, cancel)
-
-    def resolve(self, patch_id: str, decision: Decision) -> int:
-        """The user decided on a patch: wake the agents waiting in `apply_patch`."""
-        return self.decisions.resolve(patch_id, decision)
+        return EditorApprover(self.server, cancel)

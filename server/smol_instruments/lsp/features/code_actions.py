@@ -1,4 +1,4 @@
-"""Code actions: Accept / Reject on a pending patch's hunks, and "Ask agent about selection"."""
+"""Code actions: Accept / Reject a pending patch or one of its hunks, and "Ask agent about selection"."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def _action(
     title: str,
     kind: types.CodeActionKind,
     command: str,
-    argument: object,
+    arguments: list[object],
     diagnostics: list[types.Diagnostic] | None = None,
     preferred: bool | None = None,
 ) -> types.CodeAction:
@@ -24,7 +24,7 @@ def _action(
         kind=kind,
         diagnostics=diagnostics,
         is_preferred=preferred,
-        command=types.Command(title=title, command=command, arguments=[argument]),
+        command=types.Command(title=title, command=command, arguments=arguments),
     )
 
 
@@ -46,16 +46,23 @@ class CodeActions(Feature):
         return actions
 
     def patch_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
-        actions = []
+        """The whole patch, and (when it has several pending hunks) the hunk under the range."""
+        actions: list[types.CodeAction] = []
         quickfix = types.CodeActionKind.QuickFix
-        for patch in self.patches.pending_at(params.text_document.uri, params.range):
+        seen: set[str] = set()
+        for patch, hunk_id in self.patches.pending_at(params.text_document.uri, params.range):
             ours = [d for d in params.context.diagnostics if str(d.code) == patch.id] or None
-            actions.append(
-                _action("Accept agent patch", quickfix, CMD_ACCEPT_PATCH, patch.id, ours, True)
-            )
-            actions.append(
-                _action("Reject agent patch", quickfix, CMD_REJECT_PATCH, patch.id, ours)
-            )
+            if patch.id not in seen:
+                seen.add(patch.id)
+                accept = _action(
+                    "Accept agent patch", quickfix, CMD_ACCEPT_PATCH, [patch.id], ours, True
+                )
+                reject = _action("Reject agent patch", quickfix, CMD_REJECT_PATCH, [patch.id], ours)
+                actions += [accept, reject]
+            if sum(h.pending for h in patch.hunks) > 1:
+                only: list[object] = [patch.id, {"hunks": [hunk_id]}]
+                actions.append(_action("Accept this hunk", quickfix, CMD_ACCEPT_PATCH, only, ours))
+                actions.append(_action("Reject this hunk", quickfix, CMD_REJECT_PATCH, only, ours))
         return actions
 
     def selection_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
@@ -70,4 +77,4 @@ class CodeActions(Feature):
             },
         }
         kind = types.CodeActionKind.RefactorRewrite
-        return [_action("Ask agent about selection", kind, CMD_ASK_ABOUT_SELECTION, argument)]
+        return [_action("Ask agent about selection", kind, CMD_ASK_ABOUT_SELECTION, [argument])]
