@@ -160,6 +160,8 @@ ESCAPES = [
     "./../outside",
     "app/./../../outside/sub/deep.txt",
     "app/../link_out/secret.txt",
+    "loop_a/../link_out/secret.txt",  # a loop stops resolve(), the rest was joined as text
+    "loop_b/../link_out",
     "../" * 40 + "etc/passwd",
     "../repo_evil/x.txt",
     "/etc/passwd",

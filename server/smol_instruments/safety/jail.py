@@ -29,6 +29,17 @@ def _outside(path: str, why: str) -> ToolError:
     )
 
 
+def _fully_resolved(path: Path) -> bool:
+    """True when no symlink is left on the part of `path` that exists."""
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    try:
+        return probe.resolve(strict=True) == probe
+    except (OSError, RuntimeError):
+        return False
+
+
 class PathJail:
     """Resolves user- or model-supplied paths against one root and refuses escapes."""
 
@@ -70,6 +81,10 @@ class PathJail:
             resolved = candidate.resolve(strict=False)
         except (OSError, RuntimeError) as exc:  # symlink loops, unreadable components
             raise _outside(path, f"it cannot be resolved ({exc.__class__.__name__})") from None
+        if not _fully_resolved(resolved):
+            # A symlink loop stops resolve() early and the rest is joined as text, so
+            # `loop/../link_out` reads as inside while the kernel would follow link_out.
+            raise _outside(path, "it runs through a symlink that cannot be resolved")
         if resolved != self.root and self.root not in resolved.parents:
             if os.path.isabs(text):
                 raise _outside(path, "absolute paths outside the repository are not allowed")
