@@ -373,6 +373,8 @@ DESTRUCTIVE: list[str] = [
     "unset 'a[$(rm -rf ~)]'",
     "getopts a 'x[$(rm -rf ~)]'",
     "mapfile -C 'rm -rf ~' -c 1 lines < notes.txt",
+    "compgen -W '$(rm -rf ~)' x",
+    "complete -W '$(rm -rf ~)' mytool",
     "x='a[$(rm -rf ~)]'; echo ${!x}",
     # hidden commands: ${x@P}, ${!x}, BASH_CMDS and BASH_ALIASES
     "x='$(rm -rf ~)'; echo ${x@P}",
@@ -491,6 +493,9 @@ DESTRUCTIVE: list[str] = [
 ]
 
 RISKY: list[str] = [
+    # positional parameters the command itself set, evaluated in arithmetic
+    "set -- 'x[$(touch made)]'; echo $(( $1 ))",
+    "set -- 'x[$(touch made)]'; (( ${1} ))",
     # package installs
     "pip install requests",
     "pip3 install -r requirements.txt",

@@ -346,8 +346,9 @@ COMMAND_OPTIONS: dict[str, frozenset[str]] = {
     ),
     "rg": names("--pre --hostname-bin"),
     "flock": names("-c --command"),
-    "compgen": names("-C"),
-    "complete": names("-C"),
+    # -W's word list is expanded when the completion runs: a `$(...)` in it runs too.
+    "compgen": names("-C -W"),
+    "complete": names("-C -W"),
 }
 
 DOWNLOAD_OPTIONS = {

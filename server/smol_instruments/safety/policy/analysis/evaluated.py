@@ -21,6 +21,9 @@ _HIDDEN = re.compile(r"\$[({\[]|`")
 _QUOTED = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
 _IDENTIFIER = re.compile(r"(?<![\w])\$?\{?([A-Za-z_][A-Za-z0-9_]*)")
 _SUBSCRIPT_SUBSTITUTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[[^\]]*(\$\(|`)")
+#: Positional parameters (`$1`, `${2}`, `$@`): `set -- 'a[$(cmd)]'` makes them code, and the
+#: policy does not follow their values.
+_POSITIONAL = re.compile(r"\$\{?[0-9@*]")
 #: How many variables deep a value is followed (`x=y; y=z; (( x ))`).
 MAX_DEPTH = 4
 
@@ -49,7 +52,7 @@ def evaluated_text(
             analysis.emit("approval.evaluated-code", display, text=short(shown, 60), how=how)
             analysis.run(": " + piece.replace(UNKNOWN, ""), state.copy())
             return
-    if (raw and _SUBSCRIPT_SUBSTITUTION.search(text)) or (
+    if (raw and (_SUBSCRIPT_SUBSTITUTION.search(text) or _POSITIONAL.search(text))) or (
         UNKNOWN in text and (word is None or _runtime_data(word, state))
     ):
         shown = word.raw if word is not None else text.replace(UNKNOWN, "…")
