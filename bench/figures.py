@@ -590,3 +590,12 @@ FIGURES: list[Measure] = [
     Measure("task_tokens", "tokens over a fixed task", tokens_per_task),
     Measure("sandbox", "Docker sandbox validation", sandbox_speed),
 ]
+
+
+def _containment(quick: bool = False) -> list[Figure]:
+    from .containment import containment_overhead
+
+    return containment_overhead(quick)
+
+
+FIGURES.append(Measure("containment", "command containment overhead", _containment))

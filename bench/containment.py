@@ -1,0 +1,108 @@
+"""Figures for command containment: what bubblewrap adds to a command, against the same bare.
+
+`true` shows the sandbox's start-up alone; `python -m pytest -q` on the sample project shows
+what an ordinary development command pays. Both run through the process runner, contained
+and uncontained, alternating.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .figures import REPO, Figure, _median_alternating
+
+SAMPLE_PROJECT = REPO / "extension" / "sample-project"
+
+
+def _sample_git_repo(root: Path) -> Path:
+    shutil.copytree(SAMPLE_PROJECT, root)
+    for argv in (
+        ["git", "init", "-q", "-b", "main"],
+        ["git", "add", "-A"],
+        [
+            "git",
+            "-c",
+            "user.name=Bench",
+            "-c",
+            "user.email=bench@example.com",
+            "commit",
+            "-qm",
+            "sample",
+        ],
+    ):
+        subprocess.run(argv, cwd=root, check=True, capture_output=True)
+    return root
+
+
+def _timer(argv: list[str], repo: Path, contained: bool, ok: tuple[int, ...] = (0,)):  # type: ignore[no-untyped-def]
+    from smol_instruments.base.containment import Containment
+
+    def run() -> float:
+        start = time.perf_counter()
+        if contained:
+            launch = Containment(repo).prepare(argv)
+            try:
+                result = subprocess.run(
+                    launch.argv, env=launch.env, pass_fds=launch.pass_fds, capture_output=True
+                )
+            finally:
+                launch.close()
+        else:
+            result = subprocess.run(argv, cwd=repo, capture_output=True)
+        elapsed = time.perf_counter() - start
+        if result.returncode not in ok:
+            raise RuntimeError(f"{argv} failed: {result.stderr.decode(errors='replace')[-300:]}")
+        return elapsed
+
+    return run
+
+
+#: pytest's exit codes when the tests ran (the sample project has failing tests on purpose).
+TESTS_RAN = (0, 1)
+
+
+def containment_overhead(quick: bool = False) -> list[Figure]:
+    from smol_instruments.base.containment import probe
+
+    availability = probe()
+    if not availability.works:
+        raise RuntimeError(availability.line())
+    with tempfile.TemporaryDirectory(prefix="smol-bench-contain-") as tmp:
+        repo = _sample_git_repo(Path(tmp) / "sample")
+        true = ["true"]
+        value, baseline = _median_alternating(
+            _timer(true, repo, True), _timer(true, repo, False), 10 if quick else 60
+        )
+        pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        tests, tests_bare = _median_alternating(
+            _timer(pytest, repo, True, TESTS_RAN),
+            _timer(pytest, repo, False, TESTS_RAN),
+            2 if quick else 10,
+        )
+    return [
+        Figure(
+            "contain_true",
+            "contained `true` (bubblewrap start-up) vs bare `true`",
+            value * 1000,
+            "ms",
+            baseline * 1000,
+            50.0,
+            "value",
+            note=f"{availability.detail}; overhead {1000 * (value - baseline):.1f} ms per command",
+        ),
+        Figure(
+            "contain_pytest",
+            "contained `python -m pytest -q` on the sample project vs bare",
+            tests * 1000,
+            "ms",
+            tests_bare * 1000,
+            1.25,
+            "ratio",
+            note=f"overhead {1000 * (tests - tests_bare):.0f} ms",
+        ),
+    ]
