@@ -133,10 +133,47 @@ def test_git_of_a_worktree_stays_read_only(tmp_path: Path) -> None:
         f"echo '[core] fsmonitor = touch /x' >> {main}/.git/config; git status --short; echo done",
     )
     assert result.stdout.strip().endswith("done")
+    assert "fatal" not in result.stderr  # the worktree's git directory, under /tmp, is seen
     assert (tree / ".git").read_text().startswith("gitdir: ")
     assert "nowhere" not in (tree / ".git").read_text()
     assert (gitdir / "HEAD").read_text() == head
     assert "fsmonitor" not in (main / ".git" / "config").read_text()
+
+
+def test_a_submodule_under_the_home_keeps_its_git(home: Path) -> None:
+    library = make_repo(home.parent / "library")
+    project = make_repo(home / "project")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    sub = project / "lib"
+    result = run(
+        Containment(sub, writable=False),
+        "git log --oneline -1; ls -A ~",
+        environ={**os.environ, "HOME": str(home)},
+    )
+    assert "initial commit" in result.stdout, result.stderr
+    assert ".ssh" not in result.stdout
+
+
+def test_a_git_file_naming_a_secret_place_shows_nothing(tmp_path: Path, home: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".git").write_text(f"gitdir: {home}/.ssh\n")
+    (repo / ".vscode").symlink_to(home / ".ssh")
+    result = run(
+        Containment(repo),
+        f"cat {home}/.ssh/id_ed25519; cat .vscode/id_ed25519; ls -a {home}",
+        environ={**os.environ, "HOME": str(home)},
+    )
+    assert SECRET not in result.stdout
+    assert ".ssh" not in result.stdout
+
+
+def test_a_symlinked_git_cannot_be_contained(tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".git").symlink_to(main / ".git")
+    assert "symbolic link" in (Containment(repo).problem() or "")
 
 
 def test_a_git_widening_lets_git_write(repo: Path) -> None:

@@ -40,6 +40,7 @@ import glob
 import os
 import platform
 import pwd
+import re
 import shutil
 import subprocess
 import tempfile
@@ -74,8 +75,9 @@ WIDENING_TEXT: Mapping[Widening, str] = {
     "git": "writes to .git (commits, branches, the index)",
 }
 
-#: Names in the repository a contained command may read but not change (when they exist).
-PROTECTED_NAMES = (".git", ".smol-instruments", ".vscode", ".idea", ".envrc")
+#: Names in the repository a contained command may read but not change (when they exist),
+#: besides `.git` and the git directories it names (`git_dirs`).
+PROTECTED_NAMES = (".smol-instruments", ".vscode", ".idea", ".envrc")
 
 #: Toolchains under the home directory, mounted back read-only (none holds credentials:
 #: ~/.cargo is split because ~/.cargo/credentials.toml holds registry tokens).
@@ -306,8 +308,11 @@ class Containment:
         return args
 
     def problem(self, environ: Mapping[str, str] | None = None) -> str | None:
-        """Why this root cannot be contained (it holds the home directory), or None."""
+        """Why this root cannot be contained (it holds the home directory, or its `.git` is a
+        symbolic link a command could replace), or None."""
         root = self.root.resolve()
+        if (root / ".git").is_symlink():
+            return f"{root / '.git'} is a symbolic link; a command could replace it"
         for home in home_directories(os.environ if environ is None else environ):
             if home == root or home.is_relative_to(root):
                 return f"the repository {root} contains the home directory {home}"
@@ -392,36 +397,62 @@ def toolchain_dirs(homes: Sequence[Path], environ: Mapping[str, str]) -> list[Pa
 
 
 def git_dirs(root: Path) -> list[Path]:
-    """`.git` and, when it is a file (a worktree, a submodule), the directories it names."""
+    """`.git` and the git directories a `.git` file names, when they belong to this root.
+
+    A `.git` file is the repository's to write, so what it names is trusted only when it is
+    inside the root (then it is protected like `.git`) or points back at this root: a
+    worktree's directory names our `.git` file in its `gitdir`, a submodule's names our
+    root as its `core.worktree`. Anything else is never mounted, or a `.git` file saying
+    `gitdir: ~/.ssh` would show the keys to the command.
+    """
     dot_git = root / ".git"
-    paths = [dot_git] if os.path.lexists(dot_git) else []
+    if dot_git.is_symlink() or not os.path.lexists(dot_git):
+        return []
+    paths = [dot_git]
     if dot_git.is_file():
         text = dot_git.read_text(errors="replace").strip()
-        if text.startswith("gitdir:"):
-            target = Path(text.split(":", 1)[1].strip())
+        target = Path(text.removeprefix("gitdir:").strip()) if text.startswith("gitdir:") else None
+        if target is not None:
             gitdir = (target if target.is_absolute() else root / target).resolve()
-            if gitdir.is_dir():
+            if gitdir.is_relative_to(root) and gitdir.exists():
+                paths.append(gitdir)
+            elif (gitdir / "HEAD").is_file() and _belongs_to(gitdir, root):
                 paths.append(gitdir)
                 common = gitdir / "commondir"
                 if common.is_file():
                     shared = Path(common.read_text(errors="replace").strip())
                     shared = (shared if shared.is_absolute() else gitdir / shared).resolve()
-                    if shared.is_dir():
+                    if (shared / "HEAD").is_file():
                         paths.append(shared)
-    elif dot_git.is_symlink():
-        paths.append(dot_git.resolve())
     return paths
 
 
+_WORKTREE_SETTING = re.compile(r"^\s*worktree\s*=\s*(.+?)\s*$", re.M | re.I)
+
+
+def _belongs_to(gitdir: Path, root: Path) -> bool:
+    back = gitdir / "gitdir"  # a worktree of another repository
+    if back.is_file():
+        return Path(back.read_text(errors="replace").strip()) == root / ".git"
+    try:  # a submodule: its directory lives in the superproject's .git/modules
+        config = (gitdir / "config").read_text(errors="replace")
+    except OSError:
+        return False
+    match = _WORKTREE_SETTING.search(config)
+    if match is None:
+        return False
+    worktree = Path(match[1].strip('"'))
+    return (worktree if worktree.is_absolute() else gitdir / worktree).resolve() == root
+
+
 def protected_paths(root: Path) -> list[Path]:
-    """What stays read-only inside a writable root, as real paths that exist."""
-    paths: list[Path] = []
+    """What stays read-only inside a writable root. A symlink is never followed: its target
+    could be anywhere (`.vscode -> ~/.ssh`), and mounting it would show it."""
+    paths = git_dirs(root)
     for name in PROTECTED_NAMES:
-        candidates = git_dirs(root) if name == ".git" else [root / name]
-        for path in candidates:
-            real = path.resolve() if path.is_symlink() else path
-            if os.path.lexists(real) and real not in paths:
-                paths.append(real)
+        path = root / name
+        if os.path.lexists(path) and not path.is_symlink():
+            paths.append(path)
     return paths
 
 
