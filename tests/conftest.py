@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
+import tempfile
 
 # LiteLLM fetches its cost map from the internet at import (with a retry thread) unless told.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Tests never read the developer's own settings file (~/.config/smol-instruments/settings.env).
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="smol-tests-config-")
+atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], True)
 from collections.abc import Iterator
 from pathlib import Path
 
