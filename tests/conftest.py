@@ -12,7 +12,6 @@ import tempfile
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Tests never read the developer's own settings file (~/.config/smol-instruments/settings.env).
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="smol-tests-config-")
-atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], True)
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,8 @@ from smol_instruments.base.config import Settings, load_settings
 from smol_instruments.safety.approval import Approver, AutoApprover, DenyAllApprover
 from smol_instruments.tools import RepoTool, build_tools
 from smol_instruments.tools.base import ToolContext
+
+atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], True)
 
 GIT_IDENTITY = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev"]
 
