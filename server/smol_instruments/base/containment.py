@@ -70,7 +70,7 @@ WIDENINGS: Mapping[str, tuple[Widening, ...]] = {
 }
 
 #: How each widening is put to the user.
-WIDENING_TEXT: Mapping[Widening, str] = {
+WIDENING_TEXT: Mapping[str, str] = {
     "network": "network access",
     "git": "writes to .git (commits, branches, the index)",
 }
@@ -346,8 +346,9 @@ def plan_command(
     return CommandPlan(contained=False, ask=True, note=f"would run uncontained; {why}")
 
 
-def describe_widening(widens: Iterable[Widening]) -> str:
-    return ", ".join(WIDENING_TEXT[w] for w in widens)
+def describe_widening(widens: Iterable[str]) -> str:
+    """How widenings are put to the user: "network access, writes to .git (...)"."""
+    return ", ".join(WIDENING_TEXT.get(w, w) for w in widens)
 
 
 # --- the parts of the sandbox ------------------------------------------------------------

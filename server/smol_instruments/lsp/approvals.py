@@ -101,6 +101,8 @@ class EditorApprover:
         message = (
             f"The agent wants to run: {request.subject}\nPolicy {request.rule}: {request.reason}"
         )
+        if request.widening_line():
+            message += f"\n{request.widening_line()}"
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=message,

@@ -15,6 +15,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, TextIO
 
+from ..base.containment import describe_widening
+
 Kind = Literal["command", "patch"]
 
 
@@ -28,6 +30,14 @@ class ApprovalRequest:
     rule: str | None = None
     reason: str | None = None
     detail: str | None = None  # the diff of a patch
+    #: What approving also lets the command do beyond its containment (e.g. ("network",)).
+    widens: tuple[str, ...] = ()
+
+    def widening_line(self) -> str | None:
+        """The widening said to the user, e.g. "Approving also allows: network access"."""
+        if not self.widens:
+            return None
+        return "Approving also allows: " + describe_widening(self.widens)
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,7 @@ class ApprovalRecord:
     decided_by: str
     reason: str | None
     rule: str | None
+    widens: tuple[str, ...] = ()
     at: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,6 +117,8 @@ class TerminalApprover:
                 out.write(f"\nThe agent wants to run: {request.subject}\n")
                 if request.rule or request.reason:
                     out.write(f"  policy: {request.rule}: {request.reason}\n")
+                if request.widening_line():
+                    out.write(f"  {request.widening_line()}\n")
                 question = "Run it? [y/N/a=always this session] "
             out.write(question)
             out.flush()
@@ -145,6 +158,7 @@ class ApprovalStore:
             decided_by=decision.decided_by,
             reason=decision.reason,
             rule=request.rule,
+            widens=request.widens,
         )
         with self._lock:
             self.records.append(entry)
