@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
-from ..base.process import run_process
+from ..base.git import GitUnavailable, run_git
 from ..patches.store import FileChange, Patch, StalePatch, printable, read_text
 from ..safety.approval import ApprovalRequest
 from .base import RepoTool, ToolContext, guarded
@@ -330,13 +330,23 @@ class ProposePatchUnifiedTool(RepoTool):
         """Apply in the throwaway copy; later tries forgive whitespace and missing context."""
         message = ""
         for extra in ([], ["--ignore-whitespace"], ["--ignore-whitespace", "--unidiff-zero"]):
-            result = run_process(
-                ["git", "apply", "--recount", "--whitespace=nowarn", "-p1", *extra, "-"],
-                cwd=work,
-                timeout=30,
-                stdin_text=diff,
-                cancel=self.ctx.cancel,
-            )
+            try:
+                result = run_git(
+                    work,
+                    "apply",
+                    "--recount",
+                    "--whitespace=nowarn",
+                    "-p1",
+                    *extra,
+                    "-",
+                    mode=self.ctx.settings.command_containment,
+                    repository=False,
+                    timeout=30,
+                    stdin_text=diff,
+                    cancel=self.ctx.cancel,
+                )
+            except GitUnavailable as exc:
+                return str(exc)
             if result.exit_code == 0:
                 return None
             message = message or (result.stderr.strip() or "git apply failed")
