@@ -41,22 +41,16 @@ def _sample_git_repo(root: Path) -> Path:
 
 def _timer(argv: list[str], repo: Path, contained: bool, ok: tuple[int, ...] = (0,)):  # type: ignore[no-untyped-def]
     from smol_instruments.base.containment import Containment
+    from smol_instruments.base.process import run_process
+
+    contain = Containment(repo) if contained else None
 
     def run() -> float:
         start = time.perf_counter()
-        if contained:
-            launch = Containment(repo).prepare(argv)
-            try:
-                result = subprocess.run(
-                    launch.argv, env=launch.env, pass_fds=launch.pass_fds, capture_output=True
-                )
-            finally:
-                launch.close()
-        else:
-            result = subprocess.run(argv, cwd=repo, capture_output=True)
+        result = run_process(argv, cwd=repo, timeout=600, contain=contain)
         elapsed = time.perf_counter() - start
-        if result.returncode not in ok:
-            raise RuntimeError(f"{argv} failed: {result.stderr.decode(errors='replace')[-300:]}")
+        if result.exit_code not in ok:
+            raise RuntimeError(f"{argv} failed: {result.stderr[-300:]}")
         return elapsed
 
     return run
