@@ -34,6 +34,7 @@ export const DAEMON_SETTINGS = [
   'commandTimeoutS',
   'approvalTimeoutS',
   'policyAllowRepoLoosening',
+  'commandContainment',
   'sandboxBackend',
   'sandboxImage',
   'sandboxCheckCommand',
