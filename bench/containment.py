@@ -110,7 +110,7 @@ def containment_overhead(quick: bool = False) -> list[Figure]:
             "ms",
             git_status_off * 1000,
             target_on="report",
-            note=f"overhead {1000 * (git_status - git_status_off):.0f} ms for two git processes",
+            note=f"overhead {1000 * (git_status - git_status_off):.0f} ms (one git process)",
         ),
     ]
 
