@@ -383,7 +383,7 @@ def step_overhead(quick: bool = False) -> list[Figure]:
         session = AgentSession(repo, settings)
         marks: list[float] = []
         session.emitter.sink = lambda e: (
-            marks.append(time.perf_counter()) if e["kind"] == "step" else None
+            marks.append(time.perf_counter()) if e.kind == "step" else None
         )
         session.run("read everything")
         marks.append(time.perf_counter())

@@ -15,6 +15,7 @@ from tests.support.scripted_model import ScriptedModel, Turn
 
 from smol_instruments.agent.session import AgentSession
 from smol_instruments.base.config import Settings
+from smol_instruments.base.wire import to_wire
 from smol_instruments.safety.approval import (
     ApprovalRequest,
     AutoApprover,
@@ -57,7 +58,7 @@ def session_for(
         repo,
         configured,
         approver=approver or DenyAllApprover(),
-        events=events.append if events is not None else None,
+        events=(lambda e: events.append(to_wire(e))) if events is not None else None,
     )
 
 
@@ -244,7 +245,7 @@ def test_unreachable_model_fails_with_a_clear_message(repo: Path, settings: Sett
     configured = settings.model_copy(
         update={"model_id": "openai/x", "model_api_base": "http://127.0.0.1:9/v1"}
     )
-    session = AgentSession(repo, configured, events=events.append)
+    session = AgentSession(repo, configured, events=lambda e: events.append(to_wire(e)))
     outcome = session.run("hello")
     session.close()
     assert outcome.status == "failed"

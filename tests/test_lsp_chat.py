@@ -369,7 +369,9 @@ def test_client_that_dies_mid_run_stops_the_daemon_and_its_children(
     repo: Path, tmp_path: Path
 ) -> None:
     """Kill the editor side: the daemon must kill the running command and exit."""
-    turns = ['```python\nprint(run_cmd(command="sleep 41.5"))\n```']
+    # A duration of its own, so another test run on the machine cannot match it.
+    sleep = f"sleep 41.{os.getpid()}"
+    turns = [f'```python\nprint(run_cmd(command="{sleep}"))\n```']
     with ScriptedModel(turns, fallback='```python\nfinal_answer("x")\n```') as model:
         model.strict = False
         from bench.lsp_client import StdioClient
@@ -382,9 +384,9 @@ def test_client_that_dies_mid_run_stops_the_daemon_and_its_children(
         daemon = client.proc
         client.initialize(repo, capabilities={"window": {"showMessage": {"messageActionItem": {}}}})
         client.send_request("smol/chat", {"message": "sleep"})
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a deadlock guard, not a speed target
         while time.monotonic() < deadline:
-            if subprocess.run(["pgrep", "-f", "sleep 41.5"], capture_output=True).stdout.strip():
+            if subprocess.run(["pgrep", "-f", sleep], capture_output=True).stdout.strip():
                 break
             time.sleep(0.1)
         else:
@@ -395,7 +397,7 @@ def test_client_that_dies_mid_run_stops_the_daemon_and_its_children(
         daemon.wait(timeout=20)
         time.sleep(0.3)
         assert (
-            subprocess.run(["pgrep", "-f", "sleep 41.5"], capture_output=True).stdout.strip() == b""
+            subprocess.run(["pgrep", "-f", sleep], capture_output=True).stdout.strip() == b""
         )
         if daemon.poll() is None:  # pragma: no cover - cleanup on failure
             os.kill(daemon.pid, signal.SIGKILL)

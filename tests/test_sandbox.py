@@ -23,15 +23,11 @@ import pytest
 
 from conftest import git, make_repo
 from smol_instruments.base.config import Settings, load_settings
+from smol_instruments.base.git import workspace_files
+from smol_instruments.base.truncate import keep_tail
 from smol_instruments.cli.sandbox import main as sandbox_main
-from smol_instruments.patches.validation import (
-    NoneSandbox,
-    SandboxUnavailable,
-    Validation,
-    changed_files,
-    keep_tail,
-    workspace_files,
-)
+from smol_instruments.patches.diff import changed_files
+from smol_instruments.patches.validation import NoneSandbox, SandboxUnavailable, Validation
 from smol_instruments.sandbox.docker import (
     LABEL,
     OWNER_HOST,

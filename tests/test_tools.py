@@ -24,6 +24,7 @@ import pytest
 from conftest import git, make_repo, make_tools
 from smol_instruments.base.config import Settings, load_settings
 from smol_instruments.base.errors import ErrorType
+from smol_instruments.base.wire import to_wire
 from smol_instruments.safety.approval import AutoApprover
 from smol_instruments.tools import TOOL_NAMES, RepoTool
 from smol_instruments.tools import shell as shell_module
@@ -1084,7 +1085,7 @@ def test_run_cmd_require_approval_approved_runs(
 ) -> None:
     ctx, bound = make_tools(repo, settings, AutoApprover())
     events: list[dict[str, Any]] = []
-    ctx.events = events.append
+    ctx.events = lambda e: events.append(to_wire(e))
     result = assert_ok(bound["run_cmd"](command=REQUIRES_APPROVAL))
     assert (repo / "marker").exists()
     assert result["verdict"] == "require_approval"

@@ -160,6 +160,10 @@ export interface ApprovalEvent extends EventBase {
   verdict: string;
   rule: string;
   decision: 'approved' | 'denied' | 'auto';
+  /** Whether the command ran (or would have run) inside containment. */
+  contained?: boolean;
+  /** What an approval let it do beyond its containment, e.g. ['network']. */
+  widens?: string[];
 }
 export interface ErrorEvent extends EventBase {
   kind: 'error';

@@ -199,7 +199,7 @@ async def start_daemon(
     return client
 
 
-async def wait_until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+async def wait_until(predicate: Callable[[], bool], timeout: float = 90.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not predicate():
         if asyncio.get_running_loop().time() > deadline:

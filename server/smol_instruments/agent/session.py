@@ -16,11 +16,10 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from collections.abc import Generator
 from io import StringIO
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from smolagents import ActionStep, CodeAgent, FinalAnswerStep
 from smolagents.agents import ActionOutput
@@ -33,6 +32,21 @@ from ..base.config import Settings
 from ..patches.store import Patch, PatchStore
 from ..patches.validation import Sandbox
 from ..safety.approval import Approver, DenyAllApprover
+from .events import (
+    CodeEvent,
+    ErrorEvent,
+    EventEmitter,
+    EventSink,
+    FinalEvent,
+    ObservationEvent,
+    PatchEvent,
+    RunOutcome,
+    RunStatus,
+    StepEvent,
+    TextEvent,
+    Usage,
+)
+from .executor import ToolFunctionsExecutor
 from .model import AgentModel, RunCancelled, build_model
 from .pipeline import instrument
 from .prompts import SHORT_FORMAT_ERROR, prompt_templates
@@ -40,8 +54,6 @@ from .state import AgentState
 
 log = logging.getLogger(__name__)
 
-RunStatus = Literal["completed", "cancelled", "failed", "max_steps"]
-EventSink = Callable[[dict[str, Any]], None]
 
 _FENCE = "```"
 
@@ -63,71 +75,19 @@ class SmolCodeAgent(CodeAgent):
                 return
             raise AgentParsingError(SHORT_FORMAT_ERROR, self.logger) from None
 
+    def create_python_executor(self) -> ToolFunctionsExecutor:
+        """The interpreter gets plain functions for the tools, never the tool objects."""
+        return ToolFunctionsExecutor(
+            self.additional_authorized_imports,
+            max_print_outputs_length=self.max_print_outputs_length,
+            **self.executor_kwargs,
+        )
+
     def _previous_step_was_format_error(self) -> bool:
         for step in reversed(self.memory.steps):
             if isinstance(step, ActionStep):
                 return isinstance(step.error, AgentParsingError)
         return False
-
-
-@dataclass
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def to_dict(self) -> dict[str, int]:
-        return {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens}
-
-
-@dataclass
-class RunOutcome:
-    """PROTOCOL.md's `smol/chat` result."""
-
-    session_id: str
-    status: RunStatus
-    answer: str
-    steps: int
-    usage: Usage = field(default_factory=Usage)
-    trace_id: str | None = None
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "sessionId": self.session_id,
-            "status": self.status,
-            "answer": self.answer,
-            "steps": self.steps,
-            "usage": self.usage.to_dict(),
-        }
-        if self.trace_id:
-            data["traceId"] = self.trace_id
-        if self.error:
-            data["error"] = self.error
-        return data
-
-
-class EventEmitter:
-    """Numbers a session's events (seq 1, 2, 3 ...) and hands them to the host's sink in order."""
-
-    def __init__(self, session_id: str, sink: EventSink | None) -> None:
-        self.session_id = session_id
-        self.sink = sink
-        self.seq = 0
-        self._lock = threading.Lock()
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        if self.sink is None:
-            return
-        with self._lock:
-            self.seq += 1
-            payload = {"sessionId": self.session_id, "seq": self.seq, **event}
-            try:
-                self.sink(payload)
-            except Exception:
-                log.exception("event sink failed")
-
-    def emit(self, kind: str, **fields: Any) -> None:
-        self({"kind": kind, **fields})
 
 
 class _NoLive:
@@ -232,7 +192,7 @@ class AgentSession:
 
     def _on_patch(self, patch: Patch) -> None:
         if patch.session_id in (None, self.session_id):
-            self.emitter.emit("patch", patch=patch.to_protocol(self.ctx.root))
+            self.emitter(PatchEvent(patch=patch.to_protocol(self.ctx.root)))
 
     def cancel(self) -> None:
         """Stop the run within one step: interrupt the loop, close the stream, kill commands."""
@@ -278,7 +238,7 @@ class AgentSession:
         error: str | None = None
         step_open = False
         reported: set[int] = set()  # smolagents yields the last ActionStep twice at max steps
-        emit = self.emitter.emit
+        emit = self.emitter
         try:
             stream = self.agent.run(
                 task, stream=True, reset=self.turns == 0, max_steps=self.max_steps
@@ -290,12 +250,12 @@ class AgentSession:
                     steps += 1
                     self.state.step = steps
                     step_open = True
-                    emit("step", step=steps, maxSteps=self.max_steps)
+                    emit(StepEvent(step=steps, max_steps=self.max_steps))
                 if isinstance(item, ChatMessageStreamDelta):
                     if item.content:
-                        emit("text", text=item.content)
+                        emit(TextEvent(text=item.content))
                 elif isinstance(item, ToolCall):
-                    emit("code", step=steps, code=str(item.arguments))
+                    emit(CodeEvent(step=steps, code=str(item.arguments)))
                 elif isinstance(item, ActionStep):
                     step_open = False
                     reported.add(id(item))
@@ -319,25 +279,35 @@ class AgentSession:
             answer = answer or "Cancelled."
         elif status == "failed":
             emit(
-                "error", message=error or "the run failed", recoverySuggestion=_recovery_for(error)
+                ErrorEvent(
+                    message=error or "the run failed", recovery_suggestion=_recovery_for(error)
+                )
             )
             answer = answer or (error or "The run failed.")
-        emit("final", answer=answer, status=status)
-        return RunOutcome(self.session_id, status, answer, steps, usage, trace_id, error)
+        emit(FinalEvent(answer=answer, status=status))
+        return RunOutcome(
+            session_id=self.session_id,
+            status=status,
+            answer=answer,
+            steps=steps,
+            usage=usage,
+            trace_id=trace_id,
+            error=error,
+        )
 
     def _report_step(self, step: ActionStep, number: int, usage: Usage) -> None:
-        emit = self.emitter.emit
+        emit = self.emitter
         if step.token_usage is not None:  # per step, including the max-steps summary call
             usage.prompt_tokens += step.token_usage.input_tokens
             usage.completion_tokens += step.token_usage.output_tokens
         if step.observations:
             text = step.observations
-            emit("observation", step=number, text=text, truncated="[truncated" in text)
+            emit(ObservationEvent(step=number, text=text, truncated="[truncated" in text))
         if step.error is not None and not isinstance(step.error, RunCancelled):
             message = str(step.error).strip()
             if self.cancel_event.is_set():
                 return
-            emit("error", message=message[:2000], recoverySuggestion=_step_recovery(message))
+            emit(ErrorEvent(message=message[:2000], recovery_suggestion=_step_recovery(message)))
 
     def _hit_max_steps(self) -> bool:
         from smolagents.utils import AgentMaxStepsError

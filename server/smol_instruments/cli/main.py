@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from .. import __version__
 from ..base.config import Settings, SettingsError, load_settings
 from ..base.errors import ErrorType, error_dict, is_error
+from ..base.wire import to_wire
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -263,7 +264,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         session.close()
     renderer.summary(outcome)
     if args.json:
-        print(_json(outcome.to_dict()))
+        print(_json(to_wire(outcome)))
     else:
         print(outcome.answer)
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
@@ -308,7 +309,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    from ..lsp.server import serve
+    from ..lsp.app import serve
 
     if args.tcp and ":" not in args.tcp:
         raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087")

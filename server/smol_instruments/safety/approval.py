@@ -15,9 +15,29 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, TextIO
 
+import attrs
+
 from ..base.containment import describe_widening
 
 Kind = Literal["command", "patch"]
+ApprovalOutcome = Literal["approved", "denied", "auto"]
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class ApprovalEvent:
+    """What was decided about a command, for the host to show: `auto` when the policy allowed
+    it, `denied` for a policy deny or a refusal, `approved` when someone said yes."""
+
+    kind: Literal["approval"] = "approval"
+    command: str
+    verdict: str
+    rule: str | None
+    reason: str | None = None
+    decision: ApprovalOutcome
+    #: Whether the command ran (or would have run) inside containment.
+    contained: bool = False
+    #: What an approval let it do beyond its containment, e.g. ["network"].
+    widens: list[str] = attrs.field(factory=list)
 
 
 @dataclass(frozen=True)

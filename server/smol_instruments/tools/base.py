@@ -25,7 +25,7 @@ from ..base.git import find_repo_root, git_dir
 from ..base.process import ProcessRegistry
 from ..patches.store import PatchStore
 from ..patches.validation import NoneSandbox, Sandbox
-from ..safety.approval import ApprovalGate, Approver, DenyAllApprover
+from ..safety.approval import ApprovalEvent, ApprovalGate, Approver, DenyAllApprover
 from ..safety.jail import PathJail
 from .validation import Limits, closest
 
@@ -74,8 +74,8 @@ class ToolContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     processes: ProcessRegistry = field(default_factory=ProcessRegistry)
     session_id: str | None = None
-    #: Where tools report events (`approval`, ...) for the host to stream; None drops them.
-    events: Callable[[dict[str, Any]], None] | None = None
+    #: Where tools report events (approval decisions) for the host to stream; None drops them.
+    events: Callable[[ApprovalEvent], None] | None = None
 
     @property
     def root(self) -> Path:
@@ -116,12 +116,12 @@ class ToolContext:
             session_id=session_id,
         )
 
-    def emit(self, kind: str, **fields: Any) -> None:
+    def emit(self, event: ApprovalEvent) -> None:
         if self.events is not None:
             try:
-                self.events({"kind": kind, **fields})
+                self.events(event)
             except Exception:  # a host's sink must never break a tool
-                log.exception("event sink failed for %s", kind)
+                log.exception("event sink failed for %s", event.kind)
 
     def check_cancelled(self) -> None:
         if self.cancel.is_set():

@@ -21,7 +21,7 @@ from ..base.containment import Containment, availability_for, plan_command
 from ..base.errors import ErrorType, ToolError
 from ..base.process import ProcessResult, run_process
 from ..base.truncate import truncate_output
-from ..safety.approval import ApprovalRequest
+from ..safety.approval import ApprovalEvent, ApprovalRequest
 from .base import RepoTool, ToolContext, guarded
 from .validation import optional_number, optional_str, require_str
 
@@ -166,13 +166,15 @@ def gated_run(
 
 def _emit(ctx: ToolContext, command: str, gate: dict[str, Any]) -> None:
     ctx.emit(
-        "approval",
-        command=command,
-        verdict=gate["verdict"],
-        rule=gate["rule"],
-        decision=gate["approval"],
-        contained=gate.get("contained", False),
-        widens=gate.get("widens", []),
+        ApprovalEvent(
+            command=command,
+            verdict=gate["verdict"],
+            rule=gate["rule"],
+            reason=gate["reason"],
+            decision=gate["approval"],
+            contained=gate.get("contained", False),
+            widens=list(gate.get("widens", [])),
+        )
     )
 
 

@@ -11,66 +11,30 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from ..safety.approval import ApprovalRequest, Decision
-from .server import SmolLanguageServer
+from ...safety.approval import ApprovalRequest, Decision
+from ..decisions import PatchDecisions
+from ..feature import Feature
+from ..server import SmolLanguageServer
 
 log = logging.getLogger(__name__)
 
 RUN, DENY = "Run", "Deny"
 
 
-@dataclass
-class _Waiter:
-    event: threading.Event = field(default_factory=threading.Event)
-    decision: Decision | None = None
-
-
-class PatchDecisions:
-    """Agents waiting in `apply_patch`, each woken by the user's decision on its patch."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._waiters: dict[str, list[_Waiter]] = {}
-
-    def wait(
-        self, patch_id: str, timeout: float, cancel: threading.Event | None
-    ) -> Decision | None:
-        waiter = _Waiter()
-        with self._lock:
-            self._waiters.setdefault(patch_id, []).append(waiter)
-        try:
-            remaining = timeout
-            while remaining > 0:
-                if waiter.event.wait(min(0.1, remaining)):
-                    return waiter.decision
-                if cancel is not None and cancel.is_set():
-                    return Decision(False, "cancelled", "the run was cancelled")
-                remaining -= 0.1
-            return None
-        finally:
-            with self._lock:
-                waiters = self._waiters.get(patch_id, [])
-                if waiter in waiters:
-                    waiters.remove(waiter)
-
-    def resolve(self, patch_id: str, decision: Decision) -> int:
-        with self._lock:
-            waiters = self._waiters.pop(patch_id, [])
-        for waiter in waiters:
-            waiter.decision = decision
-            waiter.event.set()
-        return len(waiters)
-
-
 class EditorApprover:
     """The Approver the daemon hands to each session."""
 
-    def __init__(self, server: SmolLanguageServer, cancel: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        server: SmolLanguageServer,
+        decisions: PatchDecisions,
+        cancel: threading.Event | None = None,
+    ) -> None:
         self.server = server
+        self.decisions = decisions
         self.cancel = cancel
 
     @property
@@ -83,8 +47,7 @@ class EditorApprover:
         return self._command(request)
 
     def _patch(self, request: ApprovalRequest) -> Decision:
-        decisions: PatchDecisions = self.server.features["decisions"]
-        decision = decisions.wait(request.subject, self.timeout, self.cancel)
+        decision = self.decisions.wait(request.subject, self.timeout, self.cancel)
         if decision is None:
             return Decision(
                 False,
@@ -122,5 +85,16 @@ class EditorApprover:
         return Decision(False, "editor", "denied in the editor" if answer else "dismissed")
 
 
-def register(server: SmolLanguageServer) -> None:
-    server.features["decisions"] = PatchDecisions()
+class Approvals(Feature):
+    """Hands each session an EditorApprover; the patches feature resolves what they wait for."""
+
+    def __init__(self, server: SmolLanguageServer) -> None:
+        self.server = server
+        self.decisions = PatchDecisions()
+
+    def approver(self, cancel: threading.Event | None = None) -> EditorApprover:
+        return EditorApprover(self.server, self.decisions, cancel)
+
+    def resolve(self, patch_id: str, decision: Decision) -> int:
+        """The user decided on a patch: wake the agents waiting in `apply_patch`."""
+        return self.decisions.resolve(patch_id, decision)
