@@ -267,3 +267,19 @@ def test_doctor_reports_containment(tmp_path: Path, path_without_bwrap: str) -> 
     assert missing.startswith("warn") and "apt-get install bubblewrap" in missing
     required = line(path=path_without_bwrap, COMMAND_CONTAINMENT="required")
     assert required.startswith("fail")
+
+
+def test_an_approved_commit_writes_git_with_the_users_identity(tmp_path: Path, home: Path) -> None:
+    require_bwrap()
+    (home / ".gitconfig").write_text("[user]\n\tname = Ada User\n\temail = ada@example.com\n")
+    repo = make_repo(tmp_path / "repo")
+    (repo / "new.txt").write_text("new\n")
+    asked = run_cmd(repo, "git add new.txt", home=home)
+    assert asked["error"] == "APPROVAL_DENIED" and asked["context"]["widens"] == ["git"]
+    for command in ("git add new.txt", "git commit -q -m 'agent commit'"):
+        data = run_cmd(repo, command, "--yes", home=home)
+        assert data["exit_code"] == 0 and data["widens"] == ["git"], data
+    log = subprocess.run(
+        ["git", "log", "-1", "--format=%an <%ae> %s"], cwd=repo, capture_output=True, text=True
+    )
+    assert log.stdout.strip() == "Ada User <ada@example.com> agent commit"

@@ -180,6 +180,29 @@ def _without_git_variables(env: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in env.items() if not name.startswith("GIT_")}
 
 
+def user_identity() -> dict[str, str]:
+    """The user's own git identity (their global config), as the variables git reads it from.
+
+    A contained command sees an empty home, so a `git commit` the user approved would not
+    find `~/.gitconfig`; only the name and email are passed in, nothing else from it.
+    """
+    identity: dict[str, str] = {}
+    for key, names in (
+        ("user.name", ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME")),
+        ("user.email", ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL")),
+    ):
+        try:  # the user's own config, read outside any repository: nothing to contain
+            result = run_git(
+                Path("/"), "config", "--global", "--get", key, repository=False, mode="off"
+            )
+        except GitUnavailable:
+            return {}
+        value = result.stdout.strip()
+        if result.exit_code == 0 and value:
+            identity.update(dict.fromkeys(names, value))
+    return identity
+
+
 def workspace_files(root: Path, *, mode: Mode = "auto") -> list[str]:
     """What a validation copies: tracked and untracked-not-ignored files (all but .git outside git).
 

@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 from ..base.containment import Containment, availability_for, plan_command
 from ..base.errors import ErrorType, ToolError
+from ..base.git import user_identity
 from ..base.process import ProcessResult, run_process
 from ..base.truncate import truncate_output
 from ..safety.approval import ApprovalEvent, ApprovalRequest
@@ -142,11 +143,13 @@ def gated_run(
         gate["approval"] = "auto"
         _emit(ctx, command, gate)
     contain = Containment(ctx.root).widened(plan.widens) if plan.contained else None
+    identity = user_identity() if contain is not None and "git" in plan.widens else None
     ctx.check_cancelled()
     result = run_process(
         [*_shell(), command],
         cwd=ctx.root,
         timeout=timeout,
+        extra_env=identity,
         contain=contain,
         cancel=ctx.cancel,
         registry=ctx.processes,
