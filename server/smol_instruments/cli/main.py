@@ -19,6 +19,7 @@ from .. import __version__
 from ..base.config import Settings, SettingsError, load_settings
 from ..base.errors import ErrorType, error_dict, is_error
 from ..base.wire import to_wire
+from ..safety.policy import PolicyConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -434,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         handler: Handler = args.func
         return handler(args, settings)
-    except UsageError as exc:
+    except (UsageError, PolicyConfigError) as exc:
         print(f"smol-instruments: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ModelUnreachable as exc:

@@ -18,6 +18,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from ...agent.events import AgentEvent, RunOutcome
 from ...base.wire import to_wire
+from ...safety.policy import PolicyConfigError
 from ..feature import Feature, command, handles
 from ..progress import RunProgress
 from ..protocol import (
@@ -115,15 +116,19 @@ class Chat(Feature):
                 self.progress.report(hosted.progress_token, event)
 
         approver = self.approvals.approver()
-        session = AgentSession(
-            server.root,
-            server.settings,
-            approver=approver,
-            events=sink,
-            sandbox=self._open_sandbox(),
-            patches=server.patch_store,
-            session_id=session_id,
-        )
+        try:
+            session = AgentSession(
+                server.root,
+                server.settings,
+                approver=approver,
+                events=sink,
+                sandbox=self._open_sandbox(),
+                patches=server.patch_store,
+                session_id=session_id,
+            )
+        except PolicyConfigError as exc:  # the repository's policy file: one line, fixable
+            server.show_error(str(exc))
+            raise JsonRpcInvalidParams(message=str(exc)) from None
         approver.cancel = session.cancel_event  # a cancel also ends a wait for a decision
         hosted = HostedSession(session)
         return hosted
