@@ -405,3 +405,10 @@ def test_commands_are_asked_where_nothing_can_contain_them() -> None:
     assert pip.ask and pip.contained and pip.widens == ("network",)
     off = plan_command("allow", "allow.read-only", "off", none)
     assert not off.contained and not off.ask
+
+
+def test_every_widening_names_a_rule_the_policy_has() -> None:
+    policy = Path(containment.__file__).resolve().parents[1] / "safety" / "policy"
+    text = "\n".join(p.read_text() for p in policy.rglob("*") if p.suffix in {".py", ".toml"})
+    for rule in containment.WIDENINGS:
+        assert rule in text, f"{rule} is not a rule of the policy"

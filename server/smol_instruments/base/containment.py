@@ -67,6 +67,7 @@ WIDENINGS: Mapping[str, tuple[Widening, ...]] = {
     "approval.git-history": ("git",),
     "approval.git-write": ("git",),
     "approval.git-discard": ("git",),
+    "approval.write-git-dir": ("git",),
 }
 
 #: How each widening is put to the user.
