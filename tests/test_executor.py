@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from smolagents.default_tools import FinalAnswerTool
 from smolagents.local_python_executor import InterpreterError
 from tests.support.scripted_model import ScriptedModel, Turn
 
@@ -30,7 +31,7 @@ def executor(repo: Path, settings: Settings) -> ToolFunctionsExecutor:
         build_tools(ctx), AgentState(), settings=settings, cancel=ctx.cancel, events=None
     )
     executor = ToolFunctionsExecutor(additional_authorized_imports=[])
-    executor.send_tools({tool.name: tool for tool in tools})
+    executor.send_tools({tool.name: tool for tool in tools} | {"final_answer": FinalAnswerTool()})
     executor.send_variables({})
     return executor
 
@@ -217,3 +218,40 @@ print(run_cmd(command="touch {marker}"))
     assert not marker.exists()
     assert outcome.status == "completed"
     assert "has no attribute 'wrapped'" in model.requests[1].prompt_text()
+
+
+FRAME_WALKS = [
+    "(x for x in [1]).gi_frame.f_locals",
+    "getattr((x for x in [1]), 'gi_frame')",
+    "getattr(getattr((x for x in [1]), 'gi' + '_frame'), 'f_globals')",
+    "(x for x in [1]).gi_code.co_consts",
+]
+
+
+@pytest.mark.parametrize("walk", FRAME_WALKS)
+def test_generator_frames_are_closed(executor: ToolFunctionsExecutor, walk: str) -> None:
+    assert _run(executor, f"print({walk})").startswith("refused")
+
+
+def test_the_allowed_imports_cannot_be_widened(
+    executor: ToolFunctionsExecutor, tmp_path: Path
+) -> None:
+    """The escape: reach the interpreter's own variables, add `os`, run a host command."""
+    marker = tmp_path / "escaped"
+    attack = (
+        "g = (x for x in [1])\n"
+        "try:\n    g.gi_frame.f_locals['authorized_imports'].append('os')\n"
+        "except Exception as exc:\n    print('blocked', exc)\n"
+        f"import os\nos.system('touch {marker}')\n"
+    )
+    _run(executor, attack)
+    assert not marker.exists()
+
+
+def test_tools_and_final_answer_in_one_block_wait_for_the_results(
+    executor: ToolFunctionsExecutor,
+) -> None:
+    result = executor('r = read_file(path="nope.py")\nprint(r["error"])\nfinal_answer("fixed it")')
+    assert not result.is_final_answer
+    assert "FILE_NOT_FOUND" in result.logs and "final_answer was not taken" in result.logs
+    assert executor('final_answer("done")').is_final_answer

@@ -216,7 +216,6 @@ async def test_two_sessions_at_once_keep_their_events_apart(repo: Path, tmp_path
         model.strict = False
         client = await start_daemon(repo, recorder, env=daemon_env(model.env(), tmp_path))
         try:
-            started = time.monotonic()
             one, two = await asyncio.gather(
                 chat(client, "first", "s-one"), chat(client, "second", "s-two")
             )
@@ -225,8 +224,10 @@ async def test_two_sessions_at_once_keep_their_events_apart(repo: Path, tmp_path
                 events = [e for e in recorder.events if e["sessionId"] == sid]
                 assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
                 assert events[-1]["kind"] == "final"
-            # While both ran, the server kept answering other requests.
-            assert time.monotonic() - started < 60
+            # They ran at the same time: each began before the other ended.
+            order = [(e["sessionId"], e["kind"]) for e in recorder.events]
+            for sid, other in (("s-one", "s-two"), ("s-two", "s-one")):
+                assert order.index((sid, "step")) < order.index((other, "final"))
         finally:
             await client.shutdown_session()
 
@@ -241,14 +242,14 @@ async def test_editor_stays_responsive_during_a_run(repo: Path, tmp_path: Path) 
         try:
             pending = asyncio.ensure_future(chat(client, "think", msg_id="busy"))
             await wait_until(lambda: "text" in recorder.kinds())
-            start = time.monotonic()
             await client.protocol.send_request_async("smol/patches", {})
             uri = (repo / "app/calc.py").as_uri()
             span = types.Range(
                 start=types.Position(line=0, character=0), end=types.Position(line=1, character=0)
             )
             actions = await code_actions(client, uri, span)
-            assert time.monotonic() - start < 5
+            # Answered while the run was still streaming: the run does not block the editor.
+            assert not pending.done() and "final" not in recorder.kinds()
             assert [a["title"] for a in actions] == ["Ask agent about selection"]
             client.protocol.notify("$/cancelRequest", types.CancelParams(id="busy"))
             await asyncio.wait_for(pending, 30)

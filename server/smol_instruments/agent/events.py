@@ -19,7 +19,8 @@ from ..safety.approval import ApprovalEvent
 
 log = logging.getLogger(__name__)
 
-RunStatus = Literal["completed", "cancelled", "failed", "max_steps"]
+#: `incomplete`: the run ended with an answer, but a change it was asked for was never made.
+RunStatus = Literal["completed", "incomplete", "cancelled", "failed", "max_steps"]
 
 
 @attrs.frozen(kw_only=True, slots=False)

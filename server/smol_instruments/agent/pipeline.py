@@ -170,7 +170,7 @@ class InstrumentedTool(Tool):
                 error=error,
                 duration_ms=duration_ms,
                 truncated=truncated,
-                preview=_clip(shown_result, 160),
+                preview=_clip(shown_result, 400),
             )
             self.state.record(
                 record, changed_state=self.changes_state and error is None and loop is None

@@ -2,12 +2,13 @@
 
 A host (the CLI, the LSP daemon) creates an `AgentSession` with an approver and an event
 sink, calls `run(task)` for each message of a conversation (memory is kept across turns), and
-may call `cancel()` from another thread. The session turns smolagents' stream into the
+may call `cancel()` from another thread. An untrusted session (`trusted=False`, a folder the
+user does not trust) runs no command and validates patches by running nothing. The session turns smolagents' stream into the
 PROTOCOL.md events and returns a `RunOutcome`.
 
-smolagents' loop is kept; `SmolCodeAgent` only extends its step generator: a reply with no
-code block gets one short recovery message, and a second prose reply in a row is taken as the
-final answer (conversational answers are never forced into code).
+smolagents' loop is kept (agent/loop.py extends it through its seams). A run's status is
+judged by what happened, not by the model's words: a task that asked for a change and got none
+ends `incomplete` (agent/outcome.py), a model that only repeats itself ends `failed` early.
 """
 
 from __future__ import annotations
@@ -16,21 +17,19 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Generator
 from io import StringIO
 from pathlib import Path
 from typing import Any
 
-from smolagents import ActionStep, CodeAgent, FinalAnswerStep
-from smolagents.agents import ActionOutput
+from smolagents import ActionStep, FinalAnswerStep
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessageStreamDelta
 from smolagents.monitoring import AgentLogger, LogLevel
-from smolagents.utils import AgentError, AgentParsingError
+from smolagents.utils import AgentError
 
 from ..base.config import Settings
 from ..patches.store import Patch, PatchStore
-from ..patches.validation import Sandbox
+from ..patches.validation import NoneSandbox, Sandbox
 from ..safety.approval import Approver, DenyAllApprover
 from .events import (
     CodeEvent,
@@ -46,48 +45,17 @@ from .events import (
     TextEvent,
     Usage,
 )
-from .executor import ToolFunctionsExecutor
-from .model import AgentModel, RunCancelled, build_model
+from .loop import RunStuck, RunWatch, SmolCodeAgent
+from .model import AgentModel, RunCancelled, build_model, context_window
+from .outcome import NOT_DONE, needs_a_change
 from .pipeline import instrument
-from .prompts import SHORT_FORMAT_ERROR, prompt_templates
+from .prompts import prompt_templates
 from .state import AgentState
 
 log = logging.getLogger(__name__)
 
 
-_FENCE = "```"
-
-
-class SmolCodeAgent(CodeAgent):
-    """CodeAgent with small-model recovery in its step generator (the loop itself is upstream's)."""
-
-    def _step_stream(self, memory_step: ActionStep) -> Generator[Any]:
-        try:
-            yield from super()._step_stream(memory_step)
-        except AgentParsingError:
-            prose = (memory_step.model_output or "").strip()
-            if prose.endswith(_FENCE) and _FENCE not in prose[:-3]:
-                prose = prose[:-3].rstrip()  # smolagents appended a closing fence
-            if self._previous_step_was_format_error() and prose:
-                # Second prose reply in a row: that prose is the answer.
-                memory_step.action_output = prose
-                yield ActionOutput(output=prose, is_final_answer=True)
-                return
-            raise AgentParsingError(SHORT_FORMAT_ERROR, self.logger) from None
-
-    def create_python_executor(self) -> ToolFunctionsExecutor:
-        """The interpreter gets plain functions for the tools, never the tool objects."""
-        return ToolFunctionsExecutor(
-            self.additional_authorized_imports,
-            max_print_outputs_length=self.max_print_outputs_length,
-            **self.executor_kwargs,
-        )
-
-    def _previous_step_was_format_error(self) -> bool:
-        for step in reversed(self.memory.steps):
-            if isinstance(step, ActionStep):
-                return isinstance(step.error, AgentParsingError)
-        return False
+UNTRUSTED_VALIDATION = "the folder is not trusted, so nothing runs to check the patch"
 
 
 class _NoLive:
@@ -142,23 +110,29 @@ class AgentSession:
         patches: PatchStore | None = None,
         session_id: str | None = None,
         max_steps: int | None = None,
+        trusted: bool = True,
     ) -> None:
         from ..tools import build_tools
         from ..tools.base import ToolContext
+        from ..tools.repo import list_repo_files
 
         self.session_id = session_id or uuid.uuid4().hex[:12]
         self.settings = settings
         self.emitter = EventEmitter(self.session_id, events)
         self.cancel_event = threading.Event()
+        if not trusted and sandbox is not None:
+            sandbox.close()  # it would validate by running things: never used here
+            sandbox = None
         self.state = AgentState()
         self.max_steps = max_steps or settings.agent_max_steps
         self.ctx = ToolContext.create(
             repo,
             settings,
             approver=approver or DenyAllApprover(),
-            sandbox=sandbox,
+            sandbox=sandbox or (None if trusted else NoneSandbox(UNTRUSTED_VALIDATION)),
             patches=patches,
             session_id=self.session_id,
+            trusted=trusted,
         )
         self.ctx.cancel = self.cancel_event
         self.ctx.events = self.emitter
@@ -173,18 +147,32 @@ class AgentSession:
         )
         self.model.tool_names = {tool.name for tool in tools}
         _skip_console_rendering()
+        try:
+            self.repo_files = list_repo_files(self.ctx)
+        except Exception:  # the listing is a help for the model, never a reason to fail
+            log.exception("listing the repository's files failed")
+            self.repo_files = []
+        self._context_tokens: int | None = None
         self.agent = SmolCodeAgent(
             tools=tools,
             model=self.model,
             code_block_tags="markdown",
-            prompt_templates=prompt_templates(),
+            prompt_templates=prompt_templates(self.repo_files),
             max_steps=self.max_steps,
             stream_outputs=True,
             logger=_quiet_logger(),
             verbosity_level=LogLevel.OFF,
+            context_tokens=self.context_tokens,
         )
         self.turns = 0
+        self._watch: RunWatch | None = None
         self._running = threading.Lock()
+
+    def context_tokens(self) -> int:
+        """The model's context window, asked of its server once (the setting if it cannot say)."""
+        if self._context_tokens is None:
+            self._context_tokens = context_window(self.settings)
+        return self._context_tokens
 
     @property
     def root(self) -> Path:
@@ -192,6 +180,9 @@ class AgentSession:
 
     def _on_patch(self, patch: Patch) -> None:
         if patch.session_id in (None, self.session_id):
+            watch = self._watch
+            if watch is not None and patch.session_id == self.session_id:
+                watch.proposed += 1  # proposed or changed status while this run goes on
             self.emitter(PatchEvent(patch=patch.to_protocol(self.ctx.root)))
 
     def cancel(self) -> None:
@@ -239,6 +230,10 @@ class AgentSession:
         step_open = False
         reported: set[int] = set()  # smolagents yields the last ActionStep twice at max steps
         emit = self.emitter
+        before = self._tree_state()
+        self._watch = self.agent.watch = RunWatch.begin(
+            task, self.state, self.repo_files, tree_changed=lambda: self._tree_state() != before
+        )
         try:
             stream = self.agent.run(
                 task, stream=True, reset=self.turns == 0, max_steps=self.max_steps
@@ -266,6 +261,8 @@ class AgentSession:
                 status = "max_steps"
         except RunCancelled:
             status = "cancelled"
+        except RunStuck as exc:
+            status, error = "failed", f"stopped early: {exc}"
         except AgentError as exc:
             if self.cancel_event.is_set():
                 status = "cancelled"
@@ -275,6 +272,14 @@ class AgentSession:
             log.exception("run failed")
             status = "cancelled" if self.cancel_event.is_set() else "failed"
             error = None if status == "cancelled" else _model_error_message(exc, self.settings)
+        watch, self._watch, self.agent.watch = self._watch, None, None
+        if (
+            status == "completed"
+            and watch is not None
+            and needs_a_change(task, answer)
+            and not watch.changed()
+        ):
+            status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":
@@ -308,6 +313,16 @@ class AgentSession:
             if self.cancel_event.is_set():
                 return
             emit(ErrorEvent(message=message[:2000], recovery_suggestion=_step_recovery(message)))
+
+    def _tree_state(self) -> str | None:
+        """The working tree's state as git reports it (None outside git or when git fails)."""
+        from ..tools.git import run_git
+
+        try:
+            result = run_git(self.ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+        except Exception:
+            return None
+        return result.stdout if result.exit_code == 0 else None
 
     def _hit_max_steps(self) -> bool:
         from smolagents.utils import AgentMaxStepsError

@@ -278,6 +278,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     renderer = TerminalRenderer(verbose=args.verbose)
     session = _session(args, settings, renderer)
     interactive = sys.stdin.isatty()
+    unfinished = 0  # turns that did not complete: the exit status says so
     print(
         f"smol-instruments chat in {session.root} with {settings.model_id}. "
         "Ctrl-C stops a run; Ctrl-D or 'exit' quits.",
@@ -299,11 +300,12 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
             outcome = _run_turn(session, message)
             renderer.summary(outcome)
             print(f"agent> {outcome.answer}", flush=True)
+            unfinished += outcome.status != "completed"
     except KeyboardInterrupt:
         pass
     finally:
         session.close()
-    return EXIT_OK
+    return EXIT_FAILED if unfinished else EXIT_OK
 
 
 # --- serve ------------------------------------------------------------------------------

@@ -1,26 +1,29 @@
 """Typed definitions of the `smol/` methods and commands (docs/protocol.md is the contract).
 
 Python names stay snake_case; on the wire they are camelCase, converted by the project's one
-cattrs converter (base/wire.py) with the rules lsprotocol uses (a field renamed to camelCase,
-an optional field that is None left out). Incoming params are structured into these attrs classes; anything that does
-not fit is answered with InvalidParams naming the field. Outgoing results go out unstructured,
-so pygls sends them as they are.
+cattrs converter (base/wire.py: a field renamed to camelCase, an optional field that is None
+left out). Incoming params are structured into these attrs classes; anything that does not fit
+is answered with InvalidParams naming the field. Outgoing results go out unstructured, so pygls
+sends them as they are. What is built as a dict (the patch, the error schema) is described by
+a TypedDict; lsp/schema.py turns all of them into the JSON Schema the extension checks.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+from typing_extensions import NotRequired, TypedDict
 
 from ..base.wire import converter
 
 CHAT = "smol/chat"
 EVENT = "smol/event"
 PATCHES = "smol/patches"
+APPROVAL = "smol/approval"
 
 CMD_ACCEPT_PATCH = "smol.acceptPatch"
 CMD_REJECT_PATCH = "smol.rejectPatch"
@@ -28,29 +31,6 @@ CMD_ASK_ABOUT_SELECTION = "smol.askAboutSelection"
 
 DIAGNOSTIC_SOURCE = "smol-instruments"
 DEFAULT_QUESTION = "Explain this code and point out problems."
-
-
-converter.register_structure_hook(str | int | None, lambda value, _: value)
-
-
-def _whole_numbers(value: Any, _: Any) -> list[int]:
-    """cattrs would take any iterable ("12" -> [1, 2]); a list of hunk numbers must be a list."""
-    if not isinstance(value, list) or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value
-    ):
-        raise ValueError(f"expected a list of whole numbers, got {value!r}")
-    return value
-
-
-def _strict_bool(value: Any, _: Any) -> bool:
-    """cattrs would take bool("false") as True; a flag such as `trusted` must be a JSON bool."""
-    if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
-    return value
-
-
-converter.register_structure_hook_func(lambda t: t == list[int], _whole_numbers)
-converter.register_structure_hook(bool, _strict_bool)
 
 
 # --- client → server -------------------------------------------------------------------------
@@ -63,6 +43,8 @@ class InitializationOptions:
     settings: dict[str, Any] | None = None
     #: False in an untrusted folder: the agent reads and answers, but runs nothing.
     trusted: bool = True
+    #: The client answers `smol/approval` (structured) instead of `window/showMessageRequest`.
+    smol_approval: bool = False
 
 
 @attrs.define
@@ -100,15 +82,104 @@ class RejectOptions:
 # --- server → client -------------------------------------------------------------------------
 
 
+class ErrorObject(TypedDict):
+    """The one error schema of tools, events and commands (base/errors.py builds it)."""
+
+    error: str
+    message: str
+    tool: str | None
+    context: dict[str, Any]
+    recovery_suggestion: str | None
+
+
+class WirePosition(TypedDict):
+    line: int
+    character: int
+
+
+class WireRange(TypedDict):
+    start: WirePosition
+    end: WirePosition
+
+
+class Hunk(TypedDict):
+    """The lines of the file as it was when the patch was made, and what replaces them."""
+
+    range: WireRange
+    newText: str
+
+
+class PatchFile(TypedDict):
+    uri: str
+    path: str
+    diff: str
+    hunks: list[Hunk]
+
+
+class ValidationCheck(TypedDict):
+    command: str
+    passed: bool
+    output: str
+    exit_code: NotRequired[int]
+    duration_ms: NotRequired[int]
+    timed_out: NotRequired[bool]
+
+
+class Validation(TypedDict):
+    backend: str
+    applies: bool
+    checks: list[ValidationCheck]
+    message: NotRequired[str]
+    duration_ms: NotRequired[int]
+
+
+class Patch(TypedDict):
+    """A proposed patch as the editor sees it (patches/store.py's `Patch.to_protocol`)."""
+
+    id: str
+    sessionId: str | None
+    summary: str
+    status: Literal["pending", "accepted", "rejected", "stale", "failed"]
+    files: list[PatchFile]
+    validation: Validation
+    added: int
+    removed: int
+    statusReason: NotRequired[str]
+    traceId: NotRequired[str]
+
+
+@attrs.define
+class CommandApproval:
+    """`smol/approval` params: a command put to the user, as fields rather than prose."""
+
+    command: str
+    rule: str | None
+    reason: str | None
+    #: What approving also lets it do beyond its containment, e.g. ["network"].
+    widens: list[str]
+    #: The same question as one text (what `window/showMessageRequest` would show).
+    message: str
+    actions: list[str]
+
+
+@attrs.define
+class ApprovalAnswer:
+    """`smol/approval` result (or null: dismissed): the action the user chose."""
+
+    title: str
+
+
 @attrs.define
 class PatchesResult:
-    patches: list[dict[str, Any]]
+    patches: list[dict[str, Any]]  # Patch objects, as patches/store.py writes them
 
 
 @attrs.define
 class PatchCommandResult:
+    """What `smol.acceptPatch` and `smol.rejectPatch` answer."""
+
     patch_id: str
-    status: str
+    status: Literal["accepted", "rejected"]
 
 
 def structure(raw: Any, kind: type[Any]) -> Any:
@@ -122,11 +193,6 @@ def structure(raw: Any, kind: type[Any]) -> Any:
             else exc
         )
         raise JsonRpcInvalidParams(message=f"invalid {kind.__name__}: {detail}") from None
-
-
-def to_wire(message: Any) -> Any:
-    """The JSON-ready form of a typed message (camelCase keys, None-valued options left out)."""
-    return converter.unstructure(message)
 
 
 def command_arguments(args: tuple[Any, ...]) -> list[Any]:

@@ -74,6 +74,8 @@ class ToolContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     processes: ProcessRegistry = field(default_factory=ProcessRegistry)
     session_id: str | None = None
+    #: False in a folder the user does not trust: no command runs (`run_cmd`, `run_tests`).
+    trusted: bool = True
     #: Where tools report events (approval decisions) for the host to stream; None drops them.
     events: Callable[[ApprovalEvent], None] | None = None
 
@@ -95,6 +97,7 @@ class ToolContext:
         sandbox: Sandbox | None = None,
         patches: PatchStore | None = None,
         session_id: str | None = None,
+        trusted: bool = True,
     ) -> ToolContext:
         from ..safety.policy import CommandPolicy
 
@@ -114,6 +117,7 @@ class ToolContext:
             patches=patches,
             sandbox=sandbox or NoneSandbox(),
             session_id=session_id,
+            trusted=trusted,
         )
 
     def emit(self, event: ApprovalEvent) -> None:

@@ -1,12 +1,13 @@
 """Shell tools: `run_cmd` and `run_tests`, each behind the command policy and approval gate.
 
-The policy parses the command and decides: `deny` is refused here, in Python, and never put
-to anyone; `require_approval` goes to the approver; `allow` runs. Every command runs
-contained (base/containment.py: repository writable but .git, no network, empty home); an
-approval may widen that by what it names (`network` for a package install), and where no
-sandbox can be had, commands the policy allows are asked too (fail closed). Commands run in
-the repository root, in their own process group (a timeout or cancel kills all of it), with
-no stdin.
+In a folder the user does not trust, nothing runs and nobody is asked: the tool answers
+UNTRUSTED_WORKSPACE. Otherwise the policy parses the command and decides: `deny` is refused
+here, in Python, and never put to anyone; `require_approval` goes to the approver; `allow`
+runs. Every command runs contained (base/containment.py: repository writable but .git, no
+network, empty home); an approval may widen that by what it names (`network` for a package
+install), and where no sandbox can be had, commands the policy allows are asked too (fail
+closed). Commands run in the repository root, in their own process group (a timeout or
+cancel kills all of it), with no stdin.
 """
 
 from __future__ import annotations
@@ -83,6 +84,17 @@ def gated_run(
 ) -> tuple[ProcessResult, dict[str, Any]]:
     """Decide with the policy and containment, ask when they say so, run contained when
     allowed; ToolError otherwise."""
+    if not ctx.trusted:
+        raise ToolError(
+            ErrorType.UNTRUSTED_WORKSPACE,
+            f"`{command}` was not run: the user does not trust this folder, so no command runs",
+            recovery_suggestion=(
+                "Do not retry any command. Answer from the files (read_file, rg_search, "
+                "list_files, git_diff) and propose changes with propose_patch; say in "
+                "final_answer() what the user could run once they trust the folder."
+            ),
+            context={"command": command},
+        )
     decision = ctx.policy.verdict(command)
     gate: dict[str, Any] = {
         "verdict": decision.verdict,

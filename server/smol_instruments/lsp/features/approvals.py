@@ -1,22 +1,28 @@
 """Approvals in the editor: commands through `window/showMessageRequest`, patches by accept/reject.
 
 The agent runs in a worker thread and blocks in `EditorApprover.decide`. A command is put to
-the user as a Warning message with "Run" and "Deny"; no answer within APPROVAL_TIMEOUT_S, or
-a client that cannot show message actions, is a denial. A patch waits until the user accepts
+the user with "Run" and "Deny": as the request `smol/approval` (command, rule, reason and what
+it widens as fields) to a client that asked for it with `initializationOptions.smolApproval`,
+else as a Warning `window/showMessageRequest`. No answer within APPROVAL_TIMEOUT_S, or a client
+that cannot show message actions, is a denial. A patch waits until the user accepts
 or rejects it (code action, CodeLens, chat panel), the run is cancelled, or the timeout passes.
 `deny` verdicts never get here: the policy refuses them in Python.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
+import uuid
 
 from lsprotocol import types
 
+from ...base.wire import to_wire
 from ...safety.approval import ApprovalRequest, Decision
 from ..decisions import PatchDecisions
 from ..feature import Feature
+from ..protocol import APPROVAL, CommandApproval, to_plain
 from ..server import SmolLanguageServer
 
 log = logging.getLogger(__name__)
@@ -57,32 +63,58 @@ class EditorApprover:
         return decision
 
     def _command(self, request: ApprovalRequest) -> Decision:
-        if not self.server.client_supports("window", "show_message", "message_action_item"):
+        structured = self.server.options.smol_approval
+        if not structured and not self.server.client_supports(
+            "window", "show_message", "message_action_item"
+        ):
             return Decision(
                 False, "client", "the editor cannot ask (no showMessageRequest actions)"
             )
-        message = (
-            f"The agent wants to run: {request.subject}\nPolicy {request.rule}: {request.reason}"
-        )
-        if request.widening_line():
-            message += f"\n{request.widening_line()}"
-        params = types.ShowMessageRequestParams(
-            type=types.MessageType.Warning,
-            message=message,
-            actions=[types.MessageActionItem(title=RUN), types.MessageActionItem(title=DENY)],
-        )
         try:
-            answer = self.server.call(
-                lambda: self.server.window_show_message_request_async(params), self.timeout
-            )
+            title = self.server.call(lambda: self._ask(request, structured), self.timeout)
         except TimeoutError:
             return Decision(False, "timeout", f"no answer within {self.timeout:g} s")
         except Exception as exc:
             log.warning("approval request failed: %s", exc)
             return Decision(False, "client", f"the approval request failed: {exc}")
-        if answer is not None and getattr(answer, "title", None) == RUN:
+        if title == RUN:
             return Decision(True, "editor")
-        return Decision(False, "editor", "denied in the editor" if answer else "dismissed")
+        return Decision(False, "editor", "dismissed" if title is None else "denied in the editor")
+
+    async def _ask(self, request: ApprovalRequest, structured: bool) -> str | None:
+        """The title of the action the user chose; None when they dismissed the question."""
+        message = (
+            f"The agent wants to run: {request.subject}\nPolicy {request.rule}: {request.reason}"
+        )
+        if request.widening_line():
+            message += f"\n{request.widening_line()}"
+        if structured:
+            params = CommandApproval(
+                command=request.subject,
+                rule=request.rule,
+                reason=request.reason,
+                widens=list(request.widens),
+                message=message,
+                actions=[RUN, DENY],
+            )
+            msg_id = f"smol-approval-{uuid.uuid4().hex[:12]}"
+            try:
+                answer = await self.server.protocol.send_request_async(
+                    APPROVAL, to_wire(params), msg_id=msg_id
+                )
+            except asyncio.CancelledError:  # the timeout passed: the client closes its prompt
+                self.server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+                raise
+            plain = to_plain(answer)
+            return plain.get("title") if isinstance(plain, dict) else None
+        shown = await self.server.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Warning,
+                message=message,
+                actions=[types.MessageActionItem(title=RUN), types.MessageActionItem(title=DENY)],
+            )
+        )
+        return None if shown is None else shown.title
 
 
 class Approvals(Feature):

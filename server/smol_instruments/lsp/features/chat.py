@@ -122,9 +122,10 @@ class Chat(Feature):
                 server.settings,
                 approver=approver,
                 events=sink,
-                sandbox=self._open_sandbox(),
+                sandbox=self._open_sandbox() if server.trusted else None,
                 patches=server.patch_store,
                 session_id=session_id,
+                trusted=server.trusted,
             )
         except PolicyConfigError as exc:  # the repository's policy file: one line, fixable
             server.show_error(str(exc))

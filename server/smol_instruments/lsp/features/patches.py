@@ -17,6 +17,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from ...base.wire import to_wire
 from ...patches.store import Patch, PatchStore, read_text
 from ...safety.approval import Decision
 from .. import patch_edits
@@ -28,7 +29,6 @@ from ..protocol import (
     PatchCommandResult,
     PatchesResult,
     command_arguments,
-    to_wire,
 )
 from ..server import SmolLanguageServer
 from .approvals import Approvals
