@@ -194,9 +194,9 @@ export interface ApprovalEvent extends EventBase {
   reason?: string;
   decision: 'approved' | 'denied' | 'auto';
   /** Whether the command ran (or would have run) inside containment. */
-  contained?: boolean;
+  contained: boolean;
   /** What an approval let it do beyond its containment, e.g. ['network']. */
-  widens?: string[];
+  widens: string[];
 }
 export interface ErrorEvent extends EventBase {
   kind: 'error';
