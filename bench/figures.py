@@ -597,3 +597,12 @@ FIGURES: list[Measure] = [
     Measure("sandbox", "Docker sandbox validation", sandbox_speed),
     Measure("policy", "command policy speed against the hand-written parser", policy_speed),
 ]
+
+
+def _containment(quick: bool = False) -> list[Figure]:
+    from .containment import containment_overhead
+
+    return containment_overhead(quick)
+
+
+FIGURES.append(Measure("containment", "command containment overhead", _containment))

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
+import tempfile
 
 # LiteLLM fetches its cost map from the internet at import (with a retry thread) unless told.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Tests never read the developer's own settings file (~/.config/smol-instruments/settings.env).
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="smol-tests-config-")
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +21,8 @@ from smol_instruments.base.config import Settings, load_settings
 from smol_instruments.safety.approval import Approver, AutoApprover, DenyAllApprover
 from smol_instruments.tools import RepoTool, build_tools
 from smol_instruments.tools.base import ToolContext
+
+atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], True)
 
 GIT_IDENTITY = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev"]
 

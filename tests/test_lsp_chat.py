@@ -17,6 +17,8 @@ from tests.support import transcripts
 from tests.support.lsp import Recorder, _plain, code_actions, daemon_env, start_daemon, wait_until
 from tests.support.scripted_model import ScriptedModel, Turn
 
+from smol_instruments.base.containment import probe
+
 pytestmark = pytest.mark.timeout(180)
 
 PROFILES = ["visual-studio-code", "neovim"]
@@ -113,6 +115,9 @@ async def test_command_approval_in_the_editor(
             [approval] = recorder.of("approval")
             assert approval["decision"] == ("approved" if approved else "denied")
             assert approval["verdict"] == "require_approval"
+            if probe().works:  # contained, so the approval says what it widens
+                assert "\nApproving also allows: network access" in request.message
+                assert approval["contained"] is True and approval["widens"] == ["network"]
             prompt = model.requests[1].prompt_text()
             assert ("APPROVAL_DENIED" in prompt) is (not approved)
         finally:

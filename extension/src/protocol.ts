@@ -210,6 +210,10 @@ export interface ApprovalEvent extends EventBase {
   rule: string | null;
   reason?: string;
   decision: 'approved' | 'denied' | 'auto';
+  /** Whether the command ran (or would have run) inside containment. */
+  contained: boolean;
+  /** What an approval let it do beyond its containment, e.g. ['network']. */
+  widens: string[];
 }
 export interface ErrorEvent extends EventBase {
   kind: 'error';

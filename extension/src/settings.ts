@@ -49,6 +49,7 @@ export const DAEMON_SETTINGS = [
   'commandTimeoutS',
   'approvalTimeoutS',
   'policyAllowRepoLoosening',
+  'commandContainment',
   'sandboxBackend',
   'sandboxImage',
   'sandboxCheckCommand',
@@ -65,8 +66,9 @@ export const EXTENSION_SETTINGS = ['pythonPath', 'saveAfterAccept', 'traceViewer
 
 /**
  * Settings a repository may not set: the Python that runs the daemon, where the model and the
- * traces are (and the key), the log file, the check command and the sandbox that runs it,
- * policy loosening. Only the user's (global) value counts.
+ * traces are (and the key), which model file runs and where it comes from, the log file, the
+ * check command and the sandbox that runs it, containment, policy loosening. Only the user's
+ * (global) value counts.
  */
 export const USER_ONLY_SETTINGS: ReadonlySet<string> = new Set([
   'pythonPath',
@@ -81,6 +83,11 @@ export const USER_ONLY_SETTINGS: ReadonlySet<string> = new Set([
   'sandboxBackend',
   'sandboxImage',
   'sandboxCheckCommand',
+  'commandContainment',
+  'modelFile',
+  'modelAutoPull',
+  'modelCacheDir',
+  'modelCatalog',
 ]);
 
 /** What `WorkspaceConfiguration.inspect` tells about one setting (the parts used here). */

@@ -167,7 +167,7 @@ describe('approvals', () => {
 
   it("is closed by the daemon's approval event (e.g. after its timeout)", () => {
     let state = asked();
-    state = feed(state, events('s1', [{ kind: 'step', step: 1, maxSteps: 5 }, { kind: 'approval', command: 'pip install requests', verdict: 'require_approval', rule: 'ask.package-install', decision: 'denied' }]));
+    state = feed(state, events('s1', [{ kind: 'step', step: 1, maxSteps: 5 }, { kind: 'approval', command: 'pip install requests', verdict: 'require_approval', rule: 'ask.package-install', decision: 'denied', contained: true, widens: ['network'] }]));
     expect(state.approvals.ap1).toMatchObject({ status: 'answered', answer: 'Deny', answeredIn: 'daemon' });
     expect(activeConversation(state).turns[0].steps[0].approvals).toEqual([{ command: 'pip install requests', rule: 'ask.package-install', verdict: 'require_approval', decision: 'denied' }]);
   });

@@ -1,0 +1,1 @@
+"""The bottom layer: settings, errors, processes, containment, git; imports nothing of ours above."""

@@ -1,31 +1,54 @@
 """One Settings object for the whole project; nothing else reads the environment.
 
-Settings come from the environment and a `.env` file (environment wins). The editor sends the
-same settings in camelCase (`modelId`, `modelApiBase`, ...) and they are validated by the same
-model, so a bad value is reported the same way everywhere: one line naming the setting and
-what it accepts.
+Settings come from, highest first: what the editor sends, the environment, the user's own
+settings file (`$XDG_CONFIG_HOME/smol-instruments/settings.env`, by default
+`~/.config/smol-instruments/settings.env`), and a `.env` file in the current directory.
+
+That `.env` usually belongs to the repository, so it is the repository's word: it may set
+harmless settings (temperature, steps, truncation), but a setting marked `user_only` —
+one that decides what runs, what is allowed, or where code and prompts are sent (the check
+command, policy loosening, the model endpoint, id and key, the tracing endpoint, the log
+file, containment, the sandbox image) — is ignored there, with one warning line.
+
+The editor sends the same settings in camelCase (`modelId`, `modelApiBase`, ...) and they are
+validated by the same model, so a bad value is reported the same way everywhere: one line
+naming the setting and what it accepts.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+log = logging.getLogger(__name__)
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 SandboxBackendName = Literal["auto", "docker", "local", "none"]
 ModelBackendName = Literal["auto", "server", "embedded"]
+ContainmentMode = Literal["auto", "required", "off"]
 
 
 class SettingsError(ValueError):
     """A setting has a value it cannot take; the message is one line meant for the user."""
 
 
-def _allowed(text: str) -> Any:
-    return {"allowed": text}
+def _allowed(text: str, *, user_only: bool = False) -> Any:
+    return {"allowed": text, "user_only": user_only}
+
+
+def _user_only(text: str) -> Any:
+    """A setting that decides what runs or where data goes: never from the repository."""
+    return _allowed(text, user_only=True)
 
 
 class Settings(BaseSettings):
@@ -44,13 +67,13 @@ class Settings(BaseSettings):
     model_id: str = Field(
         "ollama_chat/qwen2.5-coder:7b",
         min_length=1,
-        json_schema_extra=_allowed("a LiteLLM model id such as ollama_chat/qwen2.5-coder:7b"),
+        json_schema_extra=_user_only("a LiteLLM model id such as ollama_chat/qwen2.5-coder:7b"),
     )
     model_api_base: str = Field(
         "http://localhost:11434",
-        json_schema_extra=_allowed("an http:// or https:// URL"),
+        json_schema_extra=_user_only("an http:// or https:// URL"),
     )
-    model_api_key: str | None = Field(None, json_schema_extra=_allowed("any string"))
+    model_api_key: str | None = Field(None, json_schema_extra=_user_only("any string"))
     model_temperature: float = Field(
         0.1, ge=0.0, le=2.0, json_schema_extra=_allowed("a number from 0 to 2")
     )
@@ -71,7 +94,7 @@ class Settings(BaseSettings):
     model_file: str = Field(
         "qwen2.5-coder-1.5b",
         min_length=1,
-        json_schema_extra=_allowed(
+        json_schema_extra=_user_only(
             "a model name from `smol-instruments model list`, or a .gguf path"
         ),
     )
@@ -84,10 +107,10 @@ class Settings(BaseSettings):
     model_start_timeout_s: float = Field(
         180.0, gt=0, le=3600, json_schema_extra=_allowed("seconds, more than 0 and at most 3600")
     )
-    model_auto_pull: bool = Field(True, json_schema_extra=_allowed("true or false"))
-    model_cache_dir: str | None = Field(None, json_schema_extra=_allowed("a directory path"))
+    model_auto_pull: bool = Field(True, json_schema_extra=_user_only("true or false"))
+    model_cache_dir: str | None = Field(None, json_schema_extra=_user_only("a directory path"))
     model_catalog: str | None = Field(
-        None, json_schema_extra=_allowed("the path of a TOML file of pinned models")
+        None, json_schema_extra=_user_only("the path of a TOML file of pinned models")
     )
 
     # The agent.
@@ -99,13 +122,13 @@ class Settings(BaseSettings):
     phoenix_enabled: bool = Field(True, json_schema_extra=_allowed("true or false"))
     phoenix_endpoint: str = Field(
         "http://localhost:6006/v1/traces",
-        json_schema_extra=_allowed("an http:// or https:// OTLP/HTTP traces URL"),
+        json_schema_extra=_user_only("an http:// or https:// OTLP/HTTP traces URL"),
     )
     phoenix_project: str = Field(
         "smol-instruments", min_length=1, json_schema_extra=_allowed("a Phoenix project name")
     )
     otel_exporter_otlp_endpoint: str | None = Field(
-        None, json_schema_extra=_allowed("an http:// or https:// URL")
+        None, json_schema_extra=_user_only("an http:// or https:// URL")
     )
 
     # Validation of tool arguments.
@@ -134,7 +157,7 @@ class Settings(BaseSettings):
     log_level: LogLevel = Field(
         "INFO", json_schema_extra=_allowed("DEBUG, INFO, WARNING, ERROR or CRITICAL")
     )
-    log_file: str | None = Field(None, json_schema_extra=_allowed("a file path"))
+    log_file: str | None = Field(None, json_schema_extra=_user_only("a file path"))
     suppress_warnings: bool = Field(True, json_schema_extra=_allowed("true or false"))
 
     # Commands and approvals.
@@ -144,7 +167,10 @@ class Settings(BaseSettings):
     approval_timeout_s: float = Field(
         120.0, gt=0, le=86400, json_schema_extra=_allowed("seconds, more than 0 and at most 86400")
     )
-    policy_allow_repo_loosening: bool = Field(False, json_schema_extra=_allowed("true or false"))
+    policy_allow_repo_loosening: bool = Field(False, json_schema_extra=_user_only("true or false"))
+    command_containment: ContainmentMode = Field(
+        "auto", json_schema_extra=_user_only("auto, required or off")
+    )
 
     # The patch sandbox.
     sandbox_backend: SandboxBackendName = Field(
@@ -153,10 +179,10 @@ class Settings(BaseSettings):
     sandbox_image: str = Field(
         "smol-instruments-sandbox:latest",
         min_length=1,
-        json_schema_extra=_allowed("a Docker image name"),
+        json_schema_extra=_user_only("a Docker image name"),
     )
     sandbox_check_command: str | None = Field(
-        None, json_schema_extra=_allowed("a shell command run on the patched copy, or empty")
+        None, json_schema_extra=_user_only("a shell command run on the patched copy, or empty")
     )
     sandbox_timeout_s: float = Field(
         60.0, gt=0, le=3600, json_schema_extra=_allowed("seconds, more than 0 and at most 3600")
@@ -170,6 +196,23 @@ class Settings(BaseSettings):
     sandbox_cpus: float = Field(
         1.0, gt=0, le=64, json_schema_extra=_allowed("a number of CPUs such as 1 or 0.5")
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        project = getattr(dotenv_settings, "env_file", None)
+        return (
+            init_settings,
+            env_settings,
+            DotEnvSettingsSource(settings_cls, env_file=user_settings_file()),
+            ProjectEnvFile(settings_cls, env_file=project),
+        )
 
     @field_validator("model_api_base", "phoenix_endpoint", "otel_exporter_otlp_endpoint")
     @classmethod
@@ -204,6 +247,37 @@ class Settings(BaseSettings):
             base = self.otel_exporter_otlp_endpoint
             return base if base.endswith("/v1/traces") else base + "/v1/traces"
         return self.phoenix_endpoint
+
+
+def user_settings_file() -> Path:
+    """The user's own settings file, which may set every setting."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "smol-instruments" / "settings.env"
+
+
+#: Settings a `.env` in the current directory (the repository's) may not set.
+USER_ONLY = frozenset(
+    name
+    for name, info in Settings.model_fields.items()
+    if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("user_only")
+)
+
+
+class ProjectEnvFile(DotEnvSettingsSource):
+    """The `.env` of the current directory, without the settings only the user may set."""
+
+    def __call__(self) -> dict[str, Any]:
+        data = super().__call__()
+        ignored = sorted(name for name in data if name in USER_ONLY)
+        if ignored:
+            log.warning(
+                "ignored %s in %s: settings that decide what runs or where your code goes "
+                "are read only from the environment or %s",
+                ", ".join(env_name(name) for name in ignored),
+                Path(str(self.env_file)).resolve(),
+                user_settings_file(),
+            )
+        return {name: value for name, value in data.items() if name not in USER_ONLY}
 
 
 def env_name(field: str) -> str:

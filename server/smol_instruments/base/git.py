@@ -1,72 +1,229 @@
-"""Where the repository is: its root and its git directory (stdlib only, cheap to import)."""
+"""THE git runner, the repository's root and its file list.
+
+A repository is data, never code. Every git process of ours goes through `run_git`, which
+ignores whatever the repository configures to execute:
+
+- `core.fsmonitor`, hooks (`core.hooksPath=/dev/null`), the pager (`--no-pager`), signature
+  programs (`log.showSignature=false`), transports (`protocol.allow=never`), submodules
+  (`submodule.recurse=false`, `--ignore-submodules=all`, no summaries), auto-gc;
+- every filter driver's `clean`, `smudge` and `process` command: their names are read with
+  `git config` (which executes nothing) inside the same process and each is overridden
+  with an empty value and `required=false` (git 2.39 has no `--attr-source` to drop the
+  attributes that select them);
+- textconv and external diff drivers (`--no-textconv`, `--no-ext-diff` on diff, log, show);
+- `core.worktree` and the repository's location: GIT_DIR and GIT_WORK_TREE are set from
+  the root we found ourselves; every `GIT_*` variable of the outside environment is dropped.
+
+Overrides travel as GIT_CONFIG_COUNT/KEY/VALUE, which git applies above every config file
+and which cannot be misparsed whatever a driver's name holds. git itself runs inside the
+containment (base/containment.py) with the repository read-only, unless containment is off.
+
+The repository's root is found in Python (the nearest directory holding `.git`), never by
+asking git, whose answer a repository's `core.worktree` would decide.
+"""
 
 from __future__ import annotations
 
 import os
-import subprocess
+import shutil
+import threading
+from collections.abc import Mapping
 from pathlib import Path
+
+from .containment import Containment, Mode, availability_for, git_dirs
+from .process import ProcessRegistry, ProcessResult, child_env, run_process
+
+GIT_TIMEOUT_S = 20.0
+
+#: Config set on every git call, above every file (name, value).
+HARDENED_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.quotepath", "off"),
+    ("color.ui", "false"),
+    ("log.showSignature", "false"),
+    ("protocol.allow", "never"),
+    ("submodule.recurse", "false"),
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+)
+
+#: Flags that switch off what a subcommand would run on the repository's say.
+SUBCOMMAND_FLAGS: Mapping[str, tuple[str, ...]] = {
+    "diff": ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all"),
+    "log": ("--no-ext-diff", "--no-textconv", "--no-show-signature"),
+    "show": ("--no-ext-diff", "--no-textconv", "--no-show-signature"),
+    "status": ("--ignore-submodules=all",),
+}
+
+# Reads the filter drivers' names, neutralises each, then runs git; "$@" is git's argv.
+_DRIVER = r"""
+set -f
+IFS='
+'
+i=$GIT_CONFIG_COUNT
+for key in $(git config --name-only --get-regexp '^filter\..+\.(clean|smudge|process)$'); do
+  export "GIT_CONFIG_KEY_$i=$key" "GIT_CONFIG_VALUE_$i="
+  export "GIT_CONFIG_KEY_$((i + 1))=${key%.*}.required" "GIT_CONFIG_VALUE_$((i + 1))=false"
+  i=$((i + 2))
+done
+export GIT_CONFIG_COUNT=$i
+exec git --no-pager "$@"
+"""
+
+
+class GitUnavailable(RuntimeError):
+    """git cannot be run here: not installed, or containment is required and impossible."""
+
+
+class NotARepository(RuntimeError):
+    """The directory is not a git work tree we can trust (or not one at all)."""
 
 
 def find_repo_root(start: Path) -> Path:
-    """The git top level containing `start`, or `start` itself outside a repository."""
+    """The nearest directory at or above `start` holding `.git`, or `start` itself."""
     start = start.resolve()
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(start), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return start
-    if out.returncode == 0 and out.stdout.strip():
-        return Path(out.stdout.strip()).resolve()
+    for directory in (start, *start.parents):
+        if os.path.lexists(directory / ".git"):
+            return directory
     return start
 
 
 def git_dir(root: Path) -> Path | None:
-    dot_git = root / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    if dot_git.is_file():  # a worktree or submodule: ".git" names the real directory
-        text = dot_git.read_text(errors="replace").strip()
-        if text.startswith("gitdir:"):
-            target = Path(text.split(":", 1)[1].strip())
-            return target if target.is_absolute() else (root / target).resolve()
-    return None
+    """The repository's git directory: `.git`, or what a `.git` file names when that
+    directory belongs to this root (see containment.git_dirs); None otherwise."""
+    dirs = git_dirs(root)
+    if not dirs:
+        return None
+    if dirs[0].is_dir():
+        return dirs[0]
+    return dirs[1] if len(dirs) > 1 else None
 
 
-def workspace_files(root: Path) -> list[str]:
+def git_settings(root: Path | None) -> dict[str, str]:
+    """The GIT_* variables every call sets: where the repository is and the overrides."""
+    settings = {
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_PAGER": "cat",
+        "LC_ALL": "C",
+    }
+    config = list(HARDENED_CONFIG)
+    if root is None:
+        # Outside any repository (a throwaway copy): git must not find one above it.
+        settings["GIT_CEILING_DIRECTORIES"] = "/"
+    else:
+        gdir = git_dir(root)
+        if gdir is None:
+            raise NotARepository(f"{root} is not a git repository")
+        settings.update(GIT_DIR=str(gdir), GIT_WORK_TREE=str(root))
+        config.append(("safe.directory", str(root)))
+    settings["GIT_CONFIG_COUNT"] = str(len(config))
+    for index, (key, value) in enumerate(config):
+        settings[f"GIT_CONFIG_KEY_{index}"] = key
+        settings[f"GIT_CONFIG_VALUE_{index}"] = value
+    return settings
+
+
+def git_argv(*args: str) -> list[str]:
+    """The command line that runs `git ARGS` hardened (a shell reads the driver names)."""
+    if args and args[0] in SUBCOMMAND_FLAGS:
+        args = (args[0], *SUBCOMMAND_FLAGS[args[0]], *args[1:])
+    return ["sh", "-c", _DRIVER, "git", *args]
+
+
+def run_git(
+    root: Path,
+    *args: str,
+    mode: Mode = "auto",
+    repository: bool = True,
+    writable: bool = False,
+    timeout: float = GIT_TIMEOUT_S,
+    cancel: threading.Event | None = None,
+    registry: ProcessRegistry | None = None,
+    stdin_text: str | None = None,
+) -> ProcessResult:
+    """Run `git ARGS` on the repository at `root`, hardened and contained.
+
+    `repository=False` runs in `root` as a plain directory (git apply on a copy), which is
+    then writable. Contained read-only unless `writable`; where containment is impossible,
+    `auto` runs git hardened but uncontained and `required` raises GitUnavailable.
+    """
+    if shutil.which("git") is None:
+        raise GitUnavailable("git is not installed")
+    root = root.resolve()
+    contain = None
+    if mode != "off":
+        availability = availability_for(root, mode)
+        if availability.works:
+            contain = Containment(root, writable=writable or not repository)
+        elif mode == "required":
+            raise GitUnavailable(f"COMMAND_CONTAINMENT=required: {availability.line()}")
+    settings = git_settings(root if repository else None)
+    return run_process(
+        git_argv(*args),
+        cwd=root,
+        timeout=timeout,
+        env=None if contain is not None else _without_git_variables(child_env()),
+        extra_env=settings,
+        contain=contain,
+        cancel=cancel,
+        registry=registry,
+        stdin_text=stdin_text,
+    )
+
+
+def _without_git_variables(env: Mapping[str, str]) -> dict[str, str]:
+    return {name: value for name, value in env.items() if not name.startswith("GIT_")}
+
+
+def user_identity() -> dict[str, str]:
+    """The user's own git identity (their global config), as the variables git reads it from.
+
+    A contained command sees an empty home, so a `git commit` the user approved would not
+    find `~/.gitconfig`; only the name and email are passed in, nothing else from it.
+    """
+    identity: dict[str, str] = {}
+    for key, names in (
+        ("user.name", ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME")),
+        ("user.email", ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL")),
+    ):
+        try:  # the user's own config, read outside any repository: nothing to contain
+            result = run_git(
+                Path("/"), "config", "--global", "--get", key, repository=False, mode="off"
+            )
+        except GitUnavailable:
+            return {}
+        value = result.stdout.strip()
+        if result.exit_code == 0 and value:
+            identity.update(dict.fromkeys(names, value))
+    return identity
+
+
+def workspace_files(root: Path, *, mode: Mode = "auto") -> list[str]:
     """What a validation copies: tracked and untracked-not-ignored files (all but .git outside git).
 
     Ignored files (virtualenvs, node_modules, build output) are left out, so a copy of a
     small repository stays small; files deleted from the working tree are skipped.
     """
     try:
-        out = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(root),
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-            ],
-            capture_output=True,
+        result = run_git(
+            root,
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            mode=mode,
             timeout=60,
-            stdin=subprocess.DEVNULL,
         )
-    except (OSError, subprocess.TimeoutExpired):
-        out = None
-    if out is not None and out.returncode == 0:
-        names = dict.fromkeys(
-            name.rstrip("/")
-            for name in out.stdout.decode("utf-8", errors="surrogateescape").split("\0")
-            if name
-        )
+    except (GitUnavailable, NotARepository):
+        result = None
+    if result is not None and result.exit_code == 0:
+        names = dict.fromkeys(name.rstrip("/") for name in result.stdout.split("\0") if name)
         return [name for name in names if os.path.lexists(root / name)]
     files: list[str] = []
     for directory, subdirs, filenames in os.walk(root):

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .containment import Containment
+
 POLL_S = 0.05
 
 
@@ -29,6 +31,7 @@ class ProcessResult:
     duration_ms: int
     timed_out: bool = False
     cancelled: bool = False
+    contained: bool = False
 
 
 class ProcessRegistry:
@@ -85,6 +88,8 @@ def run_process(
     cwd: Path,
     timeout: float,
     env: Mapping[str, str] | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    contain: Containment | None = None,
     cancel: threading.Event | None = None,
     registry: ProcessRegistry | None = None,
     stdin_text: str | None = None,
@@ -92,19 +97,36 @@ def run_process(
 ) -> ProcessResult:
     """Run `argv` in `cwd`; on timeout or cancel the whole process group is killed.
 
+    With `contain`, the command runs inside that containment (bubblewrap): `env` (default:
+    ours) is then only the source its allowlisted environment is taken from, and
+    `extra_env` is set inside. Killing bubblewrap ends the sandbox's PID namespace, so a
+    timeout or cancel still kills everything the command started.
+
     Output beyond `max_output_bytes` per stream is dropped so a runaway command cannot fill
     memory; the caller truncates further for the model.
     """
     start = time.monotonic()
-    proc = subprocess.Popen(
-        list(argv),
-        cwd=str(cwd),
-        env=dict(env) if env is not None else child_env(),
-        stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    if contain is not None:
+        launch = contain.prepare(argv, cwd=cwd, environ=env, extra_env=extra_env)
+        command, child, fds = launch.argv, launch.env, launch.pass_fds
+    else:
+        command, fds = list(argv), ()
+        child = dict(env) if env is not None else child_env()
+        child.update(extra_env or {})
+    try:
+        proc = subprocess.Popen(
+            command,
+            cwd=str(cwd),
+            env=child,
+            pass_fds=fds,
+            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    finally:
+        if contain is not None:
+            launch.close()
     if registry is not None:
         registry.add(proc.pid)
     chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
@@ -179,4 +201,5 @@ def run_process(
         duration_ms=int((time.monotonic() - start) * 1000),
         timed_out=timed_out,
         cancelled=cancelled,
+        contained=contain is not None,
     )

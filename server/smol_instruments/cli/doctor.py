@@ -58,10 +58,49 @@ def check_python() -> Check:
 
 
 def check_git() -> Check:
-    version = _version(["git", "--version"]) if shutil.which("git") else None
-    if version:
-        return Check("git", "ok", version)
+    from ..base.git import GitUnavailable, run_git
+
+    try:  # `git --version` reads no repository: nothing to contain
+        result = run_git(Path("/"), "--version", repository=False, mode="off", timeout=10)
+    except GitUnavailable:
+        result = None
+    if result is not None and result.exit_code == 0 and result.stdout.strip():
+        return Check("git", "ok", result.stdout.strip().splitlines()[0])
     return Check("git", "fail", "git not found", "install git (apt-get install git)")
+
+
+def check_containment(settings: Settings, repo: Path) -> Check:
+    from ..base.containment import availability_for
+    from ..base.git import find_repo_root
+
+    mode = settings.command_containment
+    if mode == "off":
+        return Check(
+            "containment",
+            "warn",
+            "OFF (COMMAND_CONTAINMENT=off): commands the agent runs are NOT contained; the "
+            "policy's verdict alone stands between them and your files, keys and network",
+            "remove COMMAND_CONTAINMENT=off unless the agent already runs in a throwaway machine",
+        )
+    availability = availability_for(find_repo_root(repo), mode)
+    if availability.works:
+        return Check(
+            "containment",
+            "ok",
+            f"{availability.detail}: commands run contained (the repository writable but "
+            ".git, no network, an empty home)",
+        )
+    consequence = (
+        "no command can run (COMMAND_CONTAINMENT=required)"
+        if mode == "required"
+        else "every command is asked before it runs, uncontained"
+    )
+    return Check(
+        "containment",
+        "fail" if mode == "required" else "warn",
+        f"no sandbox for commands: {availability.detail}; {consequence}",
+        availability.fix,
+    )
 
 
 def check_ripgrep() -> Check:
@@ -96,7 +135,8 @@ def check_settings(settings: Settings) -> Check:
         "ok",
         f"MODEL_BACKEND={settings.model_backend} MODEL_ID={settings.model_id} "
         f"MODEL_API_BASE={settings.model_api_base} "
-        f"SANDBOX_BACKEND={settings.sandbox_backend}",
+        f"SANDBOX_BACKEND={settings.sandbox_backend} "
+        f"COMMAND_CONTAINMENT={settings.command_containment}",
     )
 
 
@@ -241,4 +281,5 @@ def run_checks(settings: Settings, repo: Path) -> list[Check]:
         *model_checks(settings),
         check_tracing(settings),
         check_sandbox(settings),
+        check_containment(settings, repo),
     ]

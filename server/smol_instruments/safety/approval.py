@@ -17,6 +17,8 @@ from typing import Any, Literal, Protocol, TextIO
 
 import attrs
 
+from ..base.containment import describe_widening
+
 Kind = Literal["command", "patch"]
 ApprovalOutcome = Literal["approved", "denied", "auto"]
 
@@ -32,6 +34,10 @@ class ApprovalEvent:
     rule: str | None
     reason: str | None = None
     decision: ApprovalOutcome
+    #: Whether the command ran (or would have run) inside containment.
+    contained: bool = False
+    #: What an approval let it do beyond its containment, e.g. ["network"].
+    widens: list[str] = attrs.field(factory=list)
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,12 @@ class ApprovalRequest:
     detail: str | None = None  # the diff of a patch
     #: What approving also lets the command do beyond its containment (e.g. ("network",)).
     widens: tuple[str, ...] = ()
+
+    def widening_line(self) -> str | None:
+        """The widening said to the user, e.g. "Approving also allows: network access"."""
+        if not self.widens:
+            return None
+        return "Approving also allows: " + describe_widening(self.widens)
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,7 @@ class ApprovalRecord:
     decided_by: str
     reason: str | None
     rule: str | None
+    widens: tuple[str, ...] = ()
     at: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,6 +137,8 @@ class TerminalApprover:
                 out.write(f"\nThe agent wants to run: {request.subject}\n")
                 if request.rule or request.reason:
                     out.write(f"  policy: {request.rule}: {request.reason}\n")
+                if request.widening_line():
+                    out.write(f"  {request.widening_line()}\n")
                 question = "Run it? [y/N/a=always this session] "
             out.write(question)
             out.flush()
@@ -163,6 +178,7 @@ class ApprovalStore:
             decided_by=decision.decided_by,
             reason=decision.reason,
             rule=request.rule,
+            widens=request.widens,
         )
         with self._lock:
             self.records.append(entry)

@@ -470,7 +470,7 @@ class DockerSandbox:
 
     def _job_archive(self, diff: str) -> bytes:
         """The tar PREPARE reads on stdin: the patch and the list of files to copy."""
-        names = workspace_files(self.repo_root)
+        names = workspace_files(self.repo_root, mode=self.settings.command_containment)
         members = {
             "patch.diff": diff.encode("utf-8", errors="surrogateescape"),
             "files": "\0".join(names).encode("utf-8", errors="surrogateescape"),

@@ -2,8 +2,14 @@
 
 The copy holds the tracked and untracked-not-ignored files as they are on disk now (so a patch
 made against unsaved-then-saved edits applies), lives in a temporary directory, and is removed
-afterwards. The user's working tree and `.git` are only read. There is no isolation: the
-checks run on the host as the user, with the network; use the Docker backend for that.
+afterwards. The user's working tree and `.git` are only read.
+
+Nothing here runs what the repository or the patch says on the host: `git apply` goes
+through the hardened git runner; the syntax check is `python3 -I -m py_compile` started
+from outside the patched tree (so a `py_compile.py` the repository or the patch ships is
+never imported); the check command runs contained (base/containment.py: the copy writable,
+no network, an empty home). Where commands cannot be contained, the check command is not
+run and the validation says why.
 """
 
 from __future__ import annotations
@@ -16,13 +22,15 @@ import time
 from pathlib import Path
 
 from ..base.config import Settings
-from ..base.git import workspace_files
+from ..base.containment import Containment, Mode, availability_for
+from ..base.git import GitUnavailable, run_git, workspace_files
+from ..base.process import ProcessResult, child_env, run_process
 from ..patches.diff import changed_python_files
 from ..patches.validation import CheckResult, Validation
 from .checks import check_result, syntax_command
 
 
-def copy_workspace(root: Path, target: Path) -> int:
+def copy_workspace(root: Path, target: Path, *, mode: Mode = "auto") -> int:
     """Copy what a validation needs from `root` into `target`; the number of entries copied.
 
     Symbolic links stay links; an absolute one into the repository is pointed at the copy,
@@ -31,7 +39,7 @@ def copy_workspace(root: Path, target: Path) -> int:
     root = root.resolve()
     target.mkdir(parents=True, exist_ok=True)
     count = 0
-    for name in workspace_files(root):
+    for name in workspace_files(root, mode=mode):
         source, destination = root / name, target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
         if source.is_symlink():
@@ -77,58 +85,70 @@ class LocalSandbox:
         return validation
 
     def _validate_in(self, scratch: Path, diff: str, commands: list[str]) -> Validation:
-        from ..base.process import child_env, run_process
-
+        mode = self.settings.command_containment
         tree = scratch / "tree"
-        copy_workspace(self.repo_root, tree)
-        patch_file = scratch / "patch.diff"
-        patch_file.write_text(diff, encoding="utf-8", errors="surrogateescape")
-        # Git must not find a repository above the copy (a temp dir inside a checkout).
-        env = child_env({"GIT_CEILING_DIRECTORIES": str(scratch)})
-        env.pop("GIT_DIR", None)
-        env.pop("GIT_WORK_TREE", None)
-
-        def run(argv: list[str]) -> tuple[int | None, str, int, bool]:
-            result = run_process(argv, cwd=tree, timeout=self.timeout_s, env=env)
-            return (
-                result.exit_code,
-                result.stdout + result.stderr,
-                result.duration_ms,
-                result.timed_out,
-            )
-
-        for argv in (
-            ["git", "apply", "--check", str(patch_file)],
-            ["git", "apply", str(patch_file)],
-        ):
-            code, output, _, _ = run(argv)
-            if code != 0:
-                message = output.strip() or f"{' '.join(argv[:3])} failed"
+        copy_workspace(self.repo_root, tree, mode=mode)
+        for args in (("apply", "--check", "-"), ("apply", "-")):
+            try:
+                applied = run_git(
+                    tree,
+                    *args,
+                    mode=mode,
+                    repository=False,
+                    timeout=self.timeout_s,
+                    stdin_text=diff,
+                )
+            except GitUnavailable as exc:
+                return Validation(backend=self.name, applies=False, message=str(exc))
+            if applied.exit_code != 0:
+                message = (applied.stdout + applied.stderr).strip() or f"git {args[0]} failed"
                 return Validation(backend=self.name, applies=False, checks=[], message=message)
 
-        results: list[CheckResult] = []
-        max_chars = self.settings.truncation_max_chars
-        pyfiles = changed_python_files(diff)
-        planned = (
-            [(syntax_command(pyfiles), [_python(), "-m", "py_compile", *pyfiles])]
-            if pyfiles
-            else []
-        )
-        planned += [(command, ["sh", "-c", command]) for command in commands]
-        for command, argv in planned:
-            code, output, duration_ms, timed_out = run(argv)
-            results.append(
-                check_result(
-                    command,
-                    code,
-                    output,
-                    duration_ms,
-                    timed_out=timed_out,
-                    timeout_s=self.timeout_s,
-                    max_chars=max_chars,
-                )
+        availability = availability_for(scratch, mode)
+        contain = Containment(scratch) if availability.works else None
+        note = None
+        if commands and contain is None and mode != "off":
+            note = (
+                f"check command not run: no sandbox for commands ({availability.line()}); "
+                "it would run the patched code on this machine"
             )
-        return Validation(backend=self.name, applies=True, checks=results)
+            commands = []
+        results: list[CheckResult] = []
+        pyfiles = changed_python_files(diff)
+        if pyfiles:
+            # Isolated (-I) and started outside the tree: the patch cannot shadow py_compile.
+            argv = [_python(), "-I", "-m", "py_compile", *(str(tree / f) for f in pyfiles)]
+            results.append(self._check(syntax_command(pyfiles), argv, scratch, tree, contain))
+        for command in commands:
+            results.append(self._check(command, ["sh", "-c", command], tree, tree, contain))
+        return Validation(backend=self.name, applies=True, checks=results, message=note)
+
+    def _check(
+        self,
+        command: str,
+        argv: list[str],
+        cwd: Path,
+        tree: Path,
+        contain: Containment | None,
+    ) -> CheckResult:
+        result: ProcessResult = run_process(
+            argv,
+            cwd=cwd,
+            timeout=self.timeout_s,
+            env={k: v for k, v in child_env().items() if k not in ("GIT_DIR", "GIT_WORK_TREE")},
+            # Git inside a check must not find a repository above the copy.
+            extra_env={"GIT_CEILING_DIRECTORIES": str(tree.parent)},
+            contain=contain,
+        )
+        return check_result(
+            command,
+            result.exit_code,
+            (result.stdout + result.stderr).replace(str(tree) + os.sep, ""),
+            result.duration_ms,
+            timed_out=result.timed_out,
+            timeout_s=self.timeout_s,
+            max_chars=self.settings.truncation_max_chars,
+        )
 
     def close(self) -> None:
         return None

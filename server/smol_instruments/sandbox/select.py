@@ -109,7 +109,8 @@ def describe_backend(settings: Settings) -> dict[str, Any]:
         }
     return info | {
         "backend": "local",
-        "reason": f"{problem.reason}: patches are validated on the host, without isolation",
+        "reason": f"{problem.reason}: patches are validated in a throwaway copy on the host, "
+        "their checks contained (see containment)",
         "problem": problem.reason,
         "fix": problem.fix,
     }

@@ -4,50 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base import git
 from ..base.errors import ErrorType, ToolError
-from ..base.process import ProcessResult, child_env, run_process
+from ..base.process import ProcessResult
 from ..base.truncate import truncate_output
 from .base import RepoTool, ToolContext, guarded
 from .validation import optional_bool, optional_int, optional_path
 
-GIT_TIMEOUT_S = 20.0
+GIT_TIMEOUT_S = git.GIT_TIMEOUT_S
 
 
 def run_git(ctx: ToolContext, *args: str, timeout: float = GIT_TIMEOUT_S) -> ProcessResult:
-    """Run git in the repository with hardened config; ToolError when git itself is unusable."""
-    root = ctx.root
-    argv = [
-        "git",
-        "-C",
-        str(root),
-        # A repository's own config must not make us run programs or take locks.
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "core.hooksPath=/dev/null",
-        "-c",
-        f"safe.directory={root}",
-        "-c",
-        "core.quotepath=off",
-        "-c",
-        "color.ui=false",
-        *args,
-    ]
-    env = child_env({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
+    """Run git in the repository through the hardened runner; ToolError when it cannot run."""
     try:
-        result = run_process(
-            argv,
-            cwd=root,
+        result = git.run_git(
+            ctx.root,
+            *args,
+            mode=ctx.settings.command_containment,
             timeout=timeout,
-            env=env,
             cancel=ctx.cancel,
             registry=ctx.processes,
         )
-    except FileNotFoundError:
+    except git.NotARepository:
+        raise not_a_repository(ctx) from None
+    except git.GitUnavailable as exc:
         raise ToolError(
             ErrorType.TOOL_UNAVAILABLE,
-            "git is not installed",
-            recovery_suggestion="git is missing on this machine; use read_file and list_files instead.",
+            f"git cannot run: {exc}",
+            recovery_suggestion="git is unusable here; use read_file and list_files instead.",
         ) from None
     if result.timed_out:
         raise ToolError(
@@ -60,14 +44,22 @@ def run_git(ctx: ToolContext, *args: str, timeout: float = GIT_TIMEOUT_S) -> Pro
     return result
 
 
+def not_a_repository(ctx: ToolContext) -> ToolError:
+    return ToolError(
+        ErrorType.NOT_A_GIT_REPO,
+        f"{ctx.root} is not a git repository",
+        recovery_suggestion="Git history is unavailable here; use list_files, read_file and rg_search.",
+    )
+
+
+def is_git_repo(ctx: ToolContext) -> bool:
+    """Whether the root has a git directory we trust (no git process: each one costs a sandbox)."""
+    return git.git_dir(ctx.root) is not None
+
+
 def require_git_repo(ctx: ToolContext) -> None:
-    result = run_git(ctx, "rev-parse", "--is-inside-work-tree")
-    if result.exit_code != 0 or result.stdout.strip() != "true":
-        raise ToolError(
-            ErrorType.NOT_A_GIT_REPO,
-            f"{ctx.root} is not a git repository",
-            recovery_suggestion="Git history is unavailable here; use list_files, read_file and rg_search.",
-        )
+    if not is_git_repo(ctx):
+        raise not_a_repository(ctx)
 
 
 def git_failure(result: ProcessResult, what: str) -> ToolError:
@@ -177,7 +169,7 @@ class GitDiffTool(RepoTool):
         path = optional_path("path", path, max_chars=limits.max_chars)
         staged = optional_bool("staged", staged)
         require_git_repo(self.ctx)
-        args = ["diff", "--no-ext-diff", "--no-color"]
+        args = ["diff", "--no-color"]
         if staged:
             args.append("--cached")
         rel = None

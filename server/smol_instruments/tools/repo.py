@@ -11,7 +11,7 @@ from typing import Any
 from ..base.errors import ErrorType, ToolError
 from ..base.process import run_process
 from .base import RepoTool, ToolContext, guarded
-from .git import current_branch, head_sha, repo_is_dirty, run_git
+from .git import current_branch, head_sha, is_git_repo, repo_is_dirty, run_git
 from .validation import optional_int, optional_str
 
 LIST_TIMEOUT_S = 30.0
@@ -178,7 +178,7 @@ class RepoInfoTool(RepoTool):
 
         ctx = self.ctx
         files = list_repo_files(ctx)
-        is_git = run_git(ctx, "rev-parse", "--is-inside-work-tree").stdout.strip() == "true"
+        is_git = is_git_repo(ctx)
         top = sorted({f.split("/", 1)[0] + ("/" if "/" in f else "") for f in files})
         limit = self.limits.truncate_items
         return {

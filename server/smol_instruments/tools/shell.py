@@ -2,9 +2,12 @@
 
 In a folder the user does not trust, nothing runs and nobody is asked: the tool answers
 UNTRUSTED_WORKSPACE. Otherwise the policy parses the command and decides: `deny` is refused
-here, in Python, and never put to anyone; `require_approval` goes to the approver; `allow` runs. Commands run in the
-repository root, in their own process group (a timeout or cancel kills all of it), with no
-stdin.
+here, in Python, and never put to anyone; `require_approval` goes to the approver; `allow`
+runs. Every command runs contained (base/containment.py: repository writable but .git, no
+network, empty home); an approval may widen that by what it names (`network` for a package
+install), and where no sandbox can be had, commands the policy allows are asked too (fail
+closed). Commands run in the repository root, in their own process group (a timeout or
+cancel kills all of it), with no stdin.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from ..base.containment import Containment, availability_for, plan_command
 from ..base.errors import ErrorType, ToolError
+from ..base.git import user_identity
 from ..base.process import ProcessResult, run_process
 from ..base.truncate import truncate_output
 from ..safety.approval import ApprovalEvent, ApprovalRequest
@@ -77,7 +82,8 @@ def test_summary(stdout: str, stderr: str) -> str:
 def gated_run(
     ctx: ToolContext, command: str, timeout: float
 ) -> tuple[ProcessResult, dict[str, Any]]:
-    """Decide with the policy, ask when it says so, run when allowed; ToolError otherwise."""
+    """Decide with the policy and containment, ask when they say so, run contained when
+    allowed; ToolError otherwise."""
     if not ctx.trusted:
         raise ToolError(
             ErrorType.UNTRUSTED_WORKSPACE,
@@ -96,50 +102,48 @@ def gated_run(
         "reason": decision.reason,
     }
     if decision.verdict == "deny":
-        gate["approval"] = "denied"
-        ctx.emit(
-            ApprovalEvent(
-                command=command,
-                verdict=decision.verdict,
-                rule=decision.rule,
-                reason=decision.reason,
-                decision="denied",
-            )
-        )
-        raise ToolError(
-            ErrorType.COMMAND_DENIED,
+        _refuse(
+            ctx,
+            command,
+            gate,
             f"command refused by policy rule {decision.rule}: {decision.reason}",
-            recovery_suggestion=(
-                "This command is never run. Do not retry it or a variant of it; use a safe, "
-                "read-only alternative or the repository tools (read_file, rg_search, propose_patch)."
-            ),
-            context=gate | {"command": command},
+            "This command is never run. Do not retry it or a variant of it; use a safe, "
+            "read-only alternative or the repository tools (read_file, rg_search, propose_patch).",
         )
-    if decision.verdict == "require_approval":
+    mode = ctx.settings.command_containment
+    plan = plan_command(decision.verdict, decision.rule, mode, availability_for(ctx.root, mode))
+    gate["contained"] = plan.contained
+    if plan.widens:
+        gate["widens"] = list(plan.widens)
+    if plan.refuse:
+        _refuse(
+            ctx,
+            command,
+            gate,
+            f"`{command}` cannot run: {plan.refuse}",
+            "No command can run here until the user makes containment work; continue with "
+            "the repository tools (read_file, rg_search, propose_patch).",
+        )
+    if plan.ask:
+        reasons = [decision.reason if decision.verdict != "allow" else None, plan.note]
+        reason = "; ".join(r for r in reasons if r)
         answer = ctx.gate.ask(
             ApprovalRequest(
                 kind="command",
                 subject=command,
                 summary=command,
                 rule=decision.rule,
-                reason=decision.reason,
+                reason=reason,
+                widens=plan.widens,
             )
         )
         gate["approval"] = "approved" if answer.approved else "denied"
         gate["decided_by"] = answer.decided_by
-        ctx.emit(
-            ApprovalEvent(
-                command=command,
-                verdict=decision.verdict,
-                rule=decision.rule,
-                reason=decision.reason,
-                decision=gate["approval"],
-            )
-        )
+        _emit(ctx, command, gate)
         if not answer.approved:
             raise ToolError(
                 ErrorType.APPROVAL_DENIED,
-                f"the user did not approve `{command}` ({decision.reason})"
+                f"the user did not approve `{command}` ({reason})"
                 + (f": {answer.reason}" if answer.reason else ""),
                 recovery_suggestion=(
                     "Do not run it again. Continue without it, or explain in final_answer() "
@@ -149,20 +153,16 @@ def gated_run(
             )
     else:
         gate["approval"] = "auto"
-        ctx.emit(
-            ApprovalEvent(
-                command=command,
-                verdict=decision.verdict,
-                rule=decision.rule,
-                reason=decision.reason,
-                decision="auto",
-            )
-        )
+        _emit(ctx, command, gate)
+    contain = Containment(ctx.root).widened(plan.widens) if plan.contained else None
+    identity = user_identity() if contain is not None and "git" in plan.widens else None
     ctx.check_cancelled()
     result = run_process(
         [*_shell(), command],
         cwd=ctx.root,
         timeout=timeout,
+        extra_env=identity,
+        contain=contain,
         cancel=ctx.cancel,
         registry=ctx.processes,
     )
@@ -177,6 +177,33 @@ def gated_run(
             context=gate | {"command": command, "partial_output": head},
         )
     return result, gate
+
+
+def _emit(ctx: ToolContext, command: str, gate: dict[str, Any]) -> None:
+    ctx.emit(
+        ApprovalEvent(
+            command=command,
+            verdict=gate["verdict"],
+            rule=gate["rule"],
+            reason=gate["reason"],
+            decision=gate["approval"],
+            contained=gate.get("contained", False),
+            widens=list(gate.get("widens", [])),
+        )
+    )
+
+
+def _refuse(
+    ctx: ToolContext, command: str, gate: dict[str, Any], message: str, recovery: str
+) -> NoReturn:
+    gate["approval"] = "denied"
+    _emit(ctx, command, gate)
+    raise ToolError(
+        ErrorType.COMMAND_DENIED,
+        message,
+        recovery_suggestion=recovery,
+        context=gate | {"command": command},
+    )
 
 
 class RunCmdTool(RepoTool):

