@@ -14,7 +14,6 @@ import pytest
 from tests.support.scripted_model import ScriptedModel, Turn
 from tests.test_agent import session_for
 
-from smol_instruments.agent.model import END_OF_BLOCK
 from smol_instruments.agent.outcome import NOT_DONE, asks_for_change, claims_change
 from smol_instruments.base.config import Settings
 
@@ -87,6 +86,16 @@ def test_calls_refused_as_loops_stop_the_run(repo: Path, settings: Settings) -> 
     assert "Its result began: {'path': 'app/calc.py'" in last
 
 
+def test_a_refused_repeat_makes_the_next_reply_hotter_once(repo: Path, settings: Settings) -> None:
+    """At temperature 0.1 the same prompt gives the same reply: the next one is sampled hotter."""
+    read = block('print(read_file(path="app/calc.py"))')
+    turns = [read, read, block('final_answer("add() returns a - b.")')]
+    outcome, requests = run(repo, settings, turns, "read calc", model_temperature=0.1)
+    temperatures = [r.body["temperature"] for r in requests]
+    assert temperatures == [0.1, 0.1, 0.8]  # after the refused repeat, once
+    assert outcome.status == "completed"
+
+
 def test_the_step_limit_summary_keeps_the_cached_prefix(repo: Path, settings: Settings) -> None:
     turns = [block(f'print(read_file(path="app/calc.py", start_line={i}))') for i in (1, 2)]
     turns.append("I read app/calc.py; add() returns a - b, which is the bug. Nothing was changed.")
@@ -106,9 +115,37 @@ def test_a_reply_stops_at_its_first_block(repo: Path, settings: Settings) -> Non
     )
     turns = [Turn(invented), block('final_answer("add() subtracts.")')]
     outcome, requests = run(repo, settings, turns, "what does calc do?")
-    assert END_OF_BLOCK in requests[0].stop  # the server is asked to stop there
     assert not (repo / "INVENTED").exists()
     assert outcome.answer == "add() subtracts."
+    assert "INVENTED" not in requests[1].prompt_text()  # the history keeps only the first block
+
+
+def test_a_block_without_a_language_is_not_cut_at_its_opening_fence(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen with a real 1.5B model: a stop at a bare fence left only "I will read the file"."""
+    bare = 'I will read the file `app/calc.py`.\n```\nprint(read_file(path="app/calc.py"))\n```'
+    turns = [Turn(bare), block('final_answer("add() returns a - b.")')]
+    outcome, requests = run(repo, settings, turns, "What does add in app/calc.py return?")
+    assert all(stop.strip() != "```" for r in requests for stop in r.stop)
+    assert "return a - b" in requests[1].prompt_text()  # the read ran; its result was seen
+    assert outcome.status == "completed"
+
+
+def test_a_reply_that_only_announces_a_plan_is_not_the_answer(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen with a real 1.5B model: the second "I will read..." was taken as the answer."""
+    plan = "I will read the file `app/calc.py` to see what add returns."
+    turns = [
+        plan,  # sent back: read first
+        plan,  # sent back again: do it now
+        block('print(read_file(path="app/calc.py"))'),
+        block('final_answer("add() returns a - b.")'),
+    ]
+    outcome, requests = run(repo, settings, turns, "What does add in app/calc.py return?")
+    assert outcome.answer == "add() returns a - b."
+    assert "You said what you will do" in requests[2].prompt_text()
 
 
 def test_a_stream_that_ignores_the_stop_is_cut_after_the_first_block(
@@ -166,3 +203,15 @@ def test_which_tasks_ask_for_a_change(task: str, asks: bool) -> None:
 )
 def test_which_answers_claim_a_change(answer: str, claims: bool) -> None:
     assert claims_change(answer) is claims
+
+
+def test_the_history_has_no_tool_call_echo_and_says_what_comes_next(
+    repo: Path, settings: Settings
+) -> None:
+    """A small model copies "Calling tools: [...]" into its replies; it is not in the history."""
+    turns = [block('print(read_file(path="app/calc.py"))'), block('final_answer("a - b")')]
+    _, requests = run(repo, settings, turns, "What does add in app/calc.py return?")
+    text = requests[1].prompt_text()
+    assert "Calling tools" not in text and "Last output from code snippet" not in text
+    assert text.rstrip().endswith("otherwise make the next call.")
+    assert "content: |\n  def add(a, b):\n      return a - b" in text  # the file, as lines

@@ -256,3 +256,13 @@ def test_tools_and_final_answer_in_one_block_wait_for_the_results(
     assert not result.is_final_answer
     assert "FILE_NOT_FOUND" in result.logs and "final_answer was not taken" in result.logs
     assert executor('final_answer("done")').is_final_answer
+
+
+def test_a_printed_tool_result_shows_its_text_as_lines() -> None:
+    """Small models misread one escaped line; a printed result shows the file as lines."""
+    from smol_instruments.agent.executor import tool_function
+
+    read = tool_function("read_file", lambda **_: {"path": "a.py", "content": "x = 1\ny = 2\n"})
+    result = read(path="a.py")
+    assert str(result) == "path: a.py\ncontent: |\n  x = 1\n  y = 2"
+    assert result == {"path": "a.py", "content": "x = 1\ny = 2\n"}  # still the plain dict

@@ -332,17 +332,32 @@ def test_read_file_whole(tools: Tools) -> None:
     }
 
 
-def test_read_file_range(tools: Tools) -> None:
-    result = assert_ok(tools["read_file"](path=CALC, start_line=5, end_line=6))
-    assert result["content"] == "def mul(a, b):\n    return a * b\n"
+def _long_file(repo: Path, lines: int = 100) -> str:
+    (repo / "long.py").write_text("".join(f"x{i} = {i}\n" for i in range(1, lines + 1)))
+    return "long.py"
+
+
+def test_read_file_range(tools: Tools, repo: Path) -> None:
+    long = _long_file(repo)
+    result = assert_ok(tools["read_file"](path=long, start_line=5, end_line=6))
+    assert result["content"] == "x5 = 5\nx6 = 6\n"
     assert (result["start_line"], result["end_line"], result["truncated"]) == (5, 6, False)
 
 
-def test_read_file_end_beyond_eof_is_clamped(tools: Tools) -> None:
-    result = assert_ok(tools["read_file"](path=CALC, start_line=2, end_line=500))
-    assert result["end_line"] == 6
-    assert result["total_lines"] == 6
-    assert result["content"] == CALC_TEXT.split("\n", 1)[1]
+def test_a_ranged_read_of_a_short_file_shows_all_of_it(tools: Tools) -> None:
+    """Small models guess line numbers; a short file is shown whole, and says so."""
+    result = assert_ok(tools["read_file"](path=CALC, start_line=5, end_line=6))
+    assert result["content"] == CALC_TEXT
+    assert (result["start_line"], result["end_line"]) == (1, 6)
+    assert result["note"] == "the file has only 6 lines: all of them are shown"
+
+
+def test_read_file_end_beyond_eof_is_clamped(tools: Tools, repo: Path) -> None:
+    long = _long_file(repo)
+    result = assert_ok(tools["read_file"](path=long, start_line=2, end_line=500))
+    assert result["end_line"] == 100
+    assert result["total_lines"] == 100
+    assert result["content"].startswith("x2 = 2\n")
     assert result["truncated"] is False
 
 

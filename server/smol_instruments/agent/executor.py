@@ -73,13 +73,56 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
+class Result(dict):
+    """A tool's answer: a plain dict that prints as readable text, not as one escaped line.
+
+    Small models misread `{'content': 'def add(a, b):\\n    return a - b\\n'}`; printed, a
+    result shows each key on its own line and multi-line text as the lines themselves.
+    """
+
+    def __str__(self) -> str:
+        return "\n".join(_render(self, 0))
+
+    __repr__ = __str__
+
+
+def _render(value: Any, indent: int) -> list[str]:
+    pad = " " * indent
+    lines: list[str] = []
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        label = f"{pad}{key}:" if isinstance(value, dict) else f"{pad}-"
+        if isinstance(item, str) and "\n" in item.rstrip("\n"):
+            lines.append(f"{label} |")
+            lines.extend(f"{pad}  {line}" for line in item.rstrip("\n").split("\n"))
+        elif isinstance(item, dict | list) and item and not _flat(item):
+            lines.append(label)
+            lines.extend(_render(item, indent + 2))
+        else:
+            lines.append(f"{label} {_scalar(item)}")
+    return lines
+
+
+def _flat(value: dict[str, Any] | list[Any]) -> bool:
+    """A short list of scalars (or a small dict of them) reads best on one line."""
+    members = value.values() if isinstance(value, dict) else value
+    return len(value) <= 8 and all(isinstance(m, _PLAIN) and len(str(m)) < 60 for m in members)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return value.rstrip("\n") if value.strip() else repr(value)
+    return repr(value)
+
+
 def tool_function(
     name: str, call: Callable[..., Any], doc: str | None = None
 ) -> Callable[..., Any]:
     """A function that calls `call` and answers plain data; it exposes nothing else."""
 
     def function(*args: Any, **kwargs: Any) -> Any:
-        return plain(call(*args, **kwargs))
+        result = plain(call(*args, **kwargs))
+        return Result(result) if isinstance(result, dict) else result
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc

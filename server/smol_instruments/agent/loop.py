@@ -3,12 +3,15 @@
 What a small model does wrong, and what the loop does about it (the loop itself is upstream's):
 
 - It answers in prose. A plain question gets that prose as its answer at once. A question about
-  the repository's code, while nothing has been read yet, is sent back once: read first.
+  the repository's code, while nothing has been read yet, is sent back once: read first. Prose
+  that only announces a plan ("I will read the file.") is never an answer: do it now.
 - It copies an instruction's placeholder (`final_answer("...")`) as its answer: refused.
 - It says "fixed" when nothing was proposed: a task that asks for a change gets one reminder
   to propose it; the session then judges the outcome by what really happened.
-- It gets stuck: the same failing reply three times in a row, or three calls refused as loops,
-  ends the run early and honestly (`RunStuck`) instead of burning the remaining steps.
+- It gets stuck: a refused repeat, or the same failing reply twice, makes the next reply
+  sampled hotter (once), so it can differ; the same failing reply three times in a row, or three
+  calls refused as loops, ends the run early and honestly (`RunStuck`) instead of burning the
+  remaining steps.
 - At the step limit, smolagents' summary call replaces the system prompt, so a model server
   re-reads the whole history (minutes on a CPU). Here the summary keeps every message and asks
   as the last user message, so the server's cached prefix is reused.
@@ -34,7 +37,14 @@ from smolagents.utils import AgentMaxStepsError, AgentParsingError
 from ..base.errors import ErrorType
 from .executor import ToolFunctionsExecutor
 from .outcome import needs_a_change
-from .prompts import READ_FIRST, SHORT_FORMAT_ERROR, is_placeholder
+from .prompts import (
+    AFTER_OBSERVATION,
+    DO_IT_NOW,
+    READ_FIRST,
+    SHORT_FORMAT_ERROR,
+    is_placeholder,
+    is_plan,
+)
 from .state import AgentState
 
 log = logging.getLogger(__name__)
@@ -42,6 +52,7 @@ log = logging.getLogger(__name__)
 _FENCE = "```"
 #: Identical failing replies, or calls refused as loops, before a run is stopped.
 STUCK_AFTER = 3
+_NO_OUTPUT = "Last output from code snippet:\nNone"
 #: Characters per token when estimating a history's size (code is dense; err on the safe side).
 CHARS_PER_TOKEN = 3.0
 # What makes a task about the code: `backticks`, call(), snake_case or camelCase names, or
@@ -130,6 +141,7 @@ class SmolCodeAgent(CodeAgent):
         self.context_tokens = context_tokens
         self._trim_floor = 0  # steps below this number have their outputs shortened
         self._same_failures = 0
+        self._loops_seen = 0
         self.step_callbacks.register(ActionStep, self._check_progress)
 
     def create_python_executor(self) -> ToolFunctionsExecutor:
@@ -161,6 +173,11 @@ class SmolCodeAgent(CodeAgent):
                 raise AgentParsingError(
                     READ_FIRST.format(call=watch.first_read()), self.logger
                 ) from None
+            if prose and is_plan(prose) and watch is not None:
+                # "I will read the file." is not an answer: the model stopped before its code.
+                raise AgentParsingError(
+                    DO_IT_NOW.format(call=watch.first_read()), self.logger
+                ) from None
             if prose and not is_placeholder(prose):
                 # A plain answer, or a second prose reply after a nudge: that prose is the answer.
                 memory_step.action_output = prose
@@ -178,6 +195,9 @@ class SmolCodeAgent(CodeAgent):
         if watch is not None and watch.loops() >= STUCK_AFTER:
             repeated = watch.state.last_loop_call() or "the same tool call"
             raise RunStuck(f"the model kept repeating {repeated}, which had already run")
+        if watch is not None and watch.loops() > self._loops_seen:
+            self._shake()  # a refused repeat: at a low temperature the next reply is the same
+        self._loops_seen = watch.loops() if watch is not None else 0
         previous = self._previous_action(step)
         failing = step.error is not None and not step.is_final_answer
         if (
@@ -189,12 +209,20 @@ class SmolCodeAgent(CodeAgent):
             self._same_failures += 1
         else:
             self._same_failures = 1 if failing else 0
+        if self._same_failures == STUCK_AFTER - 1:
+            self._shake()
         if self._same_failures >= STUCK_AFTER:
             first = str(step.error).strip().splitlines()
             raise RunStuck(
                 f"the model wrote the same failing reply {STUCK_AFTER} times"
                 + (f" ({first[0][:160]})" if first else "")
             )
+
+    def _shake(self) -> None:
+        """Sample the next reply hotter, once: the same prompt at 0.1 gives the same reply."""
+        shake = getattr(self.model, "shake_next_reply", None)
+        if callable(shake):
+            shake()
 
     def _previous_action(self, step: ActionStep) -> ActionStep | None:
         for earlier in reversed(self.memory.steps):
@@ -236,7 +264,7 @@ class SmolCodeAgent(CodeAgent):
     # --- the context window ------------------------------------------------------------------
 
     def write_memory_to_messages(self, summary_mode: bool = False) -> list[ChatMessage]:
-        messages = super().write_memory_to_messages(summary_mode=summary_mode)
+        messages = _tidy(super().write_memory_to_messages(summary_mode=summary_mode))
         limit = self.context_tokens()
         if not limit:
             return messages
@@ -265,7 +293,36 @@ class SmolCodeAgent(CodeAgent):
                     "the model's context window; call the tool again if you need it]"
                 )
             messages.extend(step.to_messages(summary_mode=summary_mode))
-        return messages
+        return _tidy(messages)
+
+
+def _tidy(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """The history as a small model reads it best.
+
+    smolagents repeats each code block as a "Calling tools: [{'id': ...}]" message (a small
+    model then writes that text itself) and ends each observation with "Last output from code
+    snippet: None". Both go; each observation ends with what to do next, the same words every
+    time, so the server's cached prefix stays valid.
+    """
+    tidy = []
+    for message in messages:
+        if message.role == MessageRole.TOOL_CALL:
+            continue
+        text = _text_of(message)
+        if message.role == MessageRole.TOOL_RESPONSE and text.startswith("Observation:"):
+            text = text.removesuffix(_NO_OUTPUT).rstrip() + "\n" + AFTER_OBSERVATION
+            message = ChatMessage(role=message.role, content=[{"type": "text", "text": text}])
+        tidy.append(message)
+    return tidy
+
+
+def _text_of(message: ChatMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
 
 
 def _estimate(messages: list[ChatMessage]) -> int:

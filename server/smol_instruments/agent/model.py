@@ -8,9 +8,12 @@
 2. Cancellation. A streaming call checks the run's cancel event between deltas and closes the
    stream, so a cancel does not wait for the model to finish talking.
 3. One block per reply. Small models keep writing after their code block: an invented
-   "Observation:", a second block that runs before the first one's result is seen. The server
-   is asked to stop at the first closing fence (`END_OF_BLOCK`), and a stream that goes on
-   anyway is cut there; a block the stop left unclosed gets its fence back.
+   "Observation:", a second block that runs before the first one's result is seen. The stream
+   is cut at the end of the first fenced block and closed, which stops the server generating.
+   No stop sequence is sent for the closing fence (smolagents asks for one; it is taken out):
+   a server cannot tell it from an opening fence without a language (models write
+   "```\nread_file(...)"), so a stop there would cut the reply before its code. A block left unclosed (the reply hit its token limit) gets its
+   fence back.
 
 LiteLLM is imported lazily (about 3 s) and with its bundled cost map, never the internet's.
 """
@@ -33,14 +36,17 @@ from ..base.config import Settings
 log = logging.getLogger(__name__)
 
 
+#: The temperature of the one reply after the model repeated itself.
+SHAKEN_TEMPERATURE = 0.8
+
+
 class RunCancelled(Exception):
     """Raised inside a run when the user cancelled it."""
 
 
 _PY_BLOCK = re.compile(r"```(?:python|py)\b", re.IGNORECASE)
-#: A closing fence on its own line. An opening fence is never this: it names its language.
-END_OF_BLOCK = "\n```\n"
-_FIRST_BLOCK = re.compile(r"```(?:python|py)[ \t]*\n.*?\n```", re.IGNORECASE | re.DOTALL)
+#: The first fenced block, with or without a language.
+_FIRST_BLOCK = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n.*?\n```", re.DOTALL)
 _XML_CODE = re.compile(r"<code>(.*?)(?:</code>|$)", re.DOTALL)
 _BARE_FENCE = re.compile(r"```[ \t]*(?:[a-z_0-9]*)?[ \t]*\n(.*?)(?:\n```|$)", re.DOTALL)
 
@@ -106,16 +112,16 @@ def _parses(code: str) -> bool:
     return True
 
 
-def _one_block(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments with the end of the first code block as a stop sequence."""
-    stops = list(kwargs.get("stop_sequences") or [])
-    if END_OF_BLOCK not in stops:
-        stops.append(END_OF_BLOCK)
-    return {**kwargs, "stop_sequences": stops}
+def _no_fence_stop(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments without a stop at a fence (smolagents asks for one at "\\n```")."""
+    stops = kwargs.get("stop_sequences")
+    if not stops:
+        return kwargs
+    return {**kwargs, "stop_sequences": [s for s in stops if s.strip() != "```"]}
 
 
 def first_block_only(text: str) -> str:
-    """`text` up to the end of its first ```python block (all of it when none has closed)."""
+    """`text` up to the end of its first fenced block (all of it when none has closed)."""
     match = _FIRST_BLOCK.search(text)
     return text if match is None else text[: match.end()]
 
@@ -174,6 +180,20 @@ class AgentModel(LiteLLMModel):
         # A server that never stops streaming must not hold a run forever.
         self.max_reply_chars = max_reply_chars
         self.reply_timeout_s = reply_timeout_s
+        self._hot_once = False
+
+    def shake_next_reply(self) -> None:
+        """Sample the next reply at `SHAKEN_TEMPERATURE` (a model stuck repeating itself)."""
+        self._hot_once = True
+
+    def _temperature_for_this_reply(self) -> Any:
+        """The model's kwargs with this reply's temperature; the caller restores them."""
+        saved = dict(self.kwargs)
+        if self._hot_once:
+            self._hot_once = False
+            current = float(self.kwargs.get("temperature") or 0.0)
+            self.kwargs["temperature"] = max(current, SHAKEN_TEMPERATURE)
+        return saved
 
     def create_client(self) -> Any:
         # Set before the first import: otherwise LiteLLM fetches its cost map from the internet.
@@ -193,7 +213,11 @@ class AgentModel(LiteLLMModel):
 
     def generate(self, messages: list[ChatMessage | dict], **kwargs: Any) -> ChatMessage:
         self._check_cancel()
-        message = super().generate(messages, **_one_block(kwargs))
+        saved = self._temperature_for_this_reply()
+        try:
+            message = super().generate(messages, **_no_fence_stop(kwargs))
+        finally:
+            self.kwargs = saved
         if isinstance(message.content, str):
             message.content = first_block_only(message.content)
             if _unclosed_block(message.content):
@@ -209,7 +233,8 @@ class AgentModel(LiteLLMModel):
         self, messages: list[ChatMessage | dict], **kwargs: Any
     ) -> Generator[ChatMessageStreamDelta]:
         self._check_cancel()
-        stream = super().generate_stream(messages, **_one_block(kwargs))
+        saved = self._temperature_for_this_reply()
+        stream = super().generate_stream(messages, **_no_fence_stop(kwargs))
         parts: list[str] = []
         size = 0
         deadline = time.monotonic() + self.reply_timeout_s
@@ -241,6 +266,7 @@ class AgentModel(LiteLLMModel):
                 raise RunCancelled("cancelled while the model was answering") from None
             raise
         finally:
+            self.kwargs = saved
             stream.close()
             if isinstance(self.client, _StreamTracker):
                 self.client.close_current()
@@ -249,7 +275,7 @@ class AgentModel(LiteLLMModel):
                 "the model server sent no completion text (an empty or malformed response)"
             )
         text = "".join(parts)
-        if _unclosed_block(text):  # the server stopped at END_OF_BLOCK, which it does not send
+        if _unclosed_block(text):  # the reply hit its token limit inside the block
             yield ChatMessageStreamDelta(content="\n```")
             return
         code = normalise_reply(text, self.tool_names)

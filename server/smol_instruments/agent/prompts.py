@@ -19,8 +19,9 @@ from typing import Any
 
 SYSTEM_PROMPT = """You are a coding agent working in a git repository. You act by writing Python code that calls the tools below; the system runs it and shows you what it printed.
 
-Every reply: one short sentence saying what you will do next, then exactly one code block, then stop and wait for its output. For example:
+Every reply is exactly one ```python code block and nothing else: a # comment saying what you do next, then the code. Then stop and wait for its output. For example:
 ```python
+# Find where the name is defined.
 result = rg_search(pattern="<a name from the task>")
 print(result)
 ```
@@ -50,15 +51,18 @@ STEP_LIMIT_INSTRUCTION = (
     "remains undone. Do not claim anything you did not see in the tool results above."
 )
 
+#: After every observation: small models read a result and then repeat the call that made it.
+AFTER_OBSERVATION = 'If this answers the task, call final_answer("<your answer>") now; otherwise make the next call.'
+
 SHORT_FORMAT_ERROR = (
-    "Your reply had no ```python code block. Reply with one short sentence, then exactly one "
-    'block, e.g.:\n```python\nprint(read_file(path="<a file from the list>"))\n```'
+    "Your reply had no ```python code block. Reply with exactly one block that starts with a "
+    '# comment, e.g.:\n```python\n# Read the file.\nprint(read_file(path="<a file from the list>"))\n```'
 )
 
 READ_FIRST = (
     "This question is about the repository's code, and nothing has been read yet. Read the "
-    "code first (a short sentence, then one block), for example:\n"
-    "```python\nprint({call})\n```"
+    "code first, in exactly one block that starts with a # comment, for example:\n"
+    "```python\n# Read the code first.\nprint({call})\n```"
 )
 
 #: What the model copies from our instructions instead of answering.
@@ -74,6 +78,25 @@ PLACEHOLDERS = frozenset(
         "final answer",
     }
 )
+
+
+DO_IT_NOW = (
+    "You said what you will do, but did not do it. Do it now, in exactly one block that starts "
+    "with a # comment, for example:\n```python\n# Read the code first.\nprint({call})\n```"
+)
+
+#: A reply that announces what it will do instead of answering ("I will read the file.").
+_PLAN = re.compile(
+    r"^(?:sure[,.!]?\s*)?(?:i\s+will|i'll|i\s+am\s+going\s+to|i'm\s+going\s+to|i\s+need\s+to"
+    r"|let\s+me|let's|first,?\s+i|to\s+(?:answer|find|see|check|do|fix)\b[^.]*,\s*i)\b",
+    re.IGNORECASE,
+)
+
+
+def is_plan(reply: str) -> bool:
+    """True when a prose reply only says what it is about to do (or ends on a colon)."""
+    text = reply.strip()
+    return bool(_PLAN.match(text)) or text.endswith(":")
 
 
 def is_placeholder(answer: str) -> bool:

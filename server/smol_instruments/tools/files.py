@@ -53,10 +53,15 @@ def read_repo_text(ctx: ToolContext, path: str, errors: str = "replace") -> tupl
     return rel, data.decode("utf-8", errors=errors)
 
 
+#: A ranged read of a file this short shows the whole file.
+WHOLE_FILE_LINES = 60
+
+
 class ReadFileTool(RepoTool):
     name = "read_file"
     description = (
-        "Read a text file, whole or lines start_line..end_line (1-based, inclusive). "
+        "Read a text file, whole or lines start_line..end_line (1-based, inclusive; a file of "
+        f"{WHOLE_FILE_LINES} lines or fewer is always shown whole). "
         "Long files come back cut with truncated=True: read further with start_line."
     )
     inputs = {
@@ -64,7 +69,7 @@ class ReadFileTool(RepoTool):
         "start_line": {"type": "integer", "description": "first line (1-based)", "nullable": True},
         "end_line": {"type": "integer", "description": "last line (inclusive)", "nullable": True},
     }
-    example = "read_file(path='src/app.py', start_line=1, end_line=80)"
+    example = "read_file(path='<file>', start_line=1, end_line=80)"
 
     @guarded
     def forward(
@@ -79,6 +84,12 @@ class ReadFileTool(RepoTool):
         span = line_range(
             start, end, len(lines), limits.max_line_range, default_span=limits.truncate_lines
         )
+        note = None
+        if (start is not None or end is not None) and len(lines) <= WHOLE_FILE_LINES:
+            # Small models guess line numbers (lines 10-15 of a 16-line file, again and again).
+            note = f"the file has only {len(lines)} lines: all of them are shown"
+            start = end = None
+            span = line_range(None, None, len(lines), limits.max_line_range, default_span=len(lines))
         selected = lines[span.start - 1 : span.end]
         shown: list[str] = []
         size = 0
@@ -107,6 +118,8 @@ class ReadFileTool(RepoTool):
         }
         if truncated and end_shown < len(lines):
             data["next"] = f"read_file(path='{rel}', start_line={end_shown + 1})"
+        if note is not None:
+            data["note"] = note
         return data
 
 
@@ -130,7 +143,7 @@ class ReadFileSnippetTool(RepoTool):
             "nullable": True,
         },
     }
-    example = "read_file_snippet(path='src/app.py', pattern='def main')"
+    example = "read_file_snippet(path='<file>', pattern='<name>')"
 
     @guarded
     def forward(self, path: str, pattern: str, context_lines: int | None = None) -> dict[str, Any]:

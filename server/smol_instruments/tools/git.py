@@ -161,7 +161,7 @@ class GitDiffTool(RepoTool):
         "path": {"type": "string", "description": "limit to this file or folder", "nullable": True},
         "staged": {"type": "boolean", "description": "show staged changes", "nullable": True},
     }
-    example = "git_diff(path='src/app.py')"
+    example = "git_diff(path='<file>')"
 
     @guarded
     def forward(self, path: str | None = None, staged: bool | None = None) -> dict[str, Any]:

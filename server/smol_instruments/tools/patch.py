@@ -181,7 +181,7 @@ class ProposePatchTool(RepoTool):
         "new_text": {"type": "string", "description": "replacement text"},
         "description": {"type": "string", "description": "one line saying why", "nullable": True},
     }
-    example = "propose_patch(path='src/app.py', old_text='return a-b', new_text='return a+b', description='fix add')"
+    example = "propose_patch(path='<file>', old_text='<lines copied from read_file>', new_text='<the new lines>', description='<what it changes>')"
 
     @guarded
     def forward(
@@ -299,7 +299,7 @@ class ShowPatchTool(RepoTool):
     name = "show_patch"
     description = "Show a proposed patch: status, diff, its hunks and validation."
     inputs = {"patch_id": {"type": "string", "description": "id from propose_patch"}}
-    example = "show_patch(patch_id='p1a2b3c')"
+    example = "show_patch(patch_id='<patch_id from propose_patch>')"
 
     @guarded
     def forward(self, patch_id: str) -> dict[str, Any]:
@@ -346,7 +346,7 @@ class ApplyPatchTool(RepoTool):
         "Returns applied and the patch status (the user may accept only some hunks)."
     )
     inputs = {"patch_id": {"type": "string", "description": "id from propose_patch"}}
-    example = "apply_patch(patch_id='p1a2b3c')"
+    example = "apply_patch(patch_id='<patch_id from propose_patch>')"
     changes_state = True
 
     @guarded

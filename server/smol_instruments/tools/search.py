@@ -46,7 +46,7 @@ class RgSearchTool(RepoTool):
             "nullable": True,
         },
     }
-    example = "rg_search(pattern='def main', glob='*.py')"
+    example = "rg_search(pattern='<name>', glob='*.py')"
 
     @guarded
     def forward(

@@ -216,7 +216,7 @@ class RunCmdTool(RepoTool):
         "command": {"type": "string", "description": "shell command"},
         "timeout": {"type": "number", "description": "seconds (default 120)", "nullable": True},
     }
-    example = "run_cmd(command='ls src')"
+    example = "run_cmd(command='ls')"
     changes_state = True
 
     @guarded
@@ -255,7 +255,7 @@ class RunTestsTool(RepoTool):
             "nullable": True,
         },
     }
-    example = "run_tests(command='python -m pytest -q tests/test_app.py')"
+    example = "run_tests(command='<the test command>')"
 
     @guarded
     def forward(self, command: str | None = None) -> dict[str, Any]:
