@@ -14,7 +14,7 @@
 #   SMOL_DOCKER_RUN   socket, pid file    (default /run/smol-instruments)
 #   SMOL_DOCKER_LOG   the engine's log    (default /var/lib/smol-instruments/dockerd.log)
 # The image (SANDBOX_IMAGE, default smol-instruments-sandbox:latest) is built offline by
-# `python -m smol_instruments.sandbox.cli build` when missing. A second run takes about 1 s.
+# `python -m smol_instruments.cli.sandbox build` when missing. A second run takes about 1 s.
 
 _smol_docker_log() { printf '[docker] %s\n' "$*" >&2; }
 
@@ -89,7 +89,7 @@ _smol_docker_setup() {
     [ -x "$python" ] || python="${PYTHON:-python3}"
     _smol_docker_log "image $image missing: building it (offline: about a minute the first time)"
     # stdout too goes to stderr: ours carries only the `export` line.
-    (cd "$repo" && "$python" -m smol_instruments.sandbox.cli build) >&2 || return 1
+    (cd "$repo" && "$python" -m smol_instruments.cli.sandbox build) >&2 || return 1
   fi
 }
 

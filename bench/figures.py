@@ -101,7 +101,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _scripted_settings(model: Any, **overrides: Any) -> Any:
     """Settings that point the agent at the scripted model, with nothing else switched on."""
-    from smol_instruments.config import load_settings
+    from smol_instruments.base.config import load_settings
 
     return load_settings(
         None,
@@ -183,7 +183,7 @@ def _generate_files(root: Path, count: int) -> None:
 
 
 def rg_search_speed(quick: bool = False) -> list[Figure]:
-    from smol_instruments.config import load_settings
+    from smol_instruments.base.config import load_settings
     from smol_instruments.tools.base import ToolContext
     from smol_instruments.tools.search import RgSearchTool
 
@@ -230,9 +230,9 @@ def instrumentation_overhead(quick: bool = False) -> list[Figure]:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from smol_instruments.config import load_settings
-    from smol_instruments.core.instrumented import InstrumentedTool
-    from smol_instruments.core.state import AgentState
+    from smol_instruments.agent.pipeline import InstrumentedTool
+    from smol_instruments.agent.state import AgentState
+    from smol_instruments.base.config import load_settings
     from smol_instruments.tools.base import ToolContext
     from smol_instruments.tools.files import ReadFileTool
 
@@ -286,9 +286,9 @@ def count_tokens(messages: list[dict[str, Any]] | str) -> int:
 def system_prompt_tokens(quick: bool = False) -> list[Figure]:
     from smolagents import CodeAgent
 
-    from smol_instruments.config import load_settings
-    from smol_instruments.core.agent import AgentSession
-    from smol_instruments.core.prompts import default_prompt_templates
+    from smol_instruments.agent.prompts import default_prompt_templates
+    from smol_instruments.agent.session import AgentSession
+    from smol_instruments.base.config import load_settings
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = _sample_repo(Path(tmp) / "repo")
@@ -373,7 +373,7 @@ def step_overhead(quick: bool = False) -> list[Figure]:
     from tests.support import transcripts
     from tests.support.scripted_model import ScriptedModel
 
-    from smol_instruments.core.agent import AgentSession
+    from smol_instruments.agent.session import AgentSession
 
     steps = 6 if quick else 24
     turns = [*transcripts.endless_steps(steps), '```python\nfinal_answer("done")\n```']
@@ -466,9 +466,9 @@ def tokens_per_task(quick: bool = False) -> list[Figure]:
     from tests.support import transcripts
     from tests.support.scripted_model import ScriptedModel
 
-    from smol_instruments.core.agent import AgentSession
-    from smol_instruments.core.model import build_model
-    from smol_instruments.core.prompts import default_prompt_templates
+    from smol_instruments.agent.model import build_model
+    from smol_instruments.agent.prompts import default_prompt_templates
+    from smol_instruments.agent.session import AgentSession
     from smol_instruments.tools import build_tools
     from smol_instruments.tools.base import ToolContext
 
@@ -523,8 +523,8 @@ def tokens_per_task(quick: bool = False) -> list[Figure]:
 
 
 def sandbox_speed(quick: bool = False) -> list[Figure]:
-    from smol_instruments.config import load_settings
-    from smol_instruments.core.patches import unified_diff
+    from smol_instruments.base.config import load_settings
+    from smol_instruments.patches.store import unified_diff
     from smol_instruments.sandbox.docker import DockerSandbox, docker_client
 
     client = docker_client(timeout=30)  # raises SandboxUnavailable with the fix when absent

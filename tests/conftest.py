@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from smol_instruments.config import Settings, load_settings
-from smol_instruments.core.approval import Approver, AutoApprover, DenyAllApprover
+from smol_instruments.base.config import Settings, load_settings
+from smol_instruments.safety.approval import Approver, AutoApprover, DenyAllApprover
 from smol_instruments.tools import RepoTool, build_tools
 from smol_instruments.tools.base import ToolContext
 
@@ -22,14 +22,7 @@ GIT_IDENTITY = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev"]
 SAMPLE_FILES = {
     "README.md": "# Sample\n\nA tiny project for tests.\n",
     "app/__init__.py": "",
-    "app/calc.py": (
-        "def add(a, b):\n"
-        "    return a - b\n"
-        "\n"
-        "\n"
-        "def mul(a, b):\n"
-        "    return a * b\n"
-    ),
+    "app/calc.py": ("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"),
     "app/main.py": "from app.calc import add\n\n\ndef main():\n    print(add(2, 3))\n",
     "tests/test_calc.py": (
         "from app.calc import add, mul\n\n\n"

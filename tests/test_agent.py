@@ -13,9 +13,14 @@ import pytest
 from tests.support import transcripts
 from tests.support.scripted_model import ScriptedModel, Turn
 
-from smol_instruments.config import Settings
-from smol_instruments.core.agent import AgentSession
-from smol_instruments.core.approval import ApprovalRequest, AutoApprover, Decision, DenyAllApprover
+from smol_instruments.agent.session import AgentSession
+from smol_instruments.base.config import Settings
+from smol_instruments.safety.approval import (
+    ApprovalRequest,
+    AutoApprover,
+    Decision,
+    DenyAllApprover,
+)
 
 pytestmark = pytest.mark.timeout(120)
 

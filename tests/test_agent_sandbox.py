@@ -10,8 +10,8 @@ from tests.support import transcripts
 from tests.support.sandbox_fixtures import require_docker
 from tests.support.scripted_model import ScriptedModel, Turn
 
-from smol_instruments.config import Settings
-from smol_instruments.core.agent import AgentSession
+from smol_instruments.agent.session import AgentSession
+from smol_instruments.base.config import Settings
 from smol_instruments.sandbox.docker import DockerSandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(240)]

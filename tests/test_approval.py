@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from smol_instruments.core.approval import (
+from smol_instruments.safety.approval import (
     ApprovalGate,
     ApprovalRequest,
     ApprovalStore,

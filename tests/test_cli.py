@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import make_repo
-from smol_instruments.config import Settings
+from smol_instruments.base.config import Settings
 from smol_instruments.tools import TOOL_NAMES
 
 CALC = "app/calc.py"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from smol_instruments.config import (
+from smol_instruments.base.config import (
     Settings,
     SettingsError,
     camel_name,

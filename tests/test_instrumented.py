@@ -13,11 +13,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from smol_instruments.config import Settings
-from smol_instruments.core.approval import DenyAllApprover
-from smol_instruments.core.instrumented import InstrumentedTool, check_arguments, instrument
-from smol_instruments.core.model import RunCancelled
-from smol_instruments.core.state import AgentState
+from smol_instruments.agent.model import RunCancelled
+from smol_instruments.agent.pipeline import InstrumentedTool, check_arguments, instrument
+from smol_instruments.agent.state import AgentState
+from smol_instruments.base.config import Settings
+from smol_instruments.safety.approval import DenyAllApprover
 from smol_instruments.tools import TOOL_NAMES, build_tools
 from smol_instruments.tools.base import ToolContext
 

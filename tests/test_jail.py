@@ -21,9 +21,9 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from conftest import make_repo, make_tools
-from smol_instruments.config import Settings, load_settings
-from smol_instruments.core.approval import AutoApprover
-from smol_instruments.errors import ErrorType, ToolError
+from smol_instruments.base.config import Settings, load_settings
+from smol_instruments.base.errors import ErrorType, ToolError
+from smol_instruments.safety.approval import AutoApprover
 from smol_instruments.safety.jail import PathJail
 from smol_instruments.tools import RepoTool
 

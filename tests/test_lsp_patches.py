@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from tests.support.lsp import Recorder, code_actions, daemon_env, start_daemon, wait_until
 
-from smol_instruments.core.patches import FileChange, Patch, PatchStore
+from smol_instruments.patches.store import FileChange, Patch, PatchStore
 
 pytestmark = pytest.mark.timeout(120)
 

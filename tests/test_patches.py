@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from smol_instruments.patches import store as patches_module
 
-from smol_instruments.core import patches as patches_module
-from smol_instruments.core.patches import (
+from smol_instruments.patches.store import (
     FileChange,
     Patch,
     PatchStore,

@@ -22,15 +22,16 @@ from typing import Any
 import pytest
 
 from conftest import git, make_repo
-from smol_instruments.config import Settings, load_settings
-from smol_instruments.sandbox import NoneSandbox, Validation
-from smol_instruments.sandbox.base import (
+from smol_instruments.base.config import Settings, load_settings
+from smol_instruments.cli.sandbox import main as sandbox_main
+from smol_instruments.patches.validation import (
+    NoneSandbox,
     SandboxUnavailable,
+    Validation,
     changed_files,
     keep_tail,
     workspace_files,
 )
-from smol_instruments.sandbox.cli import main as sandbox_main
 from smol_instruments.sandbox.docker import (
     LABEL,
     OWNER_HOST,
@@ -449,7 +450,7 @@ def test_docker_containers_of_a_crashed_process_are_removed(
             f"""\
             import os, sys
             from pathlib import Path
-            from smol_instruments.config import load_settings
+            from smol_instruments.base.config import load_settings
             from smol_instruments.sandbox.docker import DockerSandbox
             sandbox = DockerSandbox(load_settings(None), Path({str(demo_repo)!r}))
             sandbox._ensure_container()
@@ -512,7 +513,7 @@ def test_docker_atexit_removes_the_container_of_a_normal_exit(
         textwrap.dedent(
             f"""\
             from pathlib import Path
-            from smol_instruments.config import load_settings
+            from smol_instruments.base.config import load_settings
             from smol_instruments.sandbox.docker import DockerSandbox
             sandbox = DockerSandbox(load_settings(None), Path({str(demo_repo)!r}))
             sandbox._ensure_container()
@@ -652,7 +653,7 @@ def test_cli_without_an_engine_fails_in_one_line(
 def test_status_registers_on_the_main_parser() -> None:
     import argparse
 
-    from smol_instruments.sandbox.cli import add_parser
+    from smol_instruments.cli.sandbox import add_parser
 
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers(dest="command"))

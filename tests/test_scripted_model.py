@@ -26,7 +26,7 @@ from tests.support.scripted_model import (
     estimate_tokens,
 )
 
-from smol_instruments.config import Settings
+from smol_instruments.base.config import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SMOLAGENTS_STOP = ["Observation:", "Calling tools:"]
@@ -234,8 +234,8 @@ def test_close_ends_a_live_stream() -> None:
 
 
 def test_health_endpoints_answer(settings: Settings) -> None:
-    from smol_instruments.config import load_settings
-    from smol_instruments.doctor import check_model
+    from smol_instruments.base.config import load_settings
+    from smol_instruments.cli.doctor import check_model
 
     with ScriptedModel() as model:
         assert get(model.url + "/")[0] == 200

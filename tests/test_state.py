@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 
-from smol_instruments.core.state import (
+from smol_instruments.agent.state import (
     AgentState,
     ToolCallRecord,
     args_hash,
     format_call,
 )
-from smol_instruments.errors import ErrorType
+from smol_instruments.base.errors import ErrorType
 
 ERROR_KEYS = {"error", "message", "tool", "context", "recovery_suggestion"}
 

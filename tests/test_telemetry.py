@@ -9,8 +9,8 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 
-from smol_instruments.config import load_settings
-from smol_instruments.telemetry import FailFastExporter
+from smol_instruments.base.config import load_settings
+from smol_instruments.base.telemetry import FailFastExporter
 
 
 def _closed_port() -> int:
@@ -25,7 +25,7 @@ def test_unreachable_endpoint_drops_spans_and_logs_once(caplog: pytest.LogCaptur
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("test")
-    with caplog.at_level(logging.WARNING, logger="smol_instruments.telemetry"):
+    with caplog.at_level(logging.WARNING, logger="smol_instruments.base.telemetry"):
         for _ in range(5):
             with tracer.start_as_current_span("x"):
                 pass

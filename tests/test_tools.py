@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from conftest import git, make_repo, make_tools
-from smol_instruments.config import Settings, load_settings
-from smol_instruments.core.approval import AutoApprover
-from smol_instruments.errors import ErrorType
+from smol_instruments.base.config import Settings, load_settings
+from smol_instruments.base.errors import ErrorType
+from smol_instruments.safety.approval import AutoApprover
 from smol_instruments.tools import TOOL_NAMES, RepoTool
 from smol_instruments.tools import shell as shell_module
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from smol_instruments.config import Settings
-from smol_instruments.errors import ErrorType, ToolError
+from smol_instruments.base.config import Settings
+from smol_instruments.base.errors import ErrorType, ToolError
 from smol_instruments.tools.validation import (
     Limits,
     LineRange,

@@ -19,8 +19,8 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
-from smol_instruments.core.patches import read_text
 from smol_instruments.lsp.protocol import to_plain
+from smol_instruments.patches.store import read_text
 
 SETTING_NAMES = (
     "MODEL_ID",

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from smol_instruments.sandbox.base import SandboxUnavailable
+from smol_instruments.patches.validation import SandboxUnavailable
 
 
 def require_docker(image: str) -> Any:

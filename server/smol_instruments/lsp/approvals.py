@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from ..core.approval import ApprovalRequest, Decision
+from ..safety.approval import ApprovalRequest, Decision
 from .server import SmolLanguageServer
 
 log = logging.getLogger(__name__)

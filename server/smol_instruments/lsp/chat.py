@@ -35,7 +35,7 @@ from .protocol import (
 from .server import SmolLanguageServer
 
 if TYPE_CHECKING:
-    from ..core.agent import AgentSession, RunOutcome
+    from ..agent.session import AgentSession, RunOutcome
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class ChatService:
     # --- sessions -----------------------------------------------------------------------
 
     def _new_session(self, session_id: str) -> HostedSession:
-        from ..core.agent import AgentSession
+        from ..agent.session import AgentSession
 
         server = self.server
         if server.root is None or server.patch_store is None:
@@ -220,7 +220,7 @@ class ChatService:
     def _text_in(self, uri: str, span: types.Range) -> str:
         text = self.server.document_text(uri)
         if text is None:
-            from ..core.patches import read_text
+            from ..patches.store import read_text
 
             path = _relative(uri, self.server.root or Path.cwd())
             text = read_text((self.server.root or Path.cwd()) / path) or ""

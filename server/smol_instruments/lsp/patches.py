@@ -17,8 +17,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from ..core.approval import Decision
-from ..core.patches import Patch, PatchStore, read_text
+from ..patches.store import Patch, PatchStore, read_text
+from ..safety.approval import Decision
 from .protocol import (
     CMD_ACCEPT_PATCH,
     CMD_REJECT_PATCH,
@@ -203,7 +203,7 @@ class PatchService:
         """The patch limited to the chosen hunks (numbered across files, in order)."""
         if hunks is None:
             return patch
-        from ..core.patches import FileChange
+        from ..patches.store import FileChange
 
         files, index = [], 0
         for change in patch.files:

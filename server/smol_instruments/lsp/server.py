@@ -21,8 +21,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..config import Settings, SettingsError, settings_from_client
-from ..core.patches import PatchStore
+from ..base.config import Settings, SettingsError, settings_from_client
+from ..patches.store import PatchStore
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class SmolLanguageServer(LanguageServer):
     # --- workspace ----------------------------------------------------------------------
 
     def open_root(self, root: Path) -> None:
-        from ..core.workspace import find_repo_root, git_dir
+        from ..base.git import find_repo_root, git_dir
 
         self.root = find_repo_root(root)
         gdir = git_dir(self.root)
@@ -176,7 +176,7 @@ def create_server(settings: Settings) -> SmolLanguageServer:
 
 def serve(settings: Settings, tcp: str | None = None) -> int:
     """Run the daemon until the client goes away; then stop runs, sandboxes and children."""
-    from ..config import default_log_file
+    from ..base.config import default_log_file
 
     # stdout is the JSON-RPC channel: keep a handle for pygls, send stray prints to stderr.
     protocol_out = sys.stdout.buffer

@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import ErrorType, ToolError
+from ..base.errors import ErrorType, ToolError
 
 MAX_PATH_CHARS = 4096
 

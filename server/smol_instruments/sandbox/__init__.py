@@ -1,5 +1,1 @@
-"""Patch validation backends behind one small interface (docker, local, none)."""
-
-from .base import CheckResult, NoneSandbox, Sandbox, SandboxUnavailable, Validation
-
-__all__ = ["CheckResult", "NoneSandbox", "Sandbox", "SandboxUnavailable", "Validation"]
+"""Adapters of the patch validation port (patches/validation.py): docker, local, none."""

@@ -25,17 +25,12 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
-from .base import (
-    CheckResult,
-    SandboxUnavailable,
-    Validation,
-    changed_python_files,
-    check_result,
-    keep_tail,
-    syntax_command,
-    workspace_files,
-)
+from ..base.config import Settings
+from ..base.git import workspace_files
+from ..base.truncate import keep_tail
+from ..patches.diff import changed_python_files
+from ..patches.validation import CheckResult, SandboxUnavailable, Validation
+from .checks import check_result, syntax_command
 from .image import SANDBOX_UID, ensure_available
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import SandboxUnavailable
+from ..patches.validation import SandboxUnavailable
 
 SUITE = "bookworm"
 BASE_IMAGE = "debian:bookworm-slim"

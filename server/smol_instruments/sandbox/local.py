@@ -15,15 +15,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..config import Settings
-from .base import (
-    CheckResult,
-    Validation,
-    changed_python_files,
-    check_result,
-    syntax_command,
-    workspace_files,
-)
+from ..base.config import Settings
+from ..base.git import workspace_files
+from ..patches.diff import changed_python_files
+from ..patches.validation import CheckResult, Validation
+from .checks import check_result, syntax_command
 
 
 def copy_workspace(root: Path, target: Path) -> int:
@@ -81,7 +77,7 @@ class LocalSandbox:
         return validation
 
     def _validate_in(self, scratch: Path, diff: str, commands: list[str]) -> Validation:
-        from ..tools.process import child_env, run_process
+        from ..base.process import child_env, run_process
 
         tree = scratch / "tree"
         copy_workspace(self.repo_root, tree)

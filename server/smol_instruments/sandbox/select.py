@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
-from .base import NoneSandbox, Sandbox, SandboxUnavailable
+from ..base.config import Settings
+from ..patches.validation import NoneSandbox, Sandbox, SandboxUnavailable
 
 PROBE_TIMEOUT_S = 3.0
 BUILD_FIX = "run `smol-instruments sandbox build` (works offline)"

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from smolagents import Tool
 
-from ..config import Settings
-from ..core.approval import ApprovalGate, Approver, DenyAllApprover
-from ..core.patches import PatchStore
-from ..core.workspace import find_repo_root, git_dir
-from ..errors import ErrorType, ToolError, error_dict
+from ..base.config import Settings
+from ..base.errors import ErrorType, ToolError, error_dict
+from ..base.git import find_repo_root, git_dir
+from ..base.process import ProcessRegistry
+from ..patches.store import PatchStore
+from ..patches.validation import NoneSandbox, Sandbox
+from ..safety.approval import ApprovalGate, Approver, DenyAllApprover
 from ..safety.jail import PathJail
-from ..sandbox.base import NoneSandbox, Sandbox
-from .process import ProcessRegistry
 from .validation import Limits, closest
 
 if TYPE_CHECKING:

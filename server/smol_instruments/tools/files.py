@@ -5,16 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import ErrorType, ToolError
+from ..base.errors import ErrorType, ToolError
 from .base import RepoTool, ToolContext, guarded
 from .repo import list_repo_files
-from .validation import (
-    line_range,
-    optional_int,
-    require_path,
-    require_str,
-    suggest_paths,
-)
+from .validation import line_range, optional_int, require_path, require_str, suggest_paths
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ErrorType, ToolError
+from ..base.errors import ErrorType, ToolError
+from ..base.process import ProcessResult, child_env, run_process
+from ..base.truncate import truncate_output
 from .base import RepoTool, ToolContext, guarded
-from .process import ProcessResult, child_env, run_process
-from .validation import optional_bool, optional_int, optional_path, truncate_output
+from .validation import optional_bool, optional_int, optional_path
 
 GIT_TIMEOUT_S = 20.0
 

@@ -12,12 +12,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..core.approval import ApprovalRequest
-from ..core.patches import FileChange, Patch, StalePatch, printable, read_text
-from ..errors import ErrorType, ToolError
+from ..base.errors import ErrorType, ToolError
+from ..base.process import run_process
+from ..patches.store import FileChange, Patch, StalePatch, printable, read_text
+from ..safety.approval import ApprovalRequest
 from .base import RepoTool, ToolContext, guarded
 from .files import read_repo_text
-from .process import run_process
 from .validation import optional_str, require_path, require_str
 
 MAX_PATCH_CHARS = 200_000

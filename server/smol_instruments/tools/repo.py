@@ -8,10 +8,10 @@ import re
 import shutil
 from typing import Any
 
-from ..errors import ErrorType, ToolError
+from ..base.errors import ErrorType, ToolError
+from ..base.process import run_process
 from .base import RepoTool, ToolContext, guarded
 from .git import current_branch, head_sha, repo_is_dirty, run_git
-from .process import run_process
 from .validation import optional_int, optional_str
 
 LIST_TIMEOUT_S = 30.0

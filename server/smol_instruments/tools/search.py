@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ErrorType, ToolError
+from ..base.errors import ErrorType, ToolError
+from ..base.process import run_process
 from .base import RepoTool, guarded
-from .process import run_process
 from .repo import glob_match, rg_binary
 from .validation import optional_int, optional_str, require_str
 

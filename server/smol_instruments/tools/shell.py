@@ -14,11 +14,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..core.approval import ApprovalRequest
-from ..errors import ErrorType, ToolError
+from ..base.errors import ErrorType, ToolError
+from ..base.process import ProcessResult, run_process
+from ..base.truncate import truncate_output
+from ..safety.approval import ApprovalRequest
 from .base import RepoTool, ToolContext, guarded
-from .process import ProcessResult, run_process
-from .validation import optional_number, optional_str, require_str, truncate_output
+from .validation import optional_number, optional_str, require_str
 
 MAX_COMMAND_CHARS = 4000
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..errors import ErrorType, ToolError
+from ..base.errors import ErrorType, ToolError
 
 T = TypeVar("T")
 
@@ -39,34 +39,6 @@ class Limits:
             truncate_lines=settings.truncation_max_lines,
             truncate_items=settings.truncation_max_list_items,
         )
-
-
-def truncate_output(
-    text: str,
-    max_chars: int = 3000,
-    max_lines: int = 150,
-    *,
-    keep: str = "head",
-) -> tuple[str, bool]:
-    """Cut `text` to the limits; the flag says whether anything was really cut.
-
-    `keep="tail"` keeps the end instead (test output: the failures are at the bottom).
-    A cut text ends (or starts) with a marker saying how much was left out.
-    """
-    if len(text) <= max_chars and text.count("\n") < max_lines:
-        return text, False
-    lines = text.splitlines(keepends=True)
-    total_lines, total_chars = len(lines), len(text)
-    lines = lines[-max_lines:] if keep == "tail" else lines[:max_lines]
-    cut = "".join(lines)
-    if len(cut) > max_chars:
-        cut = cut[-max_chars:] if keep == "tail" else cut[:max_chars]
-    if len(cut) == total_chars:
-        return text, False
-    note = f"[truncated: showing {len(cut)} of {total_chars} characters, {total_lines} lines]"
-    if keep == "tail":
-        return f"{note}\n{cut}", True
-    return f"{cut}{'' if cut.endswith(chr(10)) else chr(10)}{note}", True
 
 
 def truncate_items(items: Sequence[T], limit: int) -> tuple[list[T], bool]:

@@ -29,12 +29,12 @@ from smolagents.models import ChatMessageStreamDelta
 from smolagents.monitoring import AgentLogger, LogLevel
 from smolagents.utils import AgentError, AgentParsingError
 
-from ..config import Settings
-from ..core.approval import Approver, DenyAllApprover
-from ..core.patches import Patch, PatchStore
-from ..sandbox.base import Sandbox
-from .instrumented import instrument
+from ..base.config import Settings
+from ..patches.store import Patch, PatchStore
+from ..patches.validation import Sandbox
+from ..safety.approval import Approver, DenyAllApprover
 from .model import AgentModel, RunCancelled, build_model
+from .pipeline import instrument
 from .prompts import SHORT_FORMAT_ERROR, prompt_templates
 from .state import AgentState
 
@@ -251,7 +251,7 @@ class AgentSession:
 
     def run(self, task: str) -> RunOutcome:
         """Run one message of the conversation to its end; never raises for model or tool faults."""
-        from ..telemetry import flush, setup_tracing, trace_id_of, tracer
+        from ..base.telemetry import flush, setup_tracing, trace_id_of, tracer
 
         with self._running:
             self.cancel_event.clear()

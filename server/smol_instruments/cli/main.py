@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__
-from .config import Settings, SettingsError, load_settings
-from .errors import ErrorType, error_dict, is_error
+from .. import __version__
+from ..base.config import Settings, SettingsError, load_settings
+from ..base.errors import ErrorType, error_dict, is_error
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -64,7 +64,7 @@ def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
 
 
 def _approver_for(args: argparse.Namespace, *, stdin_is_data: bool = False) -> Any:
-    from .core.approval import AutoApprover, DenyAllApprover, TerminalApprover
+    from ..safety.approval import AutoApprover, DenyAllApprover, TerminalApprover
 
     if getattr(args, "yes", False):
         return AutoApprover()
@@ -74,8 +74,8 @@ def _approver_for(args: argparse.Namespace, *, stdin_is_data: bool = False) -> A
 
 
 def _open_tools(args: argparse.Namespace, settings: Settings, *, stdin_is_data: bool) -> Any:
-    from .tools import build_tools
-    from .tools.base import ToolContext
+    from ..tools import build_tools
+    from ..tools.base import ToolContext
 
     ctx = ToolContext.create(
         _repo_dir(args.repo),
@@ -87,8 +87,8 @@ def _open_tools(args: argparse.Namespace, settings: Settings, *, stdin_is_data: 
 
 
 def _open_sandbox(settings: Settings, repo: str | None) -> Any:
-    from .sandbox.base import SandboxUnavailable
-    from .sandbox.select import open_sandbox
+    from ..patches.validation import SandboxUnavailable
+    from ..sandbox.select import open_sandbox
 
     try:
         return open_sandbox(settings, _repo_dir(repo))
@@ -99,7 +99,7 @@ def _open_sandbox(settings: Settings, repo: str | None) -> Any:
 def call_tool(tools: dict[str, Any], name: Any, arguments: Any) -> dict[str, Any]:
     """Call one tool as the agent would; bad names and arguments come back as errors."""
     if not isinstance(name, str) or name not in tools:
-        from .tools.validation import closest
+        from ..tools.validation import closest
 
         near = closest(str(name), list(tools)) if isinstance(name, str) else []
         return error_dict(
@@ -127,7 +127,7 @@ def cmd_tool(args: argparse.Namespace, settings: Settings) -> int:
             raise UsageError("tool --batch reads tool calls from stdin; do not also give a NAME")
         return _tool_batch(args, settings)
     if not args.name:
-        from .tools import TOOL_NAMES
+        from ..tools import TOOL_NAMES
 
         raise UsageError(f"tool needs a NAME: one of {', '.join(TOOL_NAMES)}")
     try:
@@ -183,7 +183,7 @@ def _tool_batch(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
-    from .safety.policy import CommandPolicy
+    from ..safety.policy import CommandPolicy
 
     policy = CommandPolicy.load(
         _repo_dir(args.repo), allow_repo_loosening=settings.policy_allow_repo_loosening
@@ -219,7 +219,7 @@ def _require_model(settings: Settings) -> None:
 
 
 def _session(args: argparse.Namespace, settings: Settings, renderer: Any) -> Any:
-    from .core.agent import AgentSession
+    from ..agent.session import AgentSession
 
     return AgentSession(
         _repo_dir(args.repo),
@@ -308,7 +308,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    from .lsp.server import serve
+    from ..lsp.server import serve
 
     if args.tcp and ":" not in args.tcp:
         raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087")
@@ -410,7 +410,7 @@ def _optional_commands() -> list[Callable[[Any], None]]:
     """Subcommands that live in their own feature modules."""
     registrars: list[Callable[[Any], None]] = []
     try:
-        from .sandbox.cli import add_parser as sandbox_parser
+        from .sandbox import add_parser as sandbox_parser
 
         registrars.append(sandbox_parser)
     except ImportError:

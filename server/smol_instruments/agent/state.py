@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..errors import ErrorType, error_dict
+from ..base.errors import ErrorType, error_dict
 
 
 def args_hash(arguments: dict[str, Any]) -> str:

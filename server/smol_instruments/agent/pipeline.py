@@ -20,9 +20,9 @@ from typing import Any
 
 from smolagents import Tool
 
-from ..errors import ErrorType, error_dict, is_error
-from ..telemetry import tracer
-from ..tools.validation import truncate_output
+from ..base.errors import ErrorType, error_dict, is_error
+from ..base.telemetry import tracer
+from ..base.truncate import truncate_output
 from .model import RunCancelled
 from .state import AgentState, ToolCallRecord, args_hash, format_call
 

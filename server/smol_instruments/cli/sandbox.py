@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
-from .base import SandboxUnavailable, Validation
+from ..base.config import Settings
+from ..patches.validation import SandboxUnavailable, Validation
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -81,8 +81,8 @@ def _progress(message: str) -> None:
 
 def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
     """Build SANDBOX_IMAGE: the Dockerfile with a registry, Debian packages without."""
-    from .docker import docker_client
-    from .image import BuildError, build_image
+    from ..sandbox.docker import docker_client
+    from ..sandbox.image import BuildError, build_image
 
     try:
         client = docker_client(timeout=600)
@@ -117,7 +117,7 @@ def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     """Which backend `auto` (or SANDBOX_BACKEND) gives, the engine and the image."""
-    from .select import describe_backend
+    from ..sandbox.select import describe_backend
 
     info = describe_backend(settings)
     if args.json:
@@ -160,8 +160,8 @@ def _read_patch(name: str) -> str | None:
 
 def cmd_validate(args: argparse.Namespace, settings: Settings) -> int:
     """Validate PATCH against --repo in the configured sandbox and report it."""
-    from ..core.workspace import find_repo_root
-    from .select import open_sandbox
+    from ..base.git import find_repo_root
+    from ..sandbox.select import open_sandbox
 
     diff = _read_patch(args.patch)
     if diff is None:
@@ -221,7 +221,7 @@ def summary(validation: Validation, output_lines: int = 15) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m smol_instruments.sandbox.cli build|status|validate ...` (no main CLI needed)."""
-    from ..config import SettingsError, load_settings
+    from ..base.config import SettingsError, load_settings
 
     parser = argparse.ArgumentParser(prog="smol-instruments")
     add_parser(parser.add_subparsers(dest="command", required=True))

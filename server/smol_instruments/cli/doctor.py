@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from .config import Settings
+from ..base.config import Settings
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -76,7 +76,7 @@ def check_ripgrep() -> Check:
 
 
 def check_repo(repo: Path) -> Check:
-    from .core.workspace import find_repo_root
+    from ..base.git import find_repo_root
 
     root = find_repo_root(repo)
     if (root / ".git").exists():
@@ -146,7 +146,7 @@ def check_tracing(settings: Settings, timeout: float = 1.0) -> Check:
 
 def check_sandbox(settings: Settings) -> Check:
     try:
-        from .sandbox.select import describe_backend
+        from ..sandbox.select import describe_backend
     except ImportError:
         return Check("sandbox", "warn", "patches are not validated (backend none)")
     info = describe_backend(settings)

@@ -24,7 +24,7 @@ from typing import Any
 
 from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
-from ..config import Settings
+from ..base.config import Settings
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""The terminal host: `smol-instruments run | chat | tool | policy | sandbox | model | doctor | serve`."""

@@ -1,0 +1,103 @@
+"""The sandbox interface: `validate(diff, checks) -> Validation`.
+
+A backend answers, before the user sees a patch, whether it applies to the repository and
+whether the checks pass on the patched copy. It never touches the user's working tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass
+class CheckResult:
+    """One check run on the patched copy (a syntax check or the configured check command)."""
+
+    command: str
+    passed: bool
+    output: str = ""
+    exit_code: int | None = None
+    duration_ms: int | None = None
+    timed_out: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "command": self.command,
+            "passed": self.passed,
+            "output": self.output,
+        }
+        if self.exit_code is not None:
+            data["exit_code"] = self.exit_code
+        if self.duration_ms is not None:
+            data["duration_ms"] = self.duration_ms
+        if self.timed_out:
+            data["timed_out"] = True
+        return data
+
+
+@dataclass
+class Validation:
+    """PROTOCOL.md's `validation` object, with a message explaining `applies: false`."""
+
+    backend: str
+    applies: bool
+    checks: list[CheckResult] = field(default_factory=list)
+    message: str | None = None
+    duration_ms: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.applies and all(check.passed for check in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "backend": self.backend,
+            "applies": self.applies,
+            "checks": [check.to_dict() for check in self.checks],
+        }
+        if self.message:
+            data["message"] = self.message
+        if self.duration_ms is not None:
+            data["duration_ms"] = self.duration_ms
+        return data
+
+
+class Sandbox(Protocol):
+    """What the patch tools need from a sandbox backend."""
+
+    name: str
+
+    def validate(self, diff: str, checks: list[str] | None = None) -> Validation:
+        """Apply `diff` (git unified diff, a/ b/ paths) to a copy and run `checks` there."""
+        ...
+
+    def close(self) -> None:
+        """Release containers or copies held for this session."""
+        ...
+
+
+class NoneSandbox:
+    """No validation at all, said honestly: `backend: none`, nothing was run."""
+
+    name = "none"
+
+    def validate(self, diff: str, checks: list[str] | None = None) -> Validation:
+        return Validation(
+            backend="none",
+            applies=True,
+            checks=[],
+            message="not validated: the sandbox backend is 'none'",
+        )
+
+    def close(self) -> None:
+        return None
+
+
+class SandboxUnavailable(RuntimeError):
+    """The requested backend cannot run here; `reason` and `fix` are one line each."""
+
+    def __init__(self, reason: str, fix: str | None = None) -> None:
+        super().__init__(f"{reason} (fix: {fix})" if fix else reason)
+        self.reason = reason
+        self.fix = fix
