@@ -23,7 +23,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    from smol_instruments.config import load_settings
+    from smol_instruments.base.config import load_settings
 
     return load_settings(
         None,
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from smolagents import CodeAgent, LiteLLMModel
     from smolagents.utils import AgentMaxStepsError
 
-    from smol_instruments.core.approval import AutoApprover
+    from smol_instruments.safety.approval import AutoApprover
     from smol_instruments.sandbox.select import open_sandbox
     from smol_instruments.tools import build_tools
     from smol_instruments.tools.base import ToolContext

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -200,6 +201,11 @@ def _absorb_sse_line(call: Call, line: bytes) -> None:
 class _ProxyServer(ThreadingHTTPServer):
     daemon_threads = True
     owner: RecordingProxy
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up between requests is normal, not a traceback on stderr."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class RecordingProxy:
