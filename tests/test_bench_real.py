@@ -54,7 +54,9 @@ def _number_from_one(repo: Path) -> list[str]:
 
 # A correct solution of every task: what it does to the repository, and what it answers.
 REFERENCE: dict[str, Callable[[Path], list[str]]] = {
-    "explain-slugify": lambda _: ["It lower-cases the title and joins its words with hyphens."],
+    "explain-slugify": lambda _: [
+        "It lower-cases the title and joins its first max_words words with hyphens."
+    ],
     "explain-divide": lambda _: ["It raises ValueError('cannot divide by zero')."],
     "list-files": lambda _: ["todo.py, todolib/__init__.py and todolib/storage.py"],
     "find-definition": lambda _: ["In todolib/storage.py, line 11."],

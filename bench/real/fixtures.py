@@ -122,10 +122,10 @@ _STRINGS = '''"""String helpers used by the report generator."""
 import re
 
 
-def slugify(text):
+def slugify(text, max_words=5):
     """Make a URL slug from a title."""
     words = re.findall(r"[a-z0-9]+", text.lower())
-    return "-".join(words)
+    return "-".join(words[:max_words])
 
 
 def word_count(text):

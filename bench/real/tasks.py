@@ -199,8 +199,8 @@ TASKS: tuple[Task, ...] = (
         "textutils",
         "question",
         ("What does the function slugify in textutils/strings.py do?",),
-        answer_says(r"lower", r"hyphen|dash|'-'|\"-\"|`-`"),
-        "answer: lower-cases and joins words with hyphens",
+        answer_says(r"lower", r"hyphen|dash|'-'|\"-\"|`-`", r"\b5\b|five|max_words"),
+        "answer: lower-cases, joins words with hyphens, keeps at most 5 (max_words)",
     ),
     Task(
         "explain-divide",
