@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bench.real import agents, fixtures, main, tasks
-from bench.real.proxy import RecordingProxy
+from bench.real import agents, findings, fixtures, main, tasks
+from bench.real.proxy import Call, RecordingProxy
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.timeout(240)
@@ -154,3 +154,48 @@ def test_chat_turns_are_judged_together(tmp_path: Path) -> None:
     record, _ = _run("chat-two-turns", "ours", script, tmp_path)
     assert [t.status for t in record.run.turns] == ["completed", "completed"]
     assert record.result == "ok", record.verdict.detail
+
+
+def _calls(*replies: str, observations: tuple[str, ...] = ()) -> list[Call]:
+    """Calls whose replies are `replies`; call N+1 carries observation N back."""
+    calls: list[Call] = []
+    history: list[dict[str, str]] = [{"role": "system", "content": "system"}]
+    for index, reply in enumerate(replies):
+        calls.append(
+            Call(path="/v1/chat/completions", started=0.0, messages=list(history), reply=reply)
+        )
+        history.append({"role": "assistant", "content": reply})
+        seen = observations[index] if index < len(observations) else "Observation: ok"
+        history.append({"role": "user", "content": seen})
+    return calls
+
+
+READ = '```python\nprint(read_file(path="calc/ops.py"))\n```'
+
+
+@pytest.mark.parametrize(
+    ("mode", "calls"),
+    [
+        ("tool+final", _calls('```python\nread_file(path="x.py")\nfinal_answer("done")\n```')),
+        ("prose", _calls("It adds two numbers.", READ)),
+        ("invented-obs", _calls(READ + "\nThe observation is: {'text': 'def add'}")),
+        ("parse-error", _calls(READ, READ, observations=("Code parsing failed: SyntaxError",))),
+        ("loop", _calls(READ, READ, "I give up.", observations=("", "{'error': 'LOOP_DETECTED'}"))),
+        ("same-reply", _calls(READ, READ)),
+        ("example", _calls('```python\nprint(read_file(path="src/app.py"))\n```')),
+        ("no-reading", _calls('```python\nfinal_answer("It returns a - b.")\n```')),
+    ],
+)
+def test_a_failure_mode_is_detected_where_it_happens(mode: str, calls: list[Call]) -> None:
+    answers = ["It returns a - b."]
+    assert mode in findings.detect(calls, answers)
+    clean = _calls(READ, '```python\nfinal_answer("add returns a + b")\n```')
+    assert findings.detect(clean, answers) == {}
+
+
+def test_a_rewritten_history_is_detected_by_the_servers_counts() -> None:
+    calls = _calls(READ, READ)
+    calls[1].prompt_tokens, calls[1].prompt_n, calls[1].cache_n = 4000, 3900, 100
+    assert "reprocess" in findings.detect(calls, [""])
+    calls[1].prompt_n, calls[1].cache_n = 200, 3800
+    assert "reprocess" not in findings.detect(calls, [""])

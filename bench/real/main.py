@@ -144,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
     print(report.table(records, chosen, args.agents))
+    print()
+    print(report.modes_table(records, args.agents))
     document = {
         "model": {"choice": args.model, "name": MODELS[args.model].name, "file": str(gguf)},
         "settings": {

@@ -8,10 +8,12 @@ model server: `evaluated` prompt tokens it had to process, `reused` from its pre
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import findings
 from .agents import AgentRun
 from .proxy import Call
 from .tasks import Outcome, Task, Verdict
@@ -27,6 +29,10 @@ class Record:
     calls: list[Call]
     changes: str
     transcript: str = ""
+    modes: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.modes = findings.detect(self.calls, [t.answer for t in self.run.turns])
 
     @property
     def result(self) -> str:
@@ -74,6 +80,7 @@ class Record:
             "accepted_patches": self.run.accepted,
             "changes": self.changes,
             "transcript": self.transcript,
+            "failure_modes": self.modes,
             "per_call": [
                 {
                     "seconds": c.seconds,
@@ -140,6 +147,19 @@ def table(records: list[Record], tasks: list[Task], agents: tuple[str, ...]) -> 
     return "\n".join(rows)
 
 
+def modes_table(records: list[Record], agents: tuple[str, ...]) -> str:
+    """Per failure mode: how many runs of each agent it hit, and how often."""
+    rows = [f"{'failure mode':<58}" + "".join(f"{a + ' runs (hits)':>22}" for a in agents)]
+    for mode in findings.MODES:
+        cells = []
+        for agent in agents:
+            hit = [r for r in records if r.agent == agent and mode.key in r.modes]
+            count = sum(len(r.modes[mode.key]) for r in hit)
+            cells.append(f"{len(hit)} ({count})" if hit else "0")
+        rows.append(f"{mode.title[:57]:<58}" + "".join(f"{c:>22}" for c in cells))
+    return "\n".join(rows)
+
+
 def totals(records: list[Record], agent: str) -> dict[str, Any]:
     mine = [r for r in records if r.agent == agent]
     return {
@@ -153,6 +173,9 @@ def totals(records: list[Record], agent: str) -> dict[str, Any]:
         "seconds": round(sum(r.run.seconds for r in mine), 1),
         "tokens_evaluated": sum(r.evaluated for r in mine),
         "tokens_reused": sum(r.reused for r in mine),
+        "failure_modes": {
+            mode.key: sum(mode.key in r.modes for r in mine) for mode in findings.MODES
+        },
     }
 
 
@@ -188,6 +211,10 @@ def transcript(record: Record, outcome: Outcome) -> str:
         f"- working tree changes: {record.changes or 'none'}",
         "",
     ]
+    for key, hits in record.modes.items():
+        lines.append(f"- failure mode **{key}**: " + "; ".join(hits))
+    if record.modes:
+        lines.append("")
     for number, (turn, answer) in enumerate(zip(record.task.turns, run.turns, strict=False), 1):
         lines += [f"## turn {number}: {turn}", "", "Answer:", "", _fenced(answer.answer), ""]
     previous: list[dict[str, Any]] = []
@@ -226,4 +253,7 @@ def write_transcript(record: Record, outcome: Outcome, directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{record.task.key}-r{record.rep}-{record.agent}.md"
     path.write_text(transcript(record, outcome))
+    # The raw calls too, so the failure modes can be detected again with better detectors.
+    raw = [c.to_dict() for c in record.calls]
+    path.with_suffix(".calls.json").write_text(json.dumps(raw, indent=1, default=str) + "\n")
     record.transcript = str(path)
