@@ -383,7 +383,7 @@ def step_overhead(quick: bool = False) -> list[Figure]:
         session = AgentSession(repo, settings)
         marks: list[float] = []
         session.emitter.sink = lambda e: (
-            marks.append(time.perf_counter()) if e["kind"] == "step" else None
+            marks.append(time.perf_counter()) if e.kind == "step" else None
         )
         session.run("read everything")
         marks.append(time.perf_counter())
@@ -579,6 +579,12 @@ def sandbox_speed(quick: bool = False) -> list[Figure]:
     ]
 
 
+def policy_speed(quick: bool = False) -> list[Figure]:
+    from .policy import policy_speed as measure  # it uses this module's helpers
+
+    return measure(quick)
+
+
 FIGURES: list[Measure] = [
     Measure("startup", "daemon initialize and idle memory", daemon_startup),
     Measure("prompt_tokens", "system prompt tokens", system_prompt_tokens),
@@ -589,4 +595,5 @@ FIGURES: list[Measure] = [
     Measure("first_delta", "first text delta latency", first_delta_latency),
     Measure("task_tokens", "tokens over a fixed task", tokens_per_task),
     Measure("sandbox", "Docker sandbox validation", sandbox_speed),
+    Measure("policy", "command policy speed against the hand-written parser", policy_speed),
 ]

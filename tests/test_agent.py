@@ -15,6 +15,7 @@ from tests.support.scripted_model import ScriptedModel, Turn
 
 from smol_instruments.agent.session import AgentSession
 from smol_instruments.base.config import Settings
+from smol_instruments.base.wire import to_wire
 from smol_instruments.safety.approval import (
     ApprovalRequest,
     AutoApprover,
@@ -57,7 +58,7 @@ def session_for(
         repo,
         configured,
         approver=approver or DenyAllApprover(),
-        events=events.append if events is not None else None,
+        events=(lambda e: events.append(to_wire(e))) if events is not None else None,
     )
 
 
@@ -136,19 +137,36 @@ def test_repeating_model_trips_loop_detection(repo: Path, settings: Settings) ->
 
 
 @pytest.mark.parametrize("script", ["conversational_final_answer", "conversational_prose"])
-def test_conversational_question_needs_no_tool(repo: Path, settings: Settings, script: str) -> None:
+def test_a_plain_question_is_answered_in_one_model_call(
+    repo: Path, settings: Settings, script: str
+) -> None:
+    answer = "A decorator wraps a function to add behaviour before or after it runs."
+    with ScriptedModel(getattr(transcripts, script)(answer)) as model:
+        session = session_for(repo, settings, model)
+        outcome = session.run("what is a python decorator, in one sentence?")
+        session.close()
+        requests = model.requests
+    assert outcome.status == "completed"
+    assert outcome.answer == answer
+    assert session.state.calls == []
+    assert len(requests) == 1
+
+
+@pytest.mark.parametrize("script", ["conversational_final_answer", "conversational_prose"])
+def test_a_question_about_the_code_is_answered_from_the_code(
+    repo: Path, settings: Settings, script: str
+) -> None:
+    """Answering before reading gets one nudge that names the file to read."""
     with ScriptedModel(getattr(transcripts, script)()) as model:
         session = session_for(repo, settings, model)
         outcome = session.run("what does add() in app/calc.py do?")
         session.close()
         requests = model.requests
+    assert len(requests) == 2
+    assert 'read_file(path="app/calc.py")' in requests[1].prompt_text()
+    # The model insisted: its second answer is taken.
     assert outcome.status == "completed"
     assert outcome.answer == transcripts.CONVERSATIONAL_ANSWER
-    assert session.state.calls == []  # no tool was called
-    if script == "conversational_prose":
-        # One short recovery message asked for a code block; the prose again is the answer.
-        assert len(requests) == 2
-        assert "no ```python code block" in requests[1].prompt_text()
 
 
 @pytest.mark.parametrize(
@@ -244,7 +262,7 @@ def test_unreachable_model_fails_with_a_clear_message(repo: Path, settings: Sett
     configured = settings.model_copy(
         update={"model_id": "openai/x", "model_api_base": "http://127.0.0.1:9/v1"}
     )
-    session = AgentSession(repo, configured, events=events.append)
+    session = AgentSession(repo, configured, events=lambda e: events.append(to_wire(e)))
     outcome = session.run("hello")
     session.close()
     assert outcome.status == "failed"

@@ -12,6 +12,7 @@ from tests.support.scripted_model import ScriptedModel, Turn
 
 from smol_instruments.agent.session import AgentSession
 from smol_instruments.base.config import Settings
+from smol_instruments.base.wire import to_wire
 from smol_instruments.sandbox.docker import DockerSandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(240)]
@@ -46,7 +47,7 @@ def _session(
     return AgentSession(
         repo,
         configured,
-        events=events.append,
+        events=lambda e: events.append(to_wire(e)),
         sandbox=DockerSandbox(configured, repo, client=client),
     )
 

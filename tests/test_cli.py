@@ -35,6 +35,7 @@ def cli_env() -> dict[str, str]:
         {
             "SANDBOX_BACKEND": "none",
             "PHOENIX_ENABLED": "false",
+            "MODEL_BACKEND": "server",  # never start the embedded model here
             "MODEL_API_BASE": "http://127.0.0.1:9",  # nothing listens: the check fails fast
         }
     )
@@ -395,3 +396,20 @@ def test_tool_on_a_plain_directory(cli: Cli, tmp_path: Path) -> None:
     result = cli("tool", "git_status", "--repo", str(plain))
     assert result.returncode == 1
     assert as_json(result)["error"] == "NOT_A_GIT_REPO"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("tool", "run_cmd", "--args", '{"command": "ls"}', "--repo", "REPO"),
+        ("policy", "--repo", "REPO", "ls"),
+    ],
+)
+def test_a_malformed_repository_policy_is_one_line_and_no_traceback(
+    cli: Cli, repo: Path, args: tuple[str, ...]
+) -> None:
+    policy = repo / ".smol-instruments" / "policy.toml"
+    policy.parent.mkdir()
+    policy.write_text('[[rule]]\nverdict = "sometimes"\n')
+    line = one_line_error(cli(*[str(repo) if a == "REPO" else a for a in args]))
+    assert "policy.toml" in line

@@ -17,6 +17,7 @@ from smol_instruments.agent.model import RunCancelled
 from smol_instruments.agent.pipeline import InstrumentedTool, check_arguments, instrument
 from smol_instruments.agent.state import AgentState
 from smol_instruments.base.config import Settings
+from smol_instruments.base.wire import to_wire
 from smol_instruments.safety.approval import DenyAllApprover
 from smol_instruments.tools import TOOL_NAMES, build_tools
 from smol_instruments.tools.base import ToolContext
@@ -48,7 +49,7 @@ def _wrapped(
         state,
         settings=settings,
         cancel=ctx.cancel,
-        events=events.append if events is not None else None,
+        events=(lambda e: events.append(to_wire(e))) if events is not None else None,
     )
     return {tool.name: tool for tool in tools}
 

@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from smol_instruments.patches import store as patches_module
 
+from smol_instruments.patches import store as patches_module
 from smol_instruments.patches.store import (
     FileChange,
     Patch,

@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import make_repo
 from policy_corpus import DESTRUCTIVE, EXPECTED_RULES, RISKY, SAFE
-from smol_instruments.safety import policy as policy_module
-from smol_instruments.safety.policy import CommandPolicy, PolicyConfigError, PolicyDecision
+from smol_instruments.safety import policy as policy_package
+from smol_instruments.safety.policy import (
+    CommandPolicy,
+    PolicyConfigError,
+    PolicyDecision,
+    PolicyRules,
+    load_rules,
+)
+from smol_instruments.safety.policy.analysis import engine
 from smol_instruments.safety.shell import (
     ShellSyntaxError,
     expand_word,
     parse,
-    parse_prefix,
+    parse_repaired,
     simple_commands,
 )
 
@@ -329,6 +342,118 @@ def test_a_malformed_policy_file_is_one_readable_line(
         assert "allowed" in message
 
 
+# --- the rules file -------------------------------------------------------------------------
+
+POLICY_SOURCES = Path(policy_package.__file__).parent
+
+
+def test_every_rule_id_the_analysis_applies_is_a_row_of_the_rules_file() -> None:
+    rules = PolicyRules()
+    named = set()
+    for source in POLICY_SOURCES.rglob("*.py"):
+        if source.name == "rules.py":
+            continue  # the loader, whose help text shows an example id
+        named |= set(re.findall(r'"((?:deny|approval|allow)\.[a-z-]+)"', source.read_text()))
+    missing = sorted(
+        rule_id
+        for rule_id in named
+        if rule_id not in rules.by_id and not any(r.id == rule_id for r in rules.table)
+    )
+    assert not missing
+    # A rule the analysis applies by id has exactly one row without a command.
+    for rule_id in named - {r.id for r in rules.table}:
+        assert rule_id in rules.by_id, rule_id
+
+
+def test_the_default_rules_are_read_by_the_repository_loader(tmp_path: Path) -> None:
+    text = (POLICY_SOURCES / "default_rules.toml").read_text()
+    defaults = load_rules(POLICY_SOURCES / "default_rules.toml", text, repository=False)
+    assert len(defaults) == len(PolicyRules().defaults) > 150
+    # As a repository's file, the same text is refused, in one line: rows need a command.
+    repo = tmp_path / "repo"
+    (repo / ".smol-instruments").mkdir(parents=True)
+    (repo / ".smol-instruments" / "policy.toml").write_text(text)
+    with pytest.raises(PolicyConfigError, match=r"#\d+ key '(command|id)'"):
+        CommandPolicy.load(repo)
+
+
+def test_the_parser_does_not_crash_on_characters_that_crash_tree_sitter_bash() -> None:
+    # tree-sitter-bash 0.25 reads out of bounds after `{` on code points above U+DFFFF.
+    code = (
+        "from smol_instruments.safety.policy import CommandPolicy\n"
+        "policy = CommandPolicy('.')\n"
+        "for i in range(3000):\n"
+        "    assert policy.verdict('{' + chr(0x10FFFF - i % 64)).verdict != 'deny'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr.decode()[-500:]
+
+
+# --- hidden commands, by their effect -------------------------------------------------------
+
+# Each writes the marker file {m} when bash runs it (checked below, in a scratch directory);
+# the marker is outside the repository, so the payload itself is never allowed.
+HIDDEN_COMMANDS = [
+    "[[ 1 -eq 'a[$(touch {m})]' ]]",
+    "x='a[$(touch {m})]'; [[ $x -gt 0 ]]",
+    "x='a[$(touch {m})]'; (( x ))",
+    "echo $[ 'a[$(touch {m})]' ]",
+    "let 'x=a[$(touch {m})]'",
+    "declare -i n; n='a[$(touch {m})]'",
+    "typeset -i n='a[$(touch {m})]'",
+    "declare 'a[$(touch {m})]=1'",
+    "printf -v 'a[$(touch {m})]' %s x",
+    "test -v 'a[$(touch {m})]'",
+    "[ -v 'a[$(touch {m})]' ]",
+    "read 'a[$(touch {m})]' <<< x",
+    "mapfile -C 'touch {m}' -c 1 lines <<< x",
+    "x='a[$(touch {m})]'; echo ${{!x}}",
+    "x='$(touch {m})'; echo ${{x@P}}",
+    "for ((i = 0; i < 'a[$(touch {m})]'; i++)); do :; done",
+    "shopt -s expand_aliases; BASH_ALIASES[zz]='touch {m}'\nzz",
+    "sed -n '1e touch {m}' README.md",
+    "python3 -m timeit -n 1 -s 'import os; os.system(\"touch {m}\")' pass",
+    "make --eval='x:; touch {m}' x",
+    "git -c alias.x='!touch {m}' x",
+    "cat <<EOF | sh\ntouch {m}\nEOF",
+    "bash < <(echo 'touch {m}')",
+    "x=abc; echo ${{x:'a[$(touch {m})]'}}",
+    "i='b[$(touch {m})]'; a=(1); echo ${{a[$i]}}",
+    "x=abc; i='b[$(touch {m})]'; echo ${{x:i}}",
+    "a=( ['b[$(touch {m})]']=1 )",
+    "a=(1 2); echo ${{a['b[$(touch {m})]']}}",
+    "env 'BASH_FUNC_ls%%=() {{ touch {m}; }}' bash -c ls",
+]
+
+
+def test_commands_hidden_in_allowed_ones_do_not_run_through_run_cmd(repo: Path) -> None:
+    scratch = make_repo(repo.parent / "scratch")
+    outside = repo.parent  # the markers land here, next to the repository
+    for i, command in enumerate(HIDDEN_COMMANDS):
+        shell = ["bash", "-c", command.format(m=f"../bash-{i}")]
+        subprocess.run(shell, cwd=scratch, capture_output=True, timeout=60)
+    not_hidden = [c for i, c in enumerate(HIDDEN_COMMANDS) if not (outside / f"bash-{i}").exists()]
+    assert not not_hidden, "bash does not run the payload of these"
+    lines = [
+        json.dumps({"tool": "run_cmd", "args": {"command": command.format(m=f"../tool-{i}")}})
+        for i, command in enumerate(HIDDEN_COMMANDS)
+    ]
+    lines.append(json.dumps({"tool": "run_cmd", "args": {"command": "touch control"}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SANDBOX_", "POLICY_"))}
+    env.update(SANDBOX_BACKEND="none", PHOENIX_ENABLED="false", HOME=str(outside))
+    result = subprocess.run(
+        [sys.executable, "-m", "smol_instruments", "tool", "--batch", "--repo", str(repo)],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert (repo / "control").exists(), result.stdout + result.stderr  # allowed commands run
+    ran = [c for i, c in enumerate(HIDDEN_COMMANDS) if (outside / f"tool-{i}").exists()]
+    assert not ran
+
+
 # --- robustness -----------------------------------------------------------------------------
 
 SHELL_PIECES = [
@@ -414,7 +539,7 @@ def test_an_internal_error_is_a_deny_so_yes_cannot_pass_it(
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("a bug in the analysis")
 
-    monkeypatch.setattr(policy_module._Analysis, "run", broken)
+    monkeypatch.setattr(engine.Analysis, "run", broken)
     decision = policy.verdict("ls")
     assert (decision.verdict, decision.rule) == ("deny", "deny.policy-error")
 
@@ -472,7 +597,8 @@ def test_incomplete_shell_is_a_syntax_error(source: str) -> None:
         parse(source)
 
 
-def test_the_lines_before_a_syntax_error_are_still_parsed() -> None:
-    script, error = parse_prefix("rm -rf /\necho 'unclosed")
-    assert error is not None
-    assert [[w.raw for w in c.words] for c in simple_commands(script)] == [["rm", "-rf", "/"]]
+def test_text_with_a_syntax_error_is_still_read_as_tree_sitter_repairs_it() -> None:
+    script, error = parse_repaired("rm -rf /\necho 'unclosed")
+    assert error is not None and "unexpected" in error
+    commands = [[w.raw for w in c.words] for c in simple_commands(script)]
+    assert commands == [["rm", "-rf", "/"], ["echo"], ["'unclosed"]]

@@ -23,7 +23,7 @@ def run_cli(
     repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(SETTINGS)}
-    base.update({"PHOENIX_ENABLED": "false", "SANDBOX_BACKEND": "none"})
+    base.update({"PHOENIX_ENABLED": "false", "SANDBOX_BACKEND": "none", "MODEL_BACKEND": "server"})
     base.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "smol_instruments", "run", "--repo", str(repo), *args],
@@ -173,3 +173,36 @@ def test_chat_keeps_memory_across_turns(repo: Path) -> None:
     assert "agent> noted: the magic word is teapot" in result.stdout
     assert "agent> teapot" in result.stdout
     assert failures == []  # the second request carried the first turn
+
+
+def test_run_exits_1_when_the_change_it_asked_for_was_never_made(repo: Path) -> None:
+    claims = '```python\nfinal_answer("I fixed the bug and the patch was applied.")\n```'
+    read = '```python\nprint(read_file(path="app/calc.py"))\n```'
+    with ScriptedModel([read, claims, claims]) as model:
+        result = run_cli(repo, "--json", "fix add() in app/calc.py", env=model.env())
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert data["status"] == "incomplete"
+    assert data["answer"].startswith("Not done: no change was proposed")
+
+
+def test_chat_exits_1_when_a_turn_does_not_complete(repo: Path) -> None:
+    endless = [
+        f'```python\nprint(read_file(path="app/calc.py", start_line={i}))\n```'
+        for i in (1, 2, 3, 4)
+    ]
+    summary = "I only read app/calc.py."
+    base = {k: v for k, v in os.environ.items() if not k.startswith(SETTINGS)}
+    with ScriptedModel([*endless[:2], summary, *endless[2:], summary]) as model:
+        env = base | {"PHOENIX_ENABLED": "false", "SANDBOX_BACKEND": "none", "AGENT_MAX_STEPS": "2"}
+        result = subprocess.run(
+            [sys.executable, "-m", "smol_instruments", "chat", "--repo", str(repo)],
+            input="read calc\nread it again\n",
+            capture_output=True,
+            text=True,
+            env=env | model.env(),
+            cwd=repo,
+            timeout=240,
+        )
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.count("agent> I only read app/calc.py.") == 2

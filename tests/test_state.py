@@ -212,4 +212,4 @@ def test_loop_detected_error_schema_and_suggestion() -> None:
     suggestion = error["recovery_suggestion"]
     assert "Do not call it again" in suggestion
     assert "{'matches': [...]}" in suggestion  # reminds the model of the result it already has
-    assert "final_answer()" in suggestion
+    assert "read_file(...)" in suggestion  # and says what to do with it instead

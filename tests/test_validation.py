@@ -8,6 +8,7 @@ import pytest
 
 from smol_instruments.base.config import Settings
 from smol_instruments.base.errors import ErrorType, ToolError
+from smol_instruments.base.truncate import truncate_output
 from smol_instruments.tools.validation import (
     Limits,
     LineRange,
@@ -20,7 +21,6 @@ from smol_instruments.tools.validation import (
     require_str,
     suggest_paths,
     truncate_items,
-    truncate_output,
 )
 
 # --- truncate_output ----------------------------------------------------------------------

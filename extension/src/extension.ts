@@ -13,7 +13,7 @@ import { PATCH_SCHEME, ProposedFileProvider } from './edits/diffProvider';
 import { PatchActions } from './edits/patchActions';
 import { PatchStatusBar } from './edits/statusBar';
 import { askAboutSelection } from './commands/askAboutSelection';
-import type { MessageActionItem } from './protocol';
+import type { ApprovalAnswer } from './protocol';
 import { daemonSettings, SECTION, traceUrlTemplate, tracingEnabled } from './settings';
 import * as api from './vscodeapi';
 
@@ -24,7 +24,7 @@ export function activate(context: vscode.ExtensionContext): void {
   // The hooks run only after activation has finished wiring, when every const below is set.
   const daemon: Daemon = new Daemon({
     askAboutSelection: (args): Promise<void> => askAboutSelection(chat, view, args),
-    showMessageRequest: (params, token): Promise<MessageActionItem | null> => chat.showMessageRequest(params, token),
+    approve: (params, token): Promise<ApprovalAnswer | null> => chat.approve(params, token),
   });
   const chat: ChatController = new ChatController(store, daemon);
   const view = new ChatViewProvider(context.extensionUri, store, (message) => handleWebviewMessage(parts, message));
@@ -54,6 +54,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.registerTextDocumentContentProvider(PATCH_SCHEME, proposed),
     ...registerCommands(parts),
     daemon.onReady(() => void patches.refresh()), // redraw patches after a reload or restart
+    api.onDidGrantWorkspaceTrust(() => void daemon.restart()), // restricted until now
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) {
         return;

@@ -1,12 +1,18 @@
 /**
  * The daemon ⇄ editor contract (docs/protocol.md) as TypeScript types.
  *
+ * Checked against the daemon's own types: protocol.schema.json is generated from the Python
+ * message classes, and extension/test/unit/protocolSchema.test.ts fails unless every type here
+ * is exactly the one generated from it (`npm run schema` regenerates the schema).
+ *
  * No `vscode` import here: the webview bundle and the Node protocol test use these too.
  */
 
 export const CHAT = 'smol/chat';
 export const EVENT = 'smol/event';
 export const PATCHES = 'smol/patches';
+/** Server → client request: a command put to the user, as fields (the client opts in). */
+export const APPROVAL = 'smol/approval';
 
 /** The daemon's commands (auto-registered in VS Code by vscode-languageclient). */
 export const DAEMON_ACCEPT_PATCH = 'smol.acceptPatch';
@@ -34,7 +40,8 @@ export interface Range {
 export interface Selection {
   uri: string;
   range: Range;
-  text: string;
+  /** The selected text; without it the daemon reads the range from the buffer or the file. */
+  text?: string;
 }
 
 export interface ChatParams {
@@ -44,7 +51,7 @@ export interface ChatParams {
   workDoneToken?: string | number;
 }
 
-export type RunStatus = 'completed' | 'cancelled' | 'failed' | 'max_steps';
+export type RunStatus = 'completed' | 'incomplete' | 'cancelled' | 'failed' | 'max_steps';
 
 export interface Usage {
   promptTokens: number;
@@ -61,13 +68,13 @@ export interface ChatResult {
   error?: string;
 }
 
-/** The one error schema of tools, events and commands. */
+/** The one error schema of tools, events and commands (every key always present). */
 export interface ErrorObject {
   error: string;
   message: string;
-  tool?: string | null;
-  context?: unknown;
-  recovery_suggestion?: string | null;
+  tool: string | null;
+  context: Record<string, unknown>;
+  recovery_suggestion: string | null;
 }
 
 export type PatchStatus = 'pending' | 'accepted' | 'rejected' | 'stale' | 'failed';
@@ -80,22 +87,30 @@ export interface Hunk {
 
 export interface PatchFile {
   uri: string;
-  /** Repository-relative path (the daemon adds it; derived from the uri when absent). */
-  path?: string;
+  /** Repository-relative path. */
+  path: string;
   diff: string;
   hunks: Hunk[];
 }
 
+/** One check run on the patched copy (snake_case keys: the sandbox's own report). */
 export interface ValidationCheck {
   command: string;
   passed: boolean;
   output: string;
+  exit_code?: number;
+  duration_ms?: number;
+  timed_out?: boolean;
 }
 
 export interface Validation {
-  backend: 'docker' | 'local' | 'none' | string;
+  /** 'docker', 'local' or 'none'. */
+  backend: string;
   applies: boolean;
   checks: ValidationCheck[];
+  /** Why it was not validated, or why it does not apply. */
+  message?: string;
+  duration_ms?: number;
 }
 
 export interface Patch {
@@ -104,17 +119,33 @@ export interface Patch {
   summary: string;
   status: PatchStatus;
   files: PatchFile[];
-  validation?: Validation | null;
-  traceId?: string;
-  /** Lines added and removed (the daemon adds them). */
-  added?: number;
-  removed?: number;
+  validation: Validation;
+  /** Lines added and removed. */
+  added: number;
+  removed: number;
   /** Why the status changed, e.g. what made a patch stale. */
   statusReason?: string;
+  traceId?: string;
 }
 
 export interface PatchesResult {
   patches: Patch[];
+}
+
+/** What `smol.acceptPatch` / `smol.rejectPatch` answer. */
+export interface PatchCommandResult {
+  patchId: string;
+  status: 'accepted' | 'rejected';
+}
+
+/** The options of `smol.acceptPatch [patchId, options]`: hunks numbered across files. */
+export interface AcceptOptions {
+  hunks?: number[];
+}
+
+/** The options of `smol.rejectPatch [patchId, options]`. */
+export interface RejectOptions {
+  reason?: string;
 }
 
 interface EventBase {
@@ -138,7 +169,8 @@ export interface CodeEvent extends EventBase {
 }
 export interface ToolEvent extends EventBase {
   kind: 'tool';
-  step: number;
+  /** null for a tool called outside a step. */
+  step: number | null;
   name: string;
   args: Record<string, unknown>;
   durationMs: number;
@@ -158,18 +190,19 @@ export interface ApprovalEvent extends EventBase {
   kind: 'approval';
   command: string;
   verdict: string;
-  rule: string;
+  rule: string | null;
+  reason?: string;
   decision: 'approved' | 'denied' | 'auto';
 }
 export interface ErrorEvent extends EventBase {
   kind: 'error';
   message: string;
-  recoverySuggestion?: string | null;
+  recoverySuggestion?: string;
 }
 export interface FinalEvent extends EventBase {
   kind: 'final';
   answer: string;
-  status?: RunStatus;
+  status: RunStatus;
 }
 
 export type SmolEvent =
@@ -190,15 +223,30 @@ export interface AskAboutSelectionArgs {
   question?: string;
 }
 
-/** `window/showMessageRequest` as the daemon uses it for approvals. */
-export interface MessageActionItem {
-  title: string;
+/** What the client tells the daemon in `initialize` (besides the settings). */
+export interface InitializationOptions {
+  settings?: Record<string, unknown>;
+  /** False in a folder the user does not trust: the agent runs no command. */
+  trusted?: boolean;
+  /** Ask command approvals with `smol/approval` rather than `window/showMessageRequest`. */
+  smolApproval?: boolean;
 }
 
-export interface ShowMessageRequestParams {
-  type: number;
+/** `smol/approval` params: the command, the policy's rule and reason, what approving widens. */
+export interface CommandApproval {
+  command: string;
+  rule: string | null;
+  reason: string | null;
+  /** What approving also lets the command do beyond its containment, e.g. ['network']. */
+  widens: string[];
+  /** The same question as one text. */
   message: string;
-  actions?: MessageActionItem[];
+  actions: string[];
+}
+
+/** `smol/approval` result (null: dismissed). */
+export interface ApprovalAnswer {
+  title: string;
 }
 
 export const APPROVE = 'Run';

@@ -2,9 +2,16 @@
  * VS Code settings → the daemon's settings.
  *
  * Every daemon setting (`.env.example`, MODEL_ID ...) has a VS Code setting of the same name in
- * camelCase (`smolInstruments.modelId`). Only the values the user has set in VS Code (user,
- * workspace or folder) are sent, so the daemon's environment and `.env` still decide the rest.
+ * camelCase (`smolInstruments.modelId`). Only the values the user has set in VS Code are sent,
+ * so the daemon's environment and the user's settings file still decide the rest.
+ *
+ * The settings that decide what runs, what is allowed, or where code and prompts go
+ * (USER_ONLY_SETTINGS) are read from the user's own settings only: a repository's
+ * `.vscode/settings.json` (workspace or folder scope) never sets them. package.json declares
+ * them `"scope": "machine"` and restricted in untrusted workspaces, so VS Code says so too.
  */
+
+import type { InitializationOptions } from './protocol';
 
 export const SECTION = 'smolInstruments';
 
@@ -17,6 +24,14 @@ export const DAEMON_SETTINGS = [
   'modelMaxTokens',
   'modelNumCtx',
   'modelTimeoutS',
+  'modelBackend',
+  'modelFile',
+  'modelThreads',
+  'modelEmbeddedPort',
+  'modelStartTimeoutS',
+  'modelAutoPull',
+  'modelCacheDir',
+  'modelCatalog',
   'agentMaxSteps',
   'phoenixEnabled',
   'phoenixEndpoint',
@@ -48,6 +63,26 @@ export type DaemonSettingName = (typeof DAEMON_SETTINGS)[number];
 /** Settings of the extension itself, never sent to the daemon. */
 export const EXTENSION_SETTINGS = ['pythonPath', 'saveAfterAccept', 'traceViewerUrl'] as const;
 
+/**
+ * Settings a repository may not set: the Python that runs the daemon, where the model and the
+ * traces are (and the key), the log file, the check command and the sandbox that runs it,
+ * policy loosening. Only the user's (global) value counts.
+ */
+export const USER_ONLY_SETTINGS: ReadonlySet<string> = new Set([
+  'pythonPath',
+  'traceViewerUrl',
+  'modelId',
+  'modelApiBase',
+  'modelApiKey',
+  'phoenixEndpoint',
+  'otelExporterOtlpEndpoint',
+  'logFile',
+  'policyAllowRepoLoosening',
+  'sandboxBackend',
+  'sandboxImage',
+  'sandboxCheckCommand',
+]);
+
 /** What `WorkspaceConfiguration.inspect` tells about one setting (the parts used here). */
 export interface InspectedValue {
   defaultValue?: unknown;
@@ -69,12 +104,16 @@ export function camelName(env: string): string {
   return head + rest.map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('');
 }
 
-/** The value the user set (folder over workspace over user), or undefined when only defaulted. */
-export function explicitValue(inspected: InspectedValue | undefined): unknown {
+/**
+ * The value set in VS Code (folder over workspace over user), or undefined when only defaulted.
+ * With `userOnly`, only the user's own value counts: what a repository's settings say is ignored.
+ */
+export function explicitValue(inspected: InspectedValue | undefined, userOnly = false): unknown {
   if (!inspected) {
     return undefined;
   }
-  for (const value of [inspected.workspaceFolderValue, inspected.workspaceValue, inspected.globalValue]) {
+  const scopes = userOnly ? [inspected.globalValue] : [inspected.workspaceFolderValue, inspected.workspaceValue, inspected.globalValue];
+  for (const value of scopes) {
     if (value !== undefined && value !== null) {
       return value;
     }
@@ -90,13 +129,24 @@ export function explicitValue(inspected: InspectedValue | undefined): unknown {
 export function daemonSettings(inspect: Inspect): Record<string, unknown> {
   const settings: Record<string, unknown> = {};
   for (const name of DAEMON_SETTINGS) {
-    const value = explicitValue(inspect(name));
+    const value = explicitValue(inspect(name), USER_ONLY_SETTINGS.has(name));
     if (value === undefined || (typeof value === 'string' && value.trim() === '')) {
       continue;
     }
     settings[name] = value;
   }
   return settings;
+}
+
+/** A user-only setting of the extension: the user's value, else the default, else `fallback`. */
+export function userValue<T>(inspected: InspectedValue | undefined, fallback: T): T {
+  const value = explicitValue(inspected, true) ?? inspected?.defaultValue;
+  return value === undefined || value === null ? fallback : (value as T);
+}
+
+/** `initializationOptions`: the settings, whether the folder is trusted, structured approvals. */
+export function initializationOptions(settings: Record<string, unknown>, trusted: boolean): InitializationOptions {
+  return { settings, trusted, smolApproval: true };
 }
 
 /**

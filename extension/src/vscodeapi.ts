@@ -4,7 +4,7 @@
  */
 
 import * as vscode from 'vscode';
-import { SECTION, type Inspect } from './settings';
+import { SECTION, USER_ONLY_SETTINGS, userValue, type Inspect } from './settings';
 
 export function configuration(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -16,7 +16,19 @@ export function inspectSetting(): Inspect {
 }
 
 export function setting<T>(name: string, fallback: T): T {
+  if (USER_ONLY_SETTINGS.has(name)) {
+    return userValue(configuration().inspect(name), fallback); // never a repository's value
+  }
   return configuration().get<T>(name, fallback);
+}
+
+/** Whether the user trusts the workspace (Workspace Trust); an untrusted one runs no command. */
+export function isTrusted(): boolean {
+  return vscode.workspace.isTrusted;
+}
+
+export function onDidGrantWorkspaceTrust(listener: () => void): vscode.Disposable {
+  return vscode.workspace.onDidGrantWorkspaceTrust(listener);
 }
 
 export function workspaceFolder(): vscode.WorkspaceFolder | undefined {

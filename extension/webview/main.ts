@@ -154,6 +154,9 @@ document.addEventListener('click', (event) => {
     case 'showLog':
       post({ type: 'showLog' });
       return;
+    case 'manageTrust':
+      post({ type: 'manageTrust' });
+      return;
   }
 });
 

@@ -124,7 +124,7 @@ function stepView(turn: Turn, step: Step, isLast: boolean, ctx: RenderContext): 
   }
   for (const note of step.approvals) {
     body.append(
-      h('div', { class: `approval-note ${note.decision}` }, `${note.decision === 'approved' ? 'Approved' : 'Denied'}: `, h('code', {}, note.command), h('span', { class: 'muted' }, ` (${note.rule})`)),
+      h('div', { class: `approval-note ${note.decision}` }, `${note.decision === 'approved' ? 'Approved' : 'Denied'}: `, h('code', {}, note.command), note.rule ? h('span', { class: 'muted' }, ` (${note.rule})`) : null),
     );
   }
   if (step.observation) {
@@ -195,6 +195,7 @@ function approvalView(approval: Approval): HTMLElement {
     h('div', { class: 'approval-title' }, '⚠ The agent wants to run'),
     approval.command ? h('pre', { class: 'command' }, approval.command) : h('div', {}, approval.message),
     approval.rule ? inlineMarkdown(`Policy ${approval.rule}${approval.reason ? `: ${approval.reason}` : ''}`, 'muted policy') : null,
+    approval.widens?.length ? h('div', { class: 'widens' }, `Approving also allows: ${approval.widens.join(', ')}`) : null,
     h(
       'div',
       { class: 'actions' },
@@ -343,6 +344,14 @@ export class PanelRenderer {
   private renderBanner(state: ChatState): void {
     const { daemon } = state;
     const banner = this.root.banner;
+    if (daemon.state === 'running' && daemon.restricted) {
+      banner.hidden = false;
+      banner.className = 'banner restricted';
+      const text = 'Restricted mode: this folder is not trusted, so the agent runs no command.';
+      const detail = 'It still reads, answers and proposes patches; nothing is validated by running it.';
+      banner.replaceChildren(h('div', {}, h('strong', {}, text), h('div', { class: 'banner-detail' }, detail)), h('div', { class: 'actions' }, button('Manage Workspace Trust', 'manageTrust')));
+      return;
+    }
     if (daemon.state === 'running') {
       banner.hidden = true;
       banner.replaceChildren();

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
 from smol_instruments.lsp.protocol import to_plain
 from smol_instruments.patches.store import read_text
 
 SETTING_NAMES = (
+    "MODEL_BACKEND",
     "MODEL_ID",
     "MODEL_API_BASE",
     "MODEL_API_KEY",
@@ -45,6 +46,8 @@ class Recorder:
     client: Any = None
     initialize_result: types.InitializeResult | None = None
     requests: list[types.ShowMessageRequestParams] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)  # smol/approval params
+    approvals_cancelled: int = 0  # smol/approval requests the daemon cancelled
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     # How the client answers: title of the action to pick (None: dismiss); applyEdit behaviour.
     approval_answer: str | None = "Run"
@@ -78,6 +81,7 @@ def daemon_env(extra: dict[str, str] | None = None, tmp: Path | None = None) -> 
         {
             "PHOENIX_ENABLED": "false",
             "SANDBOX_BACKEND": "none",
+            "MODEL_BACKEND": "server",
             "MODEL_ID": "openai/scripted",
             "MODEL_API_BASE": "http://127.0.0.1:9/v1",
             "MODEL_API_KEY": "test",
@@ -147,6 +151,16 @@ def client_factory(recorder: Recorder, profile: str) -> Callable[[], LanguageCli
                 return None
             return types.MessageActionItem(title=recorder.approval_answer)
 
+        @client.feature("smol/approval")
+        async def on_approval(_client: LanguageClient, params: Any) -> dict[str, str] | None:
+            recorder.approvals.append(_plain(params))
+            try:
+                await asyncio.sleep(recorder.approval_delay)
+            except asyncio.CancelledError:
+                recorder.approvals_cancelled += 1
+                raise
+            return None if recorder.approval_answer is None else {"title": recorder.approval_answer}
+
         @client.feature(types.WORKSPACE_APPLY_EDIT)
         def on_apply(
             _client: LanguageClient, params: types.ApplyWorkspaceEditParams
@@ -181,25 +195,32 @@ async def start_daemon(
     profile: str = "visual-studio-code",
     apply_edit: bool = True,
     settings: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+    cwd: Path | None = None,
 ) -> LanguageClient:
-    config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "smol_instruments", "serve"],
-        client_factory=client_factory(recorder, profile),
-        server_env=env,
+    """The daemon started in `cwd` (default: the test's), initialized for `root`. An editor
+    starts it in the workspace folder, where it reads that folder's `.env`."""
+    client = client_factory(recorder, profile)()
+    await client.start_io(
+        sys.executable,
+        "-m",
+        "smol_instruments",
+        "serve",
+        env=env,
+        cwd=None if cwd is None else str(cwd),
     )
-    client = await config.start()
     recorder.initialize_result = await client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities(profile, apply_edit=apply_edit),
             root_uri=root.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-            initialization_options={"settings": settings or {}},
+            initialization_options={"settings": settings or {}} | (options or {}),
         )
     )
     return client
 
 
-async def wait_until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+async def wait_until(predicate: Callable[[], bool], timeout: float = 90.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not predicate():
         if asyncio.get_running_loop().time() > deadline:

@@ -277,7 +277,8 @@ class _Handler(BaseHTTPRequestHandler):
             message = turn.error or f"scripted error {turn.status}"
             self._answer_error(request, turn.status, message, retryable=turn.retryable)
             return
-        text = turn.reply if turn.forever else cut_at_stop(turn.reply, request.stop)
+        honour = self.server.owner.honour_stop  # type: ignore[attr-defined]
+        text = turn.reply if turn.forever or not honour else cut_at_stop(turn.reply, request.stop)
         request.reply = text
         if not request.stream:
             request.chars_sent = len(text)
@@ -485,6 +486,8 @@ class ScriptedModel:
         self._closing = threading.Event()
         self._closed = False
         self.strict = strict
+        #: False: send replies whole, as a server that ignores `stop` would.
+        self.honour_stop = True
         self.record_file = record_file
         self._httpd = _Server((host, port), _Handler)
         self._httpd.owner = self
@@ -513,6 +516,7 @@ class ScriptedModel:
     def env(self) -> dict[str, str]:
         """The settings that point the project at this server."""
         return {
+            "MODEL_BACKEND": "server",  # this server, never the embedded one
             "MODEL_ID": self.model_id,
             "MODEL_API_BASE": self.base_url,
             "MODEL_API_KEY": "scripted",

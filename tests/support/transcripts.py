@@ -204,15 +204,15 @@ def conversational_prose(answer: str = CONVERSATIONAL_ANSWER) -> list[Turn]:
 
 
 def conversational_final_answer(answer: str = CONVERSATIONAL_ANSWER) -> list[Turn]:
-    """A question answered at once through final_answer, with no tool call."""
-    return [
-        Turn(
-            _block(
-                f"final_answer({answer!r})",
-                before="This question needs no tools; I can answer it directly.",
-            )
+    """A question answered at once through final_answer, with no tool call (and the same
+    answer again if the agent sends it back)."""
+    turn = Turn(
+        _block(
+            f"final_answer({answer!r})",
+            before="This question needs no tools; I can answer it directly.",
         )
-    ]
+    )
+    return [turn, turn]
 
 
 def risky_commands() -> list[Turn]:

@@ -10,12 +10,12 @@ import { askAgainMessage } from '../edits/patchState';
 import {
   DEFAULT_QUESTION,
   REQUEST_CANCELLED,
-  type MessageActionItem,
+  type ApprovalAnswer,
+  type CommandApproval,
   type Selection,
-  type ShowMessageRequestParams,
 } from '../protocol';
 import * as api from '../vscodeapi';
-import { anyRunning, isRunning, parseApprovalMessage, runningTurn, type ContextRef } from './state';
+import { anyRunning, isRunning, runningTurn, type ContextRef } from './state';
 import { newId, type ChatStore } from './store';
 
 /** How long a stopped run may take to answer before the panel stops waiting for it. */
@@ -27,11 +27,11 @@ interface InFlight {
   stopTimer?: ReturnType<typeof setTimeout>;
 }
 
-type ApprovalAnswer = (title: string | null, via: 'panel' | 'notification' | 'daemon') => void;
+type Answerer = (title: string | null, via: 'panel' | 'notification' | 'daemon') => void;
 
 export class ChatController implements vscode.Disposable {
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly approvals = new Map<string, ApprovalAnswer>();
+  private readonly approvals = new Map<string, Answerer>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -145,36 +145,44 @@ export class ChatController implements vscode.Disposable {
   // --- approvals ----------------------------------------------------------------------------
 
   /**
-   * The daemon's `window/showMessageRequest`: shown as a notification (as VS Code would) and in
-   * the chat panel; the first answer wins and is what the daemon gets.
+   * The daemon's `smol/approval`: shown as a notification (as VS Code would show a message
+   * request) and in the chat panel; the first answer wins and is what the daemon gets.
    */
-  showMessageRequest(params: ShowMessageRequestParams, token: vscode.CancellationToken): Promise<MessageActionItem | null> {
+  approve(params: CommandApproval, token: vscode.CancellationToken): Promise<ApprovalAnswer | null> {
     const id = newId();
-    const actions = (params.actions ?? []).map((a) => a.title);
+    const actions = params.actions;
     const state = this.store.state;
     const conversationId = isRunning(state, state.activeId)
       ? state.activeId
       : [...state.conversations].reverse().find((c) => runningTurn(c))?.id;
     this.store.dispatch({
       type: 'approval/ask',
-      approval: { id, conversationId, message: params.message, actions, status: 'pending', ...parseApprovalMessage(params.message) },
+      approval: {
+        id,
+        conversationId,
+        message: params.message,
+        actions,
+        status: 'pending',
+        command: params.command,
+        rule: params.rule ?? undefined,
+        reason: params.reason ?? undefined,
+        widens: params.widens,
+      },
     });
     return new Promise((resolve) => {
       let done = false;
-      const answer: ApprovalAnswer = (title, via) => {
+      const answer: Answerer = (title, via) => {
         if (done) {
           return;
         }
         done = true;
         this.approvals.delete(id);
         this.store.dispatch({ type: 'approval/answer', id, answer: title, via });
-        const item = title === null ? null : ((params.actions ?? []).find((a) => a.title === title) ?? { title });
-        resolve(item);
+        resolve(title === null ? null : { title });
       };
       this.approvals.set(id, answer);
       token.onCancellationRequested(() => answer(null, 'daemon'));
-      const show = params.type === 1 ? api.showError : params.type === 2 ? api.showWarning : api.showInfo;
-      void show(params.message, ...actions).then((choice) => {
+      void api.showWarning(params.message, ...actions).then((choice) => {
         // A notification closed without a choice is "no" only if the panel has not answered.
         answer(choice ?? null, 'notification');
       });

@@ -25,7 +25,8 @@ export type FromWebview =
   | { type: 'openTrace'; traceId: string }
   | { type: 'openContext'; uri: string; line: number }
   | { type: 'restartDaemon' }
-  | { type: 'showLog' };
+  | { type: 'showLog' }
+  | { type: 'manageTrust' };
 
 const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'ready',
@@ -42,6 +43,7 @@ const FROM_WEBVIEW_TYPES = new Set<FromWebview['type']>([
   'openContext',
   'restartDaemon',
   'showLog',
+  'manageTrust',
 ]);
 
 /** The webview is less trusted than the host: accept only well-formed messages. */

@@ -40,7 +40,7 @@ export interface StepError {
 
 export interface ApprovalNote {
   command: string;
-  rule: string;
+  rule: string | null;
   verdict: string;
   decision: 'approved' | 'denied' | 'auto';
 }
@@ -92,10 +92,11 @@ export interface Approval {
   id: string;
   conversationId?: string;
   message: string;
-  /** The command, when the message is the daemon's "The agent wants to run: ..." form. */
   command?: string;
   rule?: string;
   reason?: string;
+  /** What approving also lets the command do beyond its containment, e.g. ['network']. */
+  widens?: string[];
   actions: string[];
   status: ApprovalStatus;
   answer?: string;
@@ -107,6 +108,8 @@ export type DaemonState = 'starting' | 'running' | 'restarting' | 'stopped' | 'e
 export interface DaemonStatus {
   state: DaemonState;
   message?: string;
+  /** Running in restricted mode: the folder is not trusted, so no command runs. */
+  restricted?: boolean;
 }
 
 export interface ChatState {
@@ -184,13 +187,6 @@ export function anyRunning(state: ChatState): boolean {
 
 export function pendingApprovals(state: ChatState): Approval[] {
   return Object.values(state.approvals).filter((a) => a.status === 'pending');
-}
-
-/** Parses the daemon's approval message: "The agent wants to run: CMD\nPolicy RULE: REASON". */
-export function parseApprovalMessage(message: string): { command?: string; rule?: string; reason?: string } {
-  const command = /The agent wants to run:\s*(.*)/.exec(message)?.[1]?.trim();
-  const policy = /Policy\s+([^:\n]+):\s*(.*)/.exec(message);
-  return { command, rule: policy?.[1]?.trim(), reason: policy?.[2]?.trim() };
 }
 
 function titleOf(question: string): string {

@@ -5,8 +5,14 @@
  * backoff, and logs to its own output channel (never revealed by itself). Two hooks reach the
  * rest of the extension: the daemon's `smol.askAboutSelection` command is intercepted (the
  * extension asks for the question and routes it to the chat panel), and
- * `window/showMessageRequest` (command approvals) is answered by the chat controller, which
+ * `smol/approval` (command approvals, as fields) is answered by the chat controller, which
  * shows it both as a notification and in the panel.
+ *
+ * In a folder the user does not trust (Workspace Trust), the daemon starts restricted
+ * (`initializationOptions.trusted: false`): the agent reads and answers, runs no command and
+ * validates nothing by running it. The Python extension's interpreter (often the repository's
+ * own virtual environment) is not asked, and a pythonPath inside the folder is not started.
+ * Trust granted later restarts the daemon trusted.
  */
 
 import { execFile } from 'node:child_process';
@@ -17,7 +23,6 @@ import {
   ErrorAction,
   LanguageClient,
   RevealOutputChannelOn,
-  ShowMessageRequest,
   State,
   type CloseHandlerResult,
   type ErrorHandlerResult,
@@ -26,27 +31,28 @@ import {
 } from 'vscode-languageclient/node';
 import type { DaemonStatus } from '../chat/state';
 import {
+  APPROVAL,
   CHAT,
   DAEMON_ASK_ABOUT_SELECTION,
   EVENT,
   PATCHES,
+  type ApprovalAnswer,
   type AskAboutSelectionArgs,
   type ChatParams,
   type ChatResult,
-  type MessageActionItem,
+  type CommandApproval,
   type Patch,
   type PatchesResult,
-  type ShowMessageRequestParams,
   type SmolEvent,
 } from '../protocol';
-import { daemonSettings, didChangeConfigurationParams, startupEnvironment } from '../settings';
+import { daemonSettings, didChangeConfigurationParams, initializationOptions, startupEnvironment } from '../settings';
 import * as api from '../vscodeapi';
 import { RestartBackoff } from './backoff';
-import { candidates, discoverPython, expandPath, parseProbeOutput, probeArgs, type ProbeResult } from './python';
+import { candidates, discoverPython, expandPath, insideFolder, parseProbeOutput, probeArgs, type ProbeResult } from './python';
 
 export interface DaemonHooks {
   askAboutSelection(args: AskAboutSelectionArgs | undefined): Promise<unknown>;
-  showMessageRequest(params: ShowMessageRequestParams, token: vscode.CancellationToken): Promise<MessageActionItem | null>;
+  approve(params: CommandApproval, token: vscode.CancellationToken): Promise<ApprovalAnswer | null>;
 }
 
 const PROBE_TIMEOUT_MS = 20_000;
@@ -79,6 +85,8 @@ export class Daemon implements vscode.Disposable {
   private starting: Promise<boolean> | undefined;
   private status: DaemonStatus = { state: 'stopped' };
   python: string | undefined;
+  /** Started for an untrusted folder: the daemon runs no command. */
+  restricted = false;
 
   /** Daemon status changes (for the panel and the status of commands). */
   readonly onDidChangeStatus = this.stateEmitter.event;
@@ -118,10 +126,17 @@ export class Daemon implements vscode.Disposable {
   private async doStart(): Promise<boolean> {
     this.setStatus({ state: 'starting', message: 'Looking for Python' });
     const folder = api.workspaceFolder();
+    const trusted = api.isTrusted();
     const setting = api.setting<string>('pythonPath', '');
     this.output.debug(`smolInstruments.pythonPath: ${JSON.stringify(api.configuration().inspect('pythonPath'))}`);
     const expanded = setting ? expandPath(setting, folder?.uri.fsPath, os.homedir()) : '';
-    const fromExtension = expanded ? undefined : await api.pythonExtensionInterpreter(folder?.uri);
+    if (!trusted && insideFolder(expanded, folder?.uri.fsPath)) {
+      const message = `smolInstruments.pythonPath (${expanded}) is inside this folder, which you do not trust: it is not started. Trust the folder, or point pythonPath at a Python outside it.`;
+      this.output.error(message);
+      this.setStatus({ state: 'error', message });
+      return false;
+    }
+    const fromExtension = expanded || !trusted ? undefined : await api.pythonExtensionInterpreter(folder?.uri);
     const defaultPython = process.platform === 'win32' ? 'python' : 'python3';
     const found = await discoverPython(candidates(expanded, fromExtension, defaultPython), probePython);
     if (!found.ok) {
@@ -139,7 +154,7 @@ export class Daemon implements vscode.Disposable {
     this.python = found.python;
     this.output.info(`daemon: ${found.python} (Python ${found.version}, smol-instruments ${found.daemonVersion}, from ${found.source})`);
     this.setStatus({ state: 'starting', message: 'Starting the daemon' });
-    const client = this.createClient(found.python, folder);
+    const client = this.createClient(found.python, folder, trusted);
     this.client = client;
     try {
       await client.start();
@@ -150,7 +165,8 @@ export class Daemon implements vscode.Disposable {
       return false;
     }
     this.backoff.started(Date.now());
-    this.setStatus({ state: 'running', message: `Python ${found.version}` });
+    this.restricted = !trusted;
+    this.setStatus({ state: 'running', message: `Python ${found.version}`, restricted: this.restricted });
     this.readyEmitter.fire();
     return true;
   }
@@ -194,7 +210,7 @@ export class Daemon implements vscode.Disposable {
     }, NOTIFY_DELAY_MS);
   }
 
-  private createClient(python: string, folder: vscode.WorkspaceFolder | undefined): LanguageClient {
+  private createClient(python: string, folder: vscode.WorkspaceFolder | undefined, trusted: boolean): LanguageClient {
     const serverOptions: ServerOptions = {
       command: python,
       args: ['-m', 'smol_instruments', 'serve'],
@@ -206,7 +222,7 @@ export class Daemon implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: () => ({ settings: daemonSettings(api.inspectSetting()) }),
+      initializationOptions: () => initializationOptions(daemonSettings(api.inspectSetting()), trusted),
       errorHandler: {
         error: (): ErrorHandlerResult => ({ action: ErrorAction.Continue, handled: true }),
         closed: () => this.onClosed(),
@@ -226,8 +242,7 @@ export class Daemon implements vscode.Disposable {
     };
     const client = new LanguageClient('smolInstruments', 'Smol Instruments', serverOptions, clientOptions);
     client.onNotification(EVENT, (event: SmolEvent) => this.eventEmitter.fire(event));
-    // Registered before start, so it replaces the client's default (a bare notification).
-    client.onRequest(ShowMessageRequest.type, (params, token) => this.hooks.showMessageRequest(params, token));
+    client.onRequest(APPROVAL, (params: CommandApproval, token) => this.hooks.approve(params, token));
     return client;
   }
 
@@ -259,7 +274,7 @@ export class Daemon implements vscode.Disposable {
     this.backoff.started(Date.now());
     // The client restarts itself; tell listeners once it answers again.
     void this.whenRunning().then(() => {
-      this.setStatus({ state: 'running' });
+      this.setStatus({ state: 'running', restricted: this.restricted });
       this.readyEmitter.fire();
     });
     return { action: CloseAction.Restart, handled: true, message: 'Restarting the daemon' };

@@ -7,6 +7,8 @@
  * exactly what to do. Pure: spawning and the Python extension come in as functions.
  */
 
+import { isAbsolute, relative, resolve } from 'node:path';
+
 export type PythonSource = 'setting' | 'python-extension' | 'default';
 
 export interface Candidate {
@@ -84,6 +86,18 @@ export function expandPath(value: string, workspaceFolder: string | undefined, h
     out = out.split('${workspaceFolder}').join(workspaceFolder);
   }
   return out;
+}
+
+/**
+ * Whether `python` lies inside `folder`. In an untrusted folder such a Python is the
+ * repository's own program, so it is not started.
+ */
+export function insideFolder(python: string, folder: string | undefined): boolean {
+  if (!folder || !isAbsolute(python)) {
+    return false;
+  }
+  const from = relative(resolve(folder), resolve(python));
+  return from === '' || (!from.startsWith('..') && !isAbsolute(from));
 }
 
 export function candidates(setting: string | undefined, fromPythonExtension: string | undefined, defaultPython: string): Candidate[] {

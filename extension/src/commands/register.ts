@@ -122,6 +122,8 @@ export function handleWebviewMessage(parts: Parts, message: FromWebview): Promis
     case 'showLog':
       parts.daemon.output.show(true);
       return;
+    case 'manageTrust':
+      return Promise.resolve(api.executeCommand('workbench.trust.manage')).then(() => undefined);
     default:
       return;
   }

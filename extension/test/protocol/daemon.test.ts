@@ -193,16 +193,17 @@ describe.skipIf(missingModel)('smol/chat against the scripted model', () => {
     expect(readFileSync(join(root, 'calc.py'), 'utf8')).toBe(text);
   });
 
-  it('asks for approval with window/showMessageRequest (Run / Deny) and honours Deny', async () => {
+  it('asks for approval with smol/approval, as fields (Run / Deny), and honours Deny', async () => {
     await model.addTurns([block('print(run_cmd(command="pip install requests"))'), block('final_answer("not installed")')]);
     await startDaemon();
     client.approvalAnswer = 'Deny';
     const result = await client.chat({ sessionId: 'proto-approval', message: 'install requests' });
     expect(result.status).toBe('completed');
     const [request] = client.approvalRequests;
-    expect(request.type).toBe(2); // Warning
-    expect(request.message).toContain('pip install requests');
-    expect(request.actions?.map((a) => a.title)).toEqual(['Run', 'Deny']);
+    expect(request).toMatchObject({ command: 'pip install requests', actions: ['Run', 'Deny'] });
+    expect(request.rule).toMatch(/^approval\./);
+    expect(request.reason).toBeTruthy();
+    expect(Array.isArray(request.widens)).toBe(true);
     const approval = client.events.find((e) => e.kind === 'approval');
     expect(approval).toMatchObject({ command: 'pip install requests', decision: 'denied' });
   });

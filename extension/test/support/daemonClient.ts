@@ -15,7 +15,8 @@ import {
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
 import { applyHunks } from '../../src/edits/hunks';
-import { CHAT, EVENT, PATCHES, type ChatParams, type ChatResult, type MessageActionItem, type Patch, type ShowMessageRequestParams, type SmolEvent } from '../../src/protocol';
+import { APPROVAL, CHAT, EVENT, PATCHES, type ApprovalAnswer, type ChatParams, type ChatResult, type CommandApproval, type Patch, type SmolEvent } from '../../src/protocol';
+import { initializationOptions } from '../../src/settings';
 import { PYTHON } from './env';
 
 interface TextEdit {
@@ -50,7 +51,7 @@ export class DaemonClient {
   readonly events: SmolEvent[] = [];
   readonly messages: Array<{ type: number; message: string }> = [];
   readonly logs: string[] = [];
-  readonly approvalRequests: ShowMessageRequestParams[] = [];
+  readonly approvalRequests: CommandApproval[] = [];
   readonly applyEdits: ApplyEditParams[] = [];
   readonly diagnostics = new Map<string, unknown[]>();
   /** How the approval prompt is answered (null: dismissed). */
@@ -77,7 +78,7 @@ export class DaemonClient {
     connection.onRequest('window/workDoneProgress/create', () => null);
     connection.onRequest('client/registerCapability', () => null);
     connection.onRequest('workspace/configuration', (params: { items: unknown[] }) => params.items.map(() => null));
-    connection.onRequest('window/showMessageRequest', (params: ShowMessageRequestParams): MessageActionItem | null => {
+    connection.onRequest(APPROVAL, (params: CommandApproval): ApprovalAnswer | null => {
       client.approvalRequests.push(params);
       return client.approvalAnswer === null ? null : { title: client.approvalAnswer };
     });
@@ -90,7 +91,8 @@ export class DaemonClient {
     return client;
   }
 
-  async initialize(root: string, settings: Record<string, unknown>): Promise<{ capabilities: Record<string, unknown> }> {
+  /** Initialize as the extension does: its settings, trust, and structured approvals. */
+  async initialize(root: string, settings: Record<string, unknown>, trusted = true): Promise<{ capabilities: Record<string, unknown> }> {
     const rootUri = new URL(`file://${root}`).href;
     const result = await this.connection.sendRequest<{ capabilities: Record<string, unknown> }>('initialize', {
       processId: process.pid,
@@ -98,7 +100,7 @@ export class DaemonClient {
       rootUri,
       workspaceFolders: [{ uri: rootUri, name: 'project' }],
       capabilities: VSCODE_CAPABILITIES,
-      initializationOptions: { settings },
+      initializationOptions: initializationOptions(settings, trusted),
     });
     await this.connection.sendNotification('initialized', {});
     return result;

@@ -4,7 +4,7 @@ import { ChatController } from '../../src/chat/controller';
 import { activeConversation, initialState } from '../../src/chat/state';
 import { ChatStore } from '../../src/chat/store';
 import type { Daemon } from '../../src/client/daemon';
-import type { ChatParams, ChatResult, SmolEvent } from '../../src/protocol';
+import type { ChatParams, ChatResult, CommandApproval, SmolEvent } from '../../src/protocol';
 
 /** A daemon double: records smol/chat calls and lets the test answer them. */
 function fakeDaemon() {
@@ -104,7 +104,14 @@ describe('ChatController', () => {
   });
 
   describe('approvals: notification and panel, first answer wins', () => {
-    const params = { type: 2, message: 'The agent wants to run: pip install requests\nPolicy ask.pip: installs', actions: [{ title: 'Run' }, { title: 'Deny' }] };
+    const params: CommandApproval = {
+      command: 'pip install requests',
+      rule: 'approval.package-install',
+      reason: 'installs packages from the network',
+      widens: ['network'],
+      message: 'The agent wants to run: pip install requests\nPolicy approval.package-install: installs packages from the network',
+      actions: ['Run', 'Deny'],
+    };
 
     it('answers the daemon from the panel and ignores the notification after', async () => {
       let answerNotification: (v: string | undefined) => void = () => undefined;
@@ -114,10 +121,10 @@ describe('ChatController', () => {
       void chat.send('install it');
       await flush();
       const source = new vscode.CancellationTokenSource();
-      const answer = chat.showMessageRequest(params, source.token);
+      const answer = chat.approve(params, source.token);
       expect(vscode.window.showWarningMessage).toHaveBeenCalledWith(params.message, 'Run', 'Deny');
       const [approval] = Object.values(store.state.approvals);
-      expect(approval).toMatchObject({ status: 'pending', command: 'pip install requests', conversationId: 'conv1' });
+      expect(approval).toMatchObject({ status: 'pending', command: 'pip install requests', rule: 'approval.package-install', widens: ['network'], conversationId: 'conv1' });
       expect(activeConversation(store.state).turns[0].approvalIds).toEqual([approval.id]);
       chat.answerApproval(approval.id, 'Deny');
       await expect(answer).resolves.toEqual({ title: 'Deny' });
@@ -130,7 +137,7 @@ describe('ChatController', () => {
       vi.mocked(vscode.window.showWarningMessage).mockImplementation((() => Promise.resolve('Run')) as never);
       const { daemon } = fakeDaemon();
       const chat = new ChatController(store, daemon);
-      const answer = await chat.showMessageRequest(params, new vscode.CancellationTokenSource().token);
+      const answer = await chat.approve(params, new vscode.CancellationTokenSource().token);
       expect(answer).toEqual({ title: 'Run' });
       expect(Object.values(store.state.approvals)[0]).toMatchObject({ answeredIn: 'notification', answer: 'Run' });
     });
@@ -139,7 +146,7 @@ describe('ChatController', () => {
       vi.mocked(vscode.window.showWarningMessage).mockImplementation((() => Promise.resolve(undefined)) as never);
       const { daemon } = fakeDaemon();
       const chat = new ChatController(store, daemon);
-      await expect(chat.showMessageRequest(params, new vscode.CancellationTokenSource().token)).resolves.toBeNull();
+      await expect(chat.approve(params, new vscode.CancellationTokenSource().token)).resolves.toBeNull();
     });
   });
 });

@@ -78,8 +78,8 @@ describe('hunk geometry', () => {
   it('numbers hunks across files, as smol.acceptPatch {hunks} does', () => {
     const two = patch({
       files: [
-        { uri: 'file:///a.py', diff: '', hunks: [hunk(0, 1, 'a\n'), hunk(4, 5, 'b\n')] },
-        { uri: 'file:///b.py', diff: '', hunks: [hunk(2, 3, 'c\n')] },
+        { uri: 'file:///a.py', path: 'a.py', diff: '', hunks: [hunk(0, 1, 'a\n'), hunk(4, 5, 'b\n')] },
+        { uri: 'file:///b.py', path: 'b.py', diff: '', hunks: [hunk(2, 3, 'c\n')] },
       ],
     });
     expect(hunkViews(two).map((v) => [v.index, v.fileIndex, v.uri])).toEqual([

@@ -18,7 +18,7 @@ import { CALC_URI, patch } from './fixtures';
 
 const patches = {
   p1: patch(),
-  p2: patch({ id: 'p2', summary: 'second', files: [{ uri: 'file:///work/proj/test_calc.py', diff: '', hunks: [{ range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } }, newText: 'x\n' }] }] }),
+  p2: patch({ id: 'p2', summary: 'second', files: [{ uri: 'file:///work/proj/test_calc.py', path: 'test_calc.py', diff: '', hunks: [{ range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } }, newText: 'x\n' }] }] }),
   p3: patch({ id: 'p3', status: 'accepted' }),
   p4: patch({ id: 'p4', status: 'stale', statusReason: 'changed since the patch was proposed: calc.py' }),
 };
@@ -59,7 +59,7 @@ describe('patch list state', () => {
   });
 
   it('names files by their path, else by the uri', () => {
-    expect(filePath({ uri: 'file:///a/b/c.py', diff: '', hunks: [] })).toBe('c.py');
+    expect(filePath({ uri: 'file:///a/b/c.py', path: '', diff: '', hunks: [] })).toBe('c.py');
     expect(filePath({ uri: 'file:///a/b/c.py', path: 'b/c.py', diff: '', hunks: [] })).toBe('b/c.py');
   });
 });

@@ -4,7 +4,6 @@ import {
   anyRunning,
   initialState,
   isRunning,
-  parseApprovalMessage,
   pendingApprovals,
   reduce,
   type Action,
@@ -85,7 +84,7 @@ describe('the chat reducer: events in order → what the panel shows', () => {
       state,
       events('s1', [
         { kind: 'step', step: 1, maxSteps: 25 },
-        { kind: 'tool', step: 1, name: 'read_file', args: { path: 'nope.py' }, durationMs: 1, error: { error: 'FILE_NOT_FOUND', message: 'no such file', recovery_suggestion: 'Did you mean calc.py?' } },
+        { kind: 'tool', step: 1, name: 'read_file', args: { path: 'nope.py' }, durationMs: 1, error: { error: 'FILE_NOT_FOUND', message: 'no such file', tool: 'read_file', context: {}, recovery_suggestion: 'Did you mean calc.py?' } },
         { kind: 'error', message: 'Code execution failed', recoverySuggestion: 'Check the argument names' },
         { kind: 'step', step: 2, maxSteps: 25 },
         { kind: 'final', answer: 'ok', status: 'completed' },
@@ -151,14 +150,9 @@ describe('conversations and history', () => {
 describe('approvals', () => {
   const message = 'The agent wants to run: pip install requests\nPolicy ask.package-install: installs packages from the network';
 
-  it('parses the daemon message', () => {
-    expect(parseApprovalMessage(message)).toEqual({ command: 'pip install requests', rule: 'ask.package-install', reason: 'installs packages from the network' });
-    expect(parseApprovalMessage('Something else')).toEqual({ command: undefined, rule: undefined, reason: undefined });
-  });
-
   function asked(): ChatState {
     const state = start(initialState('s1', 0));
-    return reduce(state, { type: 'approval/ask', approval: { id: 'ap1', conversationId: 's1', message, actions: ['Run', 'Deny'], status: 'pending', ...parseApprovalMessage(message) } });
+    return reduce(state, { type: 'approval/ask', approval: { id: 'ap1', conversationId: 's1', message, actions: ['Run', 'Deny'], status: 'pending', command: 'pip install requests', rule: 'ask.package-install', reason: 'installs packages from the network' } });
   }
 
   it('attaches a prompt to the running turn, then records the answer once', () => {

@@ -104,6 +104,8 @@ export const window = {
 
 export const workspace = {
   workspaceFolders: undefined as unknown,
+  isTrusted: true,
+  onDidGrantWorkspaceTrust: vi.fn(() => new Disposable()),
   textDocuments: [] as unknown[],
   getConfiguration: vi.fn(() => ({ get: (_k: string, d: unknown) => d, inspect: () => undefined })),
   getWorkspaceFolder: vi.fn(() => undefined),

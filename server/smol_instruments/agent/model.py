@@ -7,6 +7,10 @@
    finds it and the model sees the right format in its history.
 2. Cancellation. A streaming call checks the run's cancel event between deltas and closes the
    stream, so a cancel does not wait for the model to finish talking.
+3. One block per reply. Small models keep writing after their code block: an invented
+   "Observation:", a second block that runs before the first one's result is seen. The server
+   is asked to stop at the first closing fence (`END_OF_BLOCK`), and a stream that goes on
+   anyway is cut there; a block the stop left unclosed gets its fence back.
 
 LiteLLM is imported lazily (about 3 s) and with its bundled cost map, never the internet's.
 """
@@ -34,6 +38,9 @@ class RunCancelled(Exception):
 
 
 _PY_BLOCK = re.compile(r"```(?:python|py)\b", re.IGNORECASE)
+#: A closing fence on its own line. An opening fence is never this: it names its language.
+END_OF_BLOCK = "\n```\n"
+_FIRST_BLOCK = re.compile(r"```(?:python|py)[ \t]*\n.*?\n```", re.IGNORECASE | re.DOTALL)
 _XML_CODE = re.compile(r"<code>(.*?)(?:</code>|$)", re.DOTALL)
 _BARE_FENCE = re.compile(r"```[ \t]*(?:[a-z_0-9]*)?[ \t]*\n(.*?)(?:\n```|$)", re.DOTALL)
 
@@ -97,6 +104,25 @@ def _parses(code: str) -> bool:
     except SyntaxError:
         return False
     return True
+
+
+def _one_block(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments with the end of the first code block as a stop sequence."""
+    stops = list(kwargs.get("stop_sequences") or [])
+    if END_OF_BLOCK not in stops:
+        stops.append(END_OF_BLOCK)
+    return {**kwargs, "stop_sequences": stops}
+
+
+def first_block_only(text: str) -> str:
+    """`text` up to the end of its first ```python block (all of it when none has closed)."""
+    match = _FIRST_BLOCK.search(text)
+    return text if match is None else text[: match.end()]
+
+
+def _unclosed_block(text: str) -> bool:
+    opened = _PY_BLOCK.search(text)
+    return opened is not None and "\n```" not in text[opened.end() :]
 
 
 class _StreamTracker:
@@ -167,7 +193,11 @@ class AgentModel(LiteLLMModel):
 
     def generate(self, messages: list[ChatMessage | dict], **kwargs: Any) -> ChatMessage:
         self._check_cancel()
-        message = super().generate(messages, **kwargs)
+        message = super().generate(messages, **_one_block(kwargs))
+        if isinstance(message.content, str):
+            message.content = first_block_only(message.content)
+            if _unclosed_block(message.content):
+                message.content += "\n```"
         code = normalise_reply(
             message.content if isinstance(message.content, str) else "", self.tool_names
         )
@@ -179,7 +209,7 @@ class AgentModel(LiteLLMModel):
         self, messages: list[ChatMessage | dict], **kwargs: Any
     ) -> Generator[ChatMessageStreamDelta]:
         self._check_cancel()
-        stream = super().generate_stream(messages, **kwargs)
+        stream = super().generate_stream(messages, **_one_block(kwargs))
         parts: list[str] = []
         size = 0
         deadline = time.monotonic() + self.reply_timeout_s
@@ -188,6 +218,14 @@ class AgentModel(LiteLLMModel):
                 if self.cancel.is_set():
                     raise RunCancelled("cancelled while the model was answering")
                 if delta.content:
+                    text = "".join(parts)
+                    kept = first_block_only(text + delta.content)[len(text) :]
+                    if kept != delta.content:  # the first block closed: nothing after it
+                        if kept:
+                            parts.append(kept)
+                            size += len(kept)
+                            yield ChatMessageStreamDelta(content=kept)
+                        break
                     parts.append(delta.content)
                     size += len(delta.content)
                 yield delta
@@ -210,7 +248,11 @@ class AgentModel(LiteLLMModel):
             raise EmptyReply(
                 "the model server sent no completion text (an empty or malformed response)"
             )
-        code = normalise_reply("".join(parts), self.tool_names)
+        text = "".join(parts)
+        if _unclosed_block(text):  # the server stopped at END_OF_BLOCK, which it does not send
+            yield ChatMessageStreamDelta(content="\n```")
+            return
+        code = normalise_reply(text, self.tool_names)
         if code is not None:
             yield ChatMessageStreamDelta(content=f"\n```python\n{code}\n```")
 
@@ -237,3 +279,38 @@ def build_model(settings: Settings, cancel: threading.Event | None = None) -> Ag
         reply_timeout_s=settings.model_timeout_s,
         **kwargs,
     )
+
+
+def context_window(settings: Settings, timeout: float = 3.0) -> int:
+    """How many tokens the model server holds, as it reports it; the setting when it cannot.
+
+    llama.cpp's server answers `GET /props` with its `n_ctx`; Ollama answers `POST /api/show`
+    with the model's `context_length` (and uses MODEL_NUM_CTX, which we send, as its window).
+    """
+    import urllib.request
+
+    base = (settings.model_api_base or "").rstrip("/")
+    fallback = settings.model_num_ctx
+    headers = {"Content-Type": "application/json"}
+    if settings.model_api_key:
+        headers["Authorization"] = f"Bearer {settings.model_api_key}"
+    try:
+        if settings.model_id.startswith(("ollama/", "ollama_chat/")):
+            name = settings.model_id.split("/", 1)[1]
+            request = urllib.request.Request(
+                f"{base}/api/show",
+                data=json.dumps({"model": name}).encode(),
+                headers=headers,
+            )
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                info = json.load(response).get("model_info") or {}
+            lengths = [v for k, v in info.items() if k.endswith(".context_length")]
+            return min([fallback, *[int(v) for v in lengths if isinstance(v, int)]])
+        root = base[: -len("/v1")] if base.endswith("/v1") else base
+        request = urllib.request.Request(f"{root}/props", headers=headers)
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            props = json.load(response)
+        n_ctx = props.get("n_ctx") or (props.get("default_generation_settings") or {}).get("n_ctx")
+        return int(n_ctx) if isinstance(n_ctx, int) and n_ctx > 0 else fallback
+    except (OSError, ValueError, TypeError, AttributeError):
+        return fallback

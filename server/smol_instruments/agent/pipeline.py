@@ -23,6 +23,7 @@ from smolagents import Tool
 from ..base.errors import ErrorType, error_dict, is_error
 from ..base.telemetry import tracer
 from ..base.truncate import truncate_output
+from .events import ToolEvent
 from .model import RunCancelled
 from .state import AgentState, ToolCallRecord, args_hash, format_call
 
@@ -80,7 +81,7 @@ class InstrumentedTool(Tool):
         max_lines: int = 150,
         max_items: int = 100,
         cancel: threading.Event | None = None,
-        events: Callable[[dict[str, Any]], None] | None = None,
+        events: Callable[[ToolEvent], None] | None = None,
     ) -> None:
         # Instance attributes, never the class's: two wrappers must share no metadata.
         object.__setattr__(self, "wrapped", tool)
@@ -169,7 +170,7 @@ class InstrumentedTool(Tool):
                 error=error,
                 duration_ms=duration_ms,
                 truncated=truncated,
-                preview=_clip(shown_result, 160),
+                preview=_clip(shown_result, 400),
             )
             self.state.record(
                 record, changed_state=self.changes_state and error is None and loop is None
@@ -234,22 +235,23 @@ class InstrumentedTool(Tool):
     def _emit(self, arguments: dict[str, Any], result: Any, duration_ms: float) -> None:
         if self.events is None:
             return
-        event: dict[str, Any] = {
-            "kind": "tool",
-            "step": self.state.step,
-            "name": self.name,
-            "args": {k: v for k, v in arguments.items() if v is not None},
-            "durationMs": round(duration_ms, 1),
-        }
-        if is_error(result):
-            event["error"] = {
+        error = (
+            {
                 k: result.get(k)
                 for k in ("error", "message", "tool", "context", "recovery_suggestion")
             }
-        try:
-            self.events(event)
-        except Exception:
-            pass
+            if is_error(result)
+            else None
+        )
+        self.events(
+            ToolEvent(
+                step=self.state.step,
+                name=self.name,
+                args={k: v for k, v in arguments.items() if v is not None},
+                duration_ms=round(duration_ms, 1),
+                error=error,
+            )
+        )
 
 
 def instrument(
@@ -258,7 +260,7 @@ def instrument(
     *,
     settings: Any,
     cancel: threading.Event,
-    events: Callable[[dict[str, Any]], None] | None,
+    events: Callable[[ToolEvent], None] | None,
 ) -> list[InstrumentedTool]:
     return [
         InstrumentedTool(

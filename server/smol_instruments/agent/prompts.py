@@ -1,29 +1,35 @@
-"""Prompt templates for small models: what they need and nothing else.
+"""Prompt templates for small models: what they need and nothing else, and nothing to copy.
 
 smolagents' default CodeAgent system prompt spends thousands of tokens on examples about
-images, Wikipedia and planets. A 7B model with an 8k context needs the tool signatures, the
-code-block format, one short example, how to change code, and permission to answer a plain
-question directly. The benchmark compares the token counts of both prompts.
+images, Wikipedia and planets. A small model with an 8k context needs the tool signatures,
+the code-block format, how to change code, and the repository's own file list.
+
+Small models take examples as facts: an example path gets read, an example answer gets given,
+a `final_answer("...")` gets copied word for word. So the examples here name no file, function
+or answer that could be mistaken for this repository's: calls use `<angle-bracket>` slots,
+and `PLACEHOLDERS` lists the texts that are never accepted as an answer. Questions about the
+code are answered from the code: nothing invites answering before reading.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
-SYSTEM_PROMPT = '''You are a coding assistant working inside a git repository. Solve the task by writing Python code that calls the tools below.
+SYSTEM_PROMPT = """You are a coding agent working in a git repository. You act by writing Python code that calls the tools below; the system runs it and shows you what it printed.
 
-Reply with one short thought, then exactly one code block, like this:
+Every reply: one short sentence saying what you will do next, then exactly one code block, then stop and wait for its output. For example:
 ```python
-info = read_file(path="src/app.py", start_line=1, end_line=60)
-print(info)
+result = rg_search(pattern="<a name from the task>")
+print(result)
 ```
-What you print comes back as the observation. Tools return dicts. An error dict has "error" and "recovery_suggestion": follow the suggestion.
-To change code, call propose_patch(path=..., old_text=..., new_text=...) with old_text copied exactly from read_file; the user sees the change and accepts or rejects it.
-End with final_answer("..."). A question that needs no tools (explain, what does X do) gets its answer at once:
-```python
-final_answer("""It adds two numbers, but returns a - b: a bug.""")
-```
+Rules:
+- Answer questions about this repository from its code. Read the files (read_file, rg_search) before you answer; never guess from a file's name.
+- Print what a tool returns and wait for it. Call final_answer only in a reply of its own, after you have seen the results you need.
+- Tools return dicts. An error dict has "error" and "recovery_suggestion": do what the suggestion says.
+- To change code: read the file, then call propose_patch(path=..., old_text=..., new_text=...) with old_text copied exactly from what read_file showed. The user reviews every change.
+- When the task is done, call final_answer with your own answer: what you found or changed, in a few sentences.
 {%- set py = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "object": "dict", "array": "list", "any": "Any"} %}
 
 Tools:
@@ -34,15 +40,46 @@ Tools:
 
 {{ custom_instructions }}
 {%- endif %}
-'''
+"""
 
-FINAL_ANSWER_PRE = (
-    "You are a coding assistant. The step limit was reached. Below is the work done so far."
+#: The step-limit summary, sent as the LAST user message after the whole history (the system
+#: prompt stays the same, so the model server reuses its cached prefix).
+STEP_LIMIT_INSTRUCTION = (
+    "The step limit is reached: no more tool calls. Task: {{task}}\n"
+    "Reply with prose only, no code: in a few sentences, what you found and did, and what "
+    "remains undone. Do not claim anything you did not see in the tool results above."
 )
-FINAL_ANSWER_POST = (
-    "Task: {{task}}\n\nGive your best answer from the work above, in a few sentences. "
-    "Say what is done and what remains."
+
+SHORT_FORMAT_ERROR = (
+    "Your reply had no ```python code block. Reply with one short sentence, then exactly one "
+    'block, e.g.:\n```python\nprint(read_file(path="<a file from the list>"))\n```'
 )
+
+READ_FIRST = (
+    "This question is about the repository's code, and nothing has been read yet. Read the "
+    "code first (a short sentence, then one block), for example:\n"
+    "```python\nprint({call})\n```"
+)
+
+#: What the model copies from our instructions instead of answering.
+PLACEHOLDERS = frozenset(
+    {
+        "",
+        "...",
+        "…",
+        "answer",
+        "your answer",
+        "your final answer",
+        "your final answer here",
+        "final answer",
+    }
+)
+
+
+def is_placeholder(answer: str) -> bool:
+    """True when `answer` is empty, an ellipsis, or an instruction's slot such as `<...>`."""
+    text = answer.strip().strip("\"'`").strip().lower()
+    return text in PLACEHOLDERS or bool(re.fullmatch(r"<[^<>]{0,80}>", text))
 
 
 def default_prompt_templates() -> dict[str, Any]:
@@ -55,18 +92,22 @@ def default_prompt_templates() -> dict[str, Any]:
     return dict(yaml.safe_load(text))
 
 
-def prompt_templates() -> dict[str, Any]:
-    """smolagents' CodeAgent templates with the system and final-answer prompts replaced."""
+def prompt_templates(repo_files: list[str] | None = None, limit: int = 80) -> dict[str, Any]:
+    """smolagents' CodeAgent templates with the system and step-limit prompts replaced.
+
+    The repository's files (the first `limit`) go at the end of the system prompt, so the
+    model knows the real paths before its first call and needs no list_files to start.
+    """
     templates = copy.deepcopy(default_prompt_templates())
-    templates["system_prompt"] = SYSTEM_PROMPT
-    templates["final_answer"] = {
-        "pre_messages": FINAL_ANSWER_PRE,
-        "post_messages": FINAL_ANSWER_POST,
-    }
+    system = SYSTEM_PROMPT
+    if repo_files:
+        shown = repo_files[:limit]
+        more = len(repo_files) - len(shown)
+        listing = "\n".join(shown) + (
+            f"\n... and {more} more (list_files shows them)" if more else ""
+        )
+        # raw: a file name with braces must not be read as a template
+        system += f"\nFiles in this repository:\n{{% raw %}}{listing}{{% endraw %}}\n"
+    templates["system_prompt"] = system
+    templates["final_answer"] = {"pre_messages": "", "post_messages": STEP_LIMIT_INSTRUCTION}
     return templates
-
-
-SHORT_FORMAT_ERROR = (
-    "Your reply had no ```python code block. Reply again with one:\n"
-    '```python\n# your code, or for a plain answer:\nfinal_answer("...")\n```'
-)

@@ -2,12 +2,15 @@
 
 A host (the CLI, the LSP daemon) creates an `AgentSession` with an approver and an event
 sink, calls `run(task)` for each message of a conversation (memory is kept across turns), and
-may call `cancel()` from another thread. The session turns smolagents' stream into the
-PROTOCOL.md events and returns a `RunOutcome`.
+may call `cancel()` from another thread. An untrusted session (`trusted=False`, a folder the
+user does not trust) runs no command and validates patches by running nothing. A host may
+also hand it an `endpoint` source (llm/resolve.py): the session asks it for the model's
+endpoint before each run. The session turns smolagents' stream into the PROTOCOL.md events
+and returns a `RunOutcome`.
 
-smolagents' loop is kept; `SmolCodeAgent` only extends its step generator: a reply with no
-code block gets one short recovery message, and a second prose reply in a row is taken as the
-final answer (conversational answers are never forced into code).
+smolagents' loop is kept (agent/loop.py extends it through its seams). A run's status is
+judged by what happened, not by the model's words: a task that asked for a change and got none
+ends `incomplete` (agent/outcome.py), a model that only repeats itself ends `failed` early.
 """
 
 from __future__ import annotations
@@ -16,118 +19,48 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from smolagents import ActionStep, CodeAgent, FinalAnswerStep
-from smolagents.agents import ActionOutput
+from smolagents import ActionStep, FinalAnswerStep
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessageStreamDelta
 from smolagents.monitoring import AgentLogger, LogLevel
-from smolagents.utils import AgentError, AgentParsingError
+from smolagents.utils import AgentError
 
 from ..base.config import Settings
+from ..llm.catalog import ModelSetupError
+from ..llm.resolve import Endpoint
 from ..patches.store import Patch, PatchStore
-from ..patches.validation import Sandbox
+from ..patches.validation import NoneSandbox, Sandbox
 from ..safety.approval import Approver, DenyAllApprover
-from .model import AgentModel, RunCancelled, build_model
+from .events import (
+    CodeEvent,
+    ErrorEvent,
+    EventEmitter,
+    EventSink,
+    FinalEvent,
+    ObservationEvent,
+    PatchEvent,
+    RunOutcome,
+    RunStatus,
+    StepEvent,
+    TextEvent,
+    Usage,
+)
+from .loop import RunStuck, RunWatch, SmolCodeAgent
+from .model import AgentModel, RunCancelled, build_model, context_window
+from .outcome import NOT_DONE, needs_a_change
 from .pipeline import instrument
-from .prompts import SHORT_FORMAT_ERROR, prompt_templates
+from .prompts import prompt_templates
 from .state import AgentState
 
 log = logging.getLogger(__name__)
 
-RunStatus = Literal["completed", "cancelled", "failed", "max_steps"]
-EventSink = Callable[[dict[str, Any]], None]
 
-_FENCE = "```"
-
-
-class SmolCodeAgent(CodeAgent):
-    """CodeAgent with small-model recovery in its step generator (the loop itself is upstream's)."""
-
-    def _step_stream(self, memory_step: ActionStep) -> Generator[Any]:
-        try:
-            yield from super()._step_stream(memory_step)
-        except AgentParsingError:
-            prose = (memory_step.model_output or "").strip()
-            if prose.endswith(_FENCE) and _FENCE not in prose[:-3]:
-                prose = prose[:-3].rstrip()  # smolagents appended a closing fence
-            if self._previous_step_was_format_error() and prose:
-                # Second prose reply in a row: that prose is the answer.
-                memory_step.action_output = prose
-                yield ActionOutput(output=prose, is_final_answer=True)
-                return
-            raise AgentParsingError(SHORT_FORMAT_ERROR, self.logger) from None
-
-    def _previous_step_was_format_error(self) -> bool:
-        for step in reversed(self.memory.steps):
-            if isinstance(step, ActionStep):
-                return isinstance(step.error, AgentParsingError)
-        return False
-
-
-@dataclass
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def to_dict(self) -> dict[str, int]:
-        return {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens}
-
-
-@dataclass
-class RunOutcome:
-    """PROTOCOL.md's `smol/chat` result."""
-
-    session_id: str
-    status: RunStatus
-    answer: str
-    steps: int
-    usage: Usage = field(default_factory=Usage)
-    trace_id: str | None = None
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "sessionId": self.session_id,
-            "status": self.status,
-            "answer": self.answer,
-            "steps": self.steps,
-            "usage": self.usage.to_dict(),
-        }
-        if self.trace_id:
-            data["traceId"] = self.trace_id
-        if self.error:
-            data["error"] = self.error
-        return data
-
-
-class EventEmitter:
-    """Numbers a session's events (seq 1, 2, 3 ...) and hands them to the host's sink in order."""
-
-    def __init__(self, session_id: str, sink: EventSink | None) -> None:
-        self.session_id = session_id
-        self.sink = sink
-        self.seq = 0
-        self._lock = threading.Lock()
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        if self.sink is None:
-            return
-        with self._lock:
-            self.seq += 1
-            payload = {"sessionId": self.session_id, "seq": self.seq, **event}
-            try:
-                self.sink(payload)
-            except Exception:
-                log.exception("event sink failed")
-
-    def emit(self, kind: str, **fields: Any) -> None:
-        self({"kind": kind, **fields})
+UNTRUSTED_VALIDATION = "the folder is not trusted, so nothing runs to check the patch"
 
 
 class _NoLive:
@@ -182,23 +115,30 @@ class AgentSession:
         patches: PatchStore | None = None,
         session_id: str | None = None,
         max_steps: int | None = None,
+        trusted: bool = True,
+        endpoint: Callable[[], Endpoint] | None = None,
     ) -> None:
         from ..tools import build_tools
         from ..tools.base import ToolContext
+        from ..tools.repo import list_repo_files
 
         self.session_id = session_id or uuid.uuid4().hex[:12]
         self.settings = settings
         self.emitter = EventEmitter(self.session_id, events)
         self.cancel_event = threading.Event()
+        if not trusted and sandbox is not None:
+            sandbox.close()  # it would validate by running things: never used here
+            sandbox = None
         self.state = AgentState()
         self.max_steps = max_steps or settings.agent_max_steps
         self.ctx = ToolContext.create(
             repo,
             settings,
             approver=approver or DenyAllApprover(),
-            sandbox=sandbox,
+            sandbox=sandbox or (None if trusted else NoneSandbox(UNTRUSTED_VALIDATION)),
             patches=patches,
             session_id=self.session_id,
+            trusted=trusted,
         )
         self.ctx.cancel = self.cancel_event
         self.ctx.events = self.emitter
@@ -213,18 +153,35 @@ class AgentSession:
         )
         self.model.tool_names = {tool.name for tool in tools}
         _skip_console_rendering()
+        try:
+            self.repo_files = list_repo_files(self.ctx)
+        except Exception:  # the listing is a help for the model, never a reason to fail
+            log.exception("listing the repository's files failed")
+            self.repo_files = []
+        self._context_tokens: int | None = None
         self.agent = SmolCodeAgent(
             tools=tools,
             model=self.model,
             code_block_tags="markdown",
-            prompt_templates=prompt_templates(),
+            prompt_templates=prompt_templates(self.repo_files),
             max_steps=self.max_steps,
             stream_outputs=True,
             logger=_quiet_logger(),
             verbosity_level=LogLevel.OFF,
+            context_tokens=self.context_tokens,
         )
         self.turns = 0
+        self._watch: RunWatch | None = None
         self._running = threading.Lock()
+        # The host's model endpoint, asked before each run (it may start a local server).
+        self.endpoint_source = endpoint
+        self.endpoint: Endpoint | None = None
+
+    def context_tokens(self) -> int:
+        """The model's context window, asked of its server once (the setting if it cannot say)."""
+        if self._context_tokens is None:
+            self._context_tokens = context_window(self.settings)
+        return self._context_tokens
 
     @property
     def root(self) -> Path:
@@ -232,7 +189,10 @@ class AgentSession:
 
     def _on_patch(self, patch: Patch) -> None:
         if patch.session_id in (None, self.session_id):
-            self.emitter.emit("patch", patch=patch.to_protocol(self.ctx.root))
+            watch = self._watch
+            if watch is not None and patch.session_id == self.session_id:
+                watch.proposed += 1  # proposed or changed status while this run goes on
+            self.emitter(PatchEvent(patch=patch.to_protocol(self.ctx.root)))
 
     def cancel(self) -> None:
         """Stop the run within one step: interrupt the loop, close the stream, kill commands."""
@@ -278,8 +238,13 @@ class AgentSession:
         error: str | None = None
         step_open = False
         reported: set[int] = set()  # smolagents yields the last ActionStep twice at max steps
-        emit = self.emitter.emit
+        emit = self.emitter
+        before = self._tree_state()
+        self._watch = self.agent.watch = RunWatch.begin(
+            task, self.state, self.repo_files, tree_changed=lambda: self._tree_state() != before
+        )
         try:
+            self._connect()
             stream = self.agent.run(
                 task, stream=True, reset=self.turns == 0, max_steps=self.max_steps
             )
@@ -290,12 +255,12 @@ class AgentSession:
                     steps += 1
                     self.state.step = steps
                     step_open = True
-                    emit("step", step=steps, maxSteps=self.max_steps)
+                    emit(StepEvent(step=steps, max_steps=self.max_steps))
                 if isinstance(item, ChatMessageStreamDelta):
                     if item.content:
-                        emit("text", text=item.content)
+                        emit(TextEvent(text=item.content))
                 elif isinstance(item, ToolCall):
-                    emit("code", step=steps, code=str(item.arguments))
+                    emit(CodeEvent(step=steps, code=str(item.arguments)))
                 elif isinstance(item, ActionStep):
                     step_open = False
                     reported.add(id(item))
@@ -306,38 +271,97 @@ class AgentSession:
                 status = "max_steps"
         except RunCancelled:
             status = "cancelled"
+        except RunStuck as exc:
+            status, error = "failed", f"stopped early: {exc}"
+        except ModelSetupError as exc:  # no model to talk to: one line with its fix
+            status = "cancelled" if self.cancel_event.is_set() else "failed"
+            error = None if status == "cancelled" else str(exc)
         except AgentError as exc:
             if self.cancel_event.is_set():
                 status = "cancelled"
             else:
-                status, error = "failed", _model_error_message(exc, self.settings)
+                status, error = "failed", self._model_failure(exc)
         except Exception as exc:  # a fault anywhere must end the run, not the host
             log.exception("run failed")
             status = "cancelled" if self.cancel_event.is_set() else "failed"
-            error = None if status == "cancelled" else _model_error_message(exc, self.settings)
+            error = None if status == "cancelled" else self._model_failure(exc)
+        watch, self._watch, self.agent.watch = self._watch, None, None
+        if (
+            status == "completed"
+            and watch is not None
+            and needs_a_change(task, answer)
+            and not watch.changed()
+        ):
+            status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":
             emit(
-                "error", message=error or "the run failed", recoverySuggestion=_recovery_for(error)
+                ErrorEvent(
+                    message=error or "the run failed", recovery_suggestion=_recovery_for(error)
+                )
             )
             answer = answer or (error or "The run failed.")
-        emit("final", answer=answer, status=status)
-        return RunOutcome(self.session_id, status, answer, steps, usage, trace_id, error)
+        emit(FinalEvent(answer=answer, status=status))
+        return RunOutcome(
+            session_id=self.session_id,
+            status=status,
+            answer=answer,
+            steps=steps,
+            usage=usage,
+            trace_id=trace_id,
+            error=error,
+        )
+
+    def _connect(self) -> None:
+        """Point the model at the host's endpoint for this run (rebuilt when it moved)."""
+        if self.endpoint_source is None:
+            return
+        endpoint = self.endpoint_source()
+        if endpoint == self.endpoint:
+            return
+        self.endpoint = endpoint
+        self._context_tokens = None  # another server: ask its window again
+        self.settings = self.settings.model_copy(
+            update={
+                "model_id": endpoint.model_id,
+                "model_api_base": endpoint.api_base,
+                "model_api_key": endpoint.api_key,
+            }
+        )
+        tool_names = self.model.tool_names
+        self.model = build_model(self.settings, self.cancel_event)
+        self.model.tool_names = tool_names
+        self.agent.model = self.model
+
+    def _model_failure(self, exc: BaseException) -> str:
+        """A dead embedded server says so; anything else is described from the exception."""
+        died = self.endpoint.failure() if self.endpoint is not None else None
+        return died or _model_error_message(exc, self.settings)
 
     def _report_step(self, step: ActionStep, number: int, usage: Usage) -> None:
-        emit = self.emitter.emit
+        emit = self.emitter
         if step.token_usage is not None:  # per step, including the max-steps summary call
             usage.prompt_tokens += step.token_usage.input_tokens
             usage.completion_tokens += step.token_usage.output_tokens
         if step.observations:
             text = step.observations
-            emit("observation", step=number, text=text, truncated="[truncated" in text)
+            emit(ObservationEvent(step=number, text=text, truncated="[truncated" in text))
         if step.error is not None and not isinstance(step.error, RunCancelled):
             message = str(step.error).strip()
             if self.cancel_event.is_set():
                 return
-            emit("error", message=message[:2000], recoverySuggestion=_step_recovery(message))
+            emit(ErrorEvent(message=message[:2000], recovery_suggestion=_step_recovery(message)))
+
+    def _tree_state(self) -> str | None:
+        """The working tree's state as git reports it (None outside git or when git fails)."""
+        from ..tools.git import run_git
+
+        try:
+            result = run_git(self.ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+        except Exception:
+            return None
+        return result.stdout if result.exit_code == 0 else None
 
     def _hit_max_steps(self) -> bool:
         from smolagents.utils import AgentMaxStepsError

@@ -47,10 +47,25 @@ class ToolCallRecord:
     step: int | None = None
     epoch: int = 0
     preview: str = ""
+    seq: int = 0  # this call's number in the session (0, 1, 2 ...)
     at: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_NEXT_STEP = {
+    "read_file": "Use the text you have: propose_patch(...) to change it, or final_answer(...) "
+    "with what it shows. To see other lines, pass a different start_line.",
+    "read_file_snippet": "Use the lines you have, or read_file(...) for the whole file.",
+    "rg_search": "Use these results: read_file(...) one of the files they name, or search for "
+    "a different pattern.",
+    "list_files": "Use this list: read_file(...) one of the files in it.",
+    "run_tests": "Nothing changed since the tests ran, so they would give the same result. "
+    "Change something first (propose_patch), or final_answer(...) with the result.",
+    "run_cmd": "Nothing changed since it ran, so it would print the same. Do something else, "
+    "or final_answer(...) with what you have.",
+}
 
 
 @dataclass(frozen=True)
@@ -59,10 +74,16 @@ class LoopVerdict:
     previous: ToolCallRecord
 
     def to_error(self, tool: str) -> dict[str, Any]:
+        shown = f" Its result began: {self.previous.preview}" if self.previous.preview else ""
         hint = (
-            "Do not call it again with the same arguments. Use the result you already have"
-            + (f" (it began: {self.previous.preview!r})" if self.previous.preview else "")
-            + ", or try something different: other arguments, another tool, or final_answer()."
+            "Do not call it again with the same arguments."
+            + shown
+            + " "
+            + _NEXT_STEP.get(
+                tool,
+                "Use the result you already have, or try something different: other "
+                "arguments, another tool, or final_answer(...).",
+            )
         )
         return error_dict(
             ErrorType.LOOP_DETECTED,
@@ -89,6 +110,7 @@ class AgentState:
         self.epoch = 0
         self.step: int | None = None
         self.loops_detected = 0
+        self.total_calls = 0
         self._lock = threading.Lock()
 
     def loop_check(self, name: str, arguments: dict[str, Any]) -> LoopVerdict | None:
@@ -97,21 +119,40 @@ class AgentState:
             same_epoch = [c for c in self.calls if c.epoch == self.epoch]
             if not same_epoch:
                 return None
+            earlier = [c for c in same_epoch if (c.name, c.args_hash) == key]
+            # What the model already has is the result of a call that ran, never a refusal.
+            ran = [c for c in earlier if c.error != ErrorType.LOOP_DETECTED]
+            if not ran:
+                return None
             last = same_epoch[-1]
             if (last.name, last.args_hash) == key:
                 self.loops_detected += 1
-                return LoopVerdict("was just made with the same arguments", last)
-            earlier = [c for c in same_epoch if (c.name, c.args_hash) == key]
+                return LoopVerdict("was just made with the same arguments", ran[-1])
             if len(earlier) >= self.max_repeats:
                 self.loops_detected += 1
                 return LoopVerdict(
-                    f"was already made {len(earlier)} times with the same arguments", earlier[0]
+                    f"was already made {len(earlier)} times with the same arguments", ran[-1]
                 )
+        return None
+
+    def calls_since(self, seq: int) -> list[ToolCallRecord]:
+        """The calls recorded from call number `seq` on."""
+        with self._lock:
+            return [c for c in self.calls if c.seq >= seq]
+
+    def last_loop_call(self) -> str | None:
+        """The most recent call refused as a loop, as text."""
+        with self._lock:
+            for record in reversed(self.calls):
+                if record.error == ErrorType.LOOP_DETECTED:
+                    return record.call
         return None
 
     def record(self, record: ToolCallRecord, *, changed_state: bool = False) -> None:
         with self._lock:
             record.epoch = self.epoch
+            record.seq = self.total_calls
+            self.total_calls += 1
             record.step = self.step if record.step is None else record.step
             self.calls.append(record)
             if len(self.calls) > self.history_limit:

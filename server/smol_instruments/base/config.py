@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 SandboxBackendName = Literal["auto", "docker", "local", "none"]
+ModelBackendName = Literal["auto", "server", "embedded"]
 
 
 class SettingsError(ValueError):
@@ -61,6 +62,32 @@ class Settings(BaseSettings):
     )
     model_timeout_s: float = Field(
         120.0, gt=0, le=3600, json_schema_extra=_allowed("seconds, more than 0 and at most 3600")
+    )
+
+    # Where the model runs: a server (Ollama, any OpenAI-compatible one) or the embedded one.
+    model_backend: ModelBackendName = Field(
+        "auto", json_schema_extra=_allowed("auto, server or embedded")
+    )
+    model_file: str = Field(
+        "qwen2.5-coder-1.5b",
+        min_length=1,
+        json_schema_extra=_allowed(
+            "a model name from `smol-instruments model list`, or a .gguf path"
+        ),
+    )
+    model_threads: int = Field(
+        0, ge=0, le=256, json_schema_extra=_allowed("0 (automatic) or a whole number up to 256")
+    )
+    model_embedded_port: int = Field(
+        0, ge=0, le=65535, json_schema_extra=_allowed("0 (any free port) or a port up to 65535")
+    )
+    model_start_timeout_s: float = Field(
+        180.0, gt=0, le=3600, json_schema_extra=_allowed("seconds, more than 0 and at most 3600")
+    )
+    model_auto_pull: bool = Field(True, json_schema_extra=_allowed("true or false"))
+    model_cache_dir: str | None = Field(None, json_schema_extra=_allowed("a directory path"))
+    model_catalog: str | None = Field(
+        None, json_schema_extra=_allowed("the path of a TOML file of pinned models")
     )
 
     # The agent.
@@ -158,7 +185,14 @@ class Settings(BaseSettings):
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
 
-    @field_validator("model_api_key", "sandbox_check_command", "log_file", mode="before")
+    @field_validator(
+        "model_api_key",
+        "model_cache_dir",
+        "model_catalog",
+        "sandbox_check_command",
+        "log_file",
+        mode="before",
+    )
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value

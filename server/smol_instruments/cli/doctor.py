@@ -2,6 +2,9 @@
 
 `fail` is for what the tools cannot work without (git, ripgrep, a readable repository);
 `warn` for what a run needs but can be started later (the model server, tracing, Docker).
+The model lines say which model runs where: the configured server when it answers, else the
+embedded llama.cpp server, whether it is installed, and whether its model file is there and
+matches its pinned SHA-256.
 """
 
 from __future__ import annotations
@@ -10,8 +13,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -93,37 +94,110 @@ def check_settings(settings: Settings) -> Check:
     return Check(
         "settings",
         "ok",
-        f"MODEL_ID={settings.model_id} MODEL_API_BASE={settings.model_api_base} "
+        f"MODEL_BACKEND={settings.model_backend} MODEL_ID={settings.model_id} "
+        f"MODEL_API_BASE={settings.model_api_base} "
         f"SANDBOX_BACKEND={settings.sandbox_backend}",
     )
 
 
-def _probe_url(url: str, timeout: float) -> tuple[bool, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
-            return True, f"HTTP {response.status}"
-    except urllib.error.HTTPError as exc:
-        return True, f"HTTP {exc.code}"  # it answered: the server is up
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return False, str(reason)
-
-
 def check_model(settings: Settings, timeout: float = 2.0) -> Check:
+    """Does the configured model server (MODEL_ID at MODEL_API_BASE) answer?"""
+    from ..llm.resolve import is_ollama, probe_server
+
     base = settings.model_api_base.rstrip("/")
-    is_ollama = settings.model_id.startswith(("ollama/", "ollama_chat/"))
-    url = f"{base}/api/tags" if is_ollama else f"{base}/models"
-    answered, detail = _probe_url(url, timeout)
+    answered, detail = probe_server(settings, timeout)
     if answered:
         return Check("model", "ok", f"{settings.model_id} at {base} answers ({detail})")
-    if is_ollama:
+    if is_ollama(settings):
         fix = (
             f"start Ollama (`ollama serve`, then `ollama pull {settings.model_id.split('/', 1)[1]}`), "
-            "or set MODEL_ID and MODEL_API_BASE to a server you have"
+            "set MODEL_ID and MODEL_API_BASE to a server you have, or MODEL_BACKEND=auto to "
+            "use the embedded model"
         )
     else:
         fix = "start the model server, or set MODEL_API_BASE to where it listens"
     return Check("model", "warn", f"no model server at {base} ({detail})", fix)
+
+
+def model_checks(settings: Settings) -> list[Check]:
+    """Which model runs where: the configured server, or the embedded one and its file."""
+    backend = settings.model_backend
+    if backend == "server":
+        return [check_model(settings)]
+    if backend == "auto":
+        server = check_model(settings, timeout=1.5)
+        if server.status == "ok":
+            server.detail = f"MODEL_BACKEND=auto: {server.detail}; the embedded server is not used"
+            return [server]
+        reason = f"{server.detail}, so MODEL_BACKEND=auto"
+    else:
+        reason = "MODEL_BACKEND=embedded"
+    return [_embedded_plan(settings, reason), check_embedded(), check_model_file(settings)]
+
+
+def _embedded_plan(settings: Settings, reason: str) -> Check:
+    from ..llm.catalog import ModelSetupError
+    from ..llm.embedded import default_threads
+    from ..llm.resolve import embedded_model
+
+    try:
+        choice = embedded_model(settings)
+    except ModelSetupError as exc:
+        return Check("model", "warn", f"{reason}: {exc.problem}", exc.fix)
+    threads = settings.model_threads or default_threads()
+    return Check(
+        "model",
+        "ok",
+        f"{reason} uses the embedded llama.cpp server: {choice.alias} "
+        f"({threads} thread{'s' if threads != 1 else ''}, context {settings.model_num_ctx}) "
+        "on 127.0.0.1, started at the first question",
+    )
+
+
+def check_embedded() -> Check:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from ..llm.embedded import xllamacpp_available, xllamacpp_missing_error
+
+    if not xllamacpp_available():
+        error = xllamacpp_missing_error()
+        return Check("embedded", "warn", error.problem, error.fix)
+    try:
+        found = version("xllamacpp")
+    except PackageNotFoundError:
+        found = "unknown version"
+    return Check("embedded", "ok", f"llama.cpp server available (xllamacpp {found})")
+
+
+def check_model_file(settings: Settings) -> Check:
+    from ..llm.catalog import ModelSetupError
+    from ..llm.pull import corrupt_file_error, verify_file
+    from ..llm.resolve import embedded_model
+
+    try:
+        choice = embedded_model(settings)
+    except ModelSetupError as exc:
+        return Check("model file", "warn", exc.problem, exc.fix)
+    spec, path = choice.spec, choice.path
+    if spec is None:
+        if path.is_file():
+            return Check("model file", "ok", f"{path} (your own file: no pinned hash to check)")
+        return Check("model file", "warn", f"{path} not found", "set MODEL_FILE to a .gguf file")
+    if not path.exists():
+        pull = f"run `smol-instruments model pull {spec.name}`"
+        if settings.model_auto_pull:
+            return Check(
+                "model file",
+                "warn",
+                f"{spec.name} is not downloaded yet: the first question downloads "
+                f"{spec.size / 1e9:.2f} GB",
+                f"{pull} now",
+            )
+        return Check("model file", "warn", f"{path} not found", pull)
+    if verify_file(path, spec):
+        return Check("model file", "ok", f"{path} matches the pinned SHA-256 of {spec.name}")
+    error = corrupt_file_error(path, spec)
+    return Check("model file", "warn", error.problem, error.fix)
 
 
 def check_tracing(settings: Settings, timeout: float = 1.0) -> Check:
@@ -164,7 +238,7 @@ def run_checks(settings: Settings, repo: Path) -> list[Check]:
         check_git(),
         check_ripgrep(),
         check_repo(repo),
-        check_model(settings),
+        *model_checks(settings),
         check_tracing(settings),
         check_sandbox(settings),
     ]

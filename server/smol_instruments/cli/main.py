@@ -18,6 +18,8 @@ from typing import Any, TextIO
 from .. import __version__
 from ..base.config import Settings, SettingsError, load_settings
 from ..base.errors import ErrorType, error_dict, is_error
+from ..base.wire import to_wire
+from ..safety.policy import PolicyConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -209,16 +211,39 @@ def cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
 # --- run and chat ---------------------------------------------------------------------
 
 
-def _require_model(settings: Settings) -> None:
-    """Stop before a run when no model server answers, saying how to start one."""
-    from .doctor import check_model
+def _model_endpoint(settings: Settings) -> tuple[Any, Callable[[], Any], Any]:
+    """The run's model runtime and endpoint source, resolved once now so that a model that
+    cannot be reached, fetched or started stops the command with one line before any run."""
+    from ..llm.catalog import ModelSetupError
+    from ..llm.resolve import ModelRuntime
+    from .model import ModelStatus
 
-    check = check_model(settings, timeout=3.0)
-    if check.status != "ok":
-        raise ModelUnreachable(f"{check.detail}\n  fix: {check.fix}")
+    if settings.model_backend == "server":
+        from .doctor import check_model
+
+        check = check_model(settings, timeout=3.0)
+        if check.status != "ok":
+            raise ModelUnreachable(f"{check.detail}\n  fix: {check.fix}")
+    runtime = ModelRuntime()
+    status = ModelStatus()
+
+    def endpoint() -> Any:
+        try:
+            return runtime.endpoint(settings, on_status=status)
+        finally:
+            status.close()
+
+    try:
+        first = endpoint()
+    except ModelSetupError as exc:
+        runtime.close()
+        raise ModelUnreachable(str(exc)) from None
+    return runtime, endpoint, first
 
 
-def _session(args: argparse.Namespace, settings: Settings, renderer: Any) -> Any:
+def _session(
+    args: argparse.Namespace, settings: Settings, renderer: Any, endpoint: Callable[[], Any]
+) -> Any:
     from ..agent.session import AgentSession
 
     return AgentSession(
@@ -227,6 +252,7 @@ def _session(args: argparse.Namespace, settings: Settings, renderer: Any) -> Any
         approver=_approver_for(args),
         events=renderer,
         sandbox=_open_sandbox(settings, args.repo),
+        endpoint=endpoint,
     )
 
 
@@ -254,16 +280,19 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         task = sys.stdin.read().strip()
     if not task:
         raise UsageError("run needs a TASK, e.g. smol-instruments run 'explain app.py'")
-    _require_model(settings)
+    runtime, endpoint, _ = _model_endpoint(settings)
     renderer = TerminalRenderer(verbose=args.verbose)
-    session = _session(args, settings, renderer)
     try:
-        outcome = _run_turn(session, task)
+        session = _session(args, settings, renderer, endpoint)
+        try:
+            outcome = _run_turn(session, task)
+        finally:
+            session.close()
     finally:
-        session.close()
+        runtime.close()
     renderer.summary(outcome)
     if args.json:
-        print(_json(outcome.to_dict()))
+        print(_json(to_wire(outcome)))
     else:
         print(outcome.answer)
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
@@ -272,12 +301,17 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     from .terminal import TerminalRenderer
 
-    _require_model(settings)
+    runtime, endpoint, first = _model_endpoint(settings)
     renderer = TerminalRenderer(verbose=args.verbose)
-    session = _session(args, settings, renderer)
+    try:
+        session = _session(args, settings, renderer, endpoint)
+    except BaseException:
+        runtime.close()
+        raise
     interactive = sys.stdin.isatty()
+    unfinished = 0  # turns that did not complete: the exit status says so
     print(
-        f"smol-instruments chat in {session.root} with {settings.model_id}. "
+        f"smol-instruments chat in {session.root} with {first.where}. "
         "Ctrl-C stops a run; Ctrl-D or 'exit' quits.",
         file=sys.stderr,
     )
@@ -297,18 +331,20 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
             outcome = _run_turn(session, message)
             renderer.summary(outcome)
             print(f"agent> {outcome.answer}", flush=True)
+            unfinished += outcome.status != "completed"
     except KeyboardInterrupt:
         pass
     finally:
         session.close()
-    return EXIT_OK
+        runtime.close()
+    return EXIT_FAILED if unfinished else EXIT_OK
 
 
 # --- serve ------------------------------------------------------------------------------
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    from ..lsp.server import serve
+    from ..lsp.app import serve
 
     if args.tcp and ":" not in args.tcp:
         raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087")
@@ -415,6 +451,9 @@ def _optional_commands() -> list[Callable[[Any], None]]:
         registrars.append(sandbox_parser)
     except ImportError:
         pass
+    from .model import add_parser as model_parser
+
+    registrars.append(model_parser)
     return registrars
 
 
@@ -433,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         handler: Handler = args.func
         return handler(args, settings)
-    except UsageError as exc:
+    except (UsageError, PolicyConfigError) as exc:
         print(f"smol-instruments: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ModelUnreachable as exc:

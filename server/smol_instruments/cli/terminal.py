@@ -10,6 +10,20 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from ..agent.events import (
+    AgentEvent,
+    CodeEvent,
+    ErrorEvent,
+    FinalEvent,
+    ObservationEvent,
+    PatchEvent,
+    RunOutcome,
+    SessionApprovalEvent,
+    StepEvent,
+    TextEvent,
+    ToolEvent,
+)
+
 DIM, BOLD, RED, GREEN, YELLOW, CYAN, RESET = (
     "\033[2m",
     "\033[1m",
@@ -57,28 +71,28 @@ class TerminalRenderer:
         self.out.write(text + "\n")
         self.out.flush()
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: AgentEvent) -> None:
         with self._lock:
-            handler = getattr(self, f"on_{event.get('kind')}", None)
+            handler = getattr(self, f"on_{event.kind}", None)
             if handler is not None:
                 handler(event)
 
-    def on_step(self, event: dict[str, Any]) -> None:
-        self._line(self._c(BOLD, f"── step {event['step']}/{event['maxSteps']}"))
+    def on_step(self, event: StepEvent) -> None:
+        self._line(self._c(BOLD, f"── step {event.step}/{event.max_steps}"))
 
-    def on_text(self, event: dict[str, Any]) -> None:
-        self.out.write(self._c(DIM, event["text"]))
+    def on_text(self, event: TextEvent) -> None:
+        self.out.write(self._c(DIM, event.text))
         self.out.flush()
         self._in_text = True
 
-    def on_code(self, event: dict[str, Any]) -> None:
+    def on_code(self, event: CodeEvent) -> None:
         if self.verbose:
-            self._line(self._c(CYAN, _clip(event["code"], 20)))
+            self._line(self._c(CYAN, _clip(event.code, 20)))
 
-    def on_tool(self, event: dict[str, Any]) -> None:
-        call = _call(event["name"], event.get("args", {}))
-        took = f"{event.get('durationMs', 0):.0f} ms"
-        error = event.get("error")
+    def on_tool(self, event: ToolEvent) -> None:
+        call = _call(event.name, event.args)
+        took = f"{event.duration_ms:.0f} ms"
+        error = event.error
         if error:
             self._line(self._c(RED, f"  ✗ {call}  {error.get('error')}: {error.get('message')}"))
             if error.get("recovery_suggestion"):
@@ -86,16 +100,16 @@ class TerminalRenderer:
         else:
             self._line(self._c(CYAN, f"  ▶ {call}") + self._c(DIM, f"  {took}"))
 
-    def on_observation(self, event: dict[str, Any]) -> None:
-        text = event.get("text", "").replace("Execution logs:\n", "", 1)
+    def on_observation(self, event: ObservationEvent) -> None:
+        text = event.text.replace("Execution logs:\n", "", 1)
         text = text.replace("Last output from code snippet:\nNone", "").strip()
         if text:
             self._line(
                 self._c(DIM, "  " + _clip(text, 12 if self.verbose else 6).replace("\n", "\n  "))
             )
 
-    def on_patch(self, event: dict[str, Any]) -> None:
-        patch = event["patch"]
+    def on_patch(self, event: PatchEvent) -> None:
+        patch = event.patch
         validation = patch.get("validation") or {}
         checks = validation.get("checks") or []
         verdict = (
@@ -111,29 +125,29 @@ class TerminalRenderer:
             + self._c(DIM, f"(+{patch.get('added', 0)} −{patch.get('removed', 0)}, {verdict})")
         )
 
-    def on_approval(self, event: dict[str, Any]) -> None:
-        if event.get("decision") == "auto":
+    def on_approval(self, event: SessionApprovalEvent) -> None:
+        if event.decision == "auto":
             return
-        colour = GREEN if event["decision"] == "approved" else RED
+        colour = GREEN if event.decision == "approved" else RED
         self._line(
             self._c(
                 colour,
-                f"  ⚑ {event['verdict']} ({event['rule']}): {event['command']} → {event['decision']}",
+                f"  ⚑ {event.verdict} ({event.rule}): {event.command} → {event.decision}",
             )
         )
 
-    def on_error(self, event: dict[str, Any]) -> None:
-        self._line(self._c(RED, f"  ! {_clip(event['message'], 4)}"))
-        if event.get("recoverySuggestion"):
-            self._line(self._c(YELLOW, f"    → {event['recoverySuggestion']}"))
+    def on_error(self, event: ErrorEvent) -> None:
+        self._line(self._c(RED, f"  ! {_clip(event.message, 4)}"))
+        if event.recovery_suggestion:
+            self._line(self._c(YELLOW, f"    → {event.recovery_suggestion}"))
 
-    def on_final(self, event: dict[str, Any]) -> None:
+    def on_final(self, event: FinalEvent) -> None:
         if self._in_text:
             self.out.write("\n")
             self._in_text = False
         self.out.flush()
 
-    def summary(self, outcome: Any) -> None:
+    def summary(self, outcome: RunOutcome) -> None:
         usage = outcome.usage
         parts = [
             f"{outcome.status}",

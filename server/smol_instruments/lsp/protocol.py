@@ -1,19 +1,29 @@
 """Typed definitions of the `smol/` methods and commands (docs/protocol.md is the contract).
 
-Incoming params are structured into these attrs classes with the server's cattrs converter;
-anything that does not fit is answered with InvalidParams naming the field.
+Python names stay snake_case; on the wire they are camelCase, converted by the project's one
+cattrs converter (base/wire.py: a field renamed to camelCase, an optional field that is None
+left out). Incoming params are structured into these attrs classes; anything that does not fit
+is answered with InvalidParams naming the field. Outgoing results go out unstructured, so pygls
+sends them as they are. What is built as a dict (the patch, the error schema) is described by
+a TypedDict; lsp/schema.py turns all of them into the JSON Schema the extension checks.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
+import cattrs
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from typing_extensions import NotRequired, TypedDict
+
+from ..base.wire import converter
 
 CHAT = "smol/chat"
 EVENT = "smol/event"
 PATCHES = "smol/patches"
+APPROVAL = "smol/approval"
 
 CMD_ACCEPT_PATCH = "smol.acceptPatch"
 CMD_REJECT_PATCH = "smol.rejectPatch"
@@ -21,6 +31,20 @@ CMD_ASK_ABOUT_SELECTION = "smol.askAboutSelection"
 
 DIAGNOSTIC_SOURCE = "smol-instruments"
 DEFAULT_QUESTION = "Explain this code and point out problems."
+
+
+# --- client → server -------------------------------------------------------------------------
+
+
+@attrs.define
+class InitializationOptions:
+    """`initializationOptions`: the editor's settings and whether the folder is trusted."""
+
+    settings: dict[str, Any] | None = None
+    #: False in an untrusted folder: the agent reads and answers, but runs nothing.
+    trusted: bool = True
+    #: The client answers `smol/approval` (structured) instead of `window/showMessageRequest`.
+    smol_approval: bool = False
 
 
 @attrs.define
@@ -33,9 +57,9 @@ class Selection:
 @attrs.define
 class ChatParams:
     message: str
-    sessionId: str | None = None
+    session_id: str | None = None
     selections: list[Selection] = attrs.field(factory=list)
-    workDoneToken: str | int | None = None
+    work_done_token: str | int | None = None
 
 
 @attrs.define
@@ -53,6 +77,122 @@ class AcceptOptions:
 @attrs.define
 class RejectOptions:
     reason: str | None = None
+
+
+# --- server → client -------------------------------------------------------------------------
+
+
+class ErrorObject(TypedDict):
+    """The one error schema of tools, events and commands (base/errors.py builds it)."""
+
+    error: str
+    message: str
+    tool: str | None
+    context: dict[str, Any]
+    recovery_suggestion: str | None
+
+
+class WirePosition(TypedDict):
+    line: int
+    character: int
+
+
+class WireRange(TypedDict):
+    start: WirePosition
+    end: WirePosition
+
+
+class Hunk(TypedDict):
+    """The lines of the file as it was when the patch was made, and what replaces them."""
+
+    range: WireRange
+    newText: str
+
+
+class PatchFile(TypedDict):
+    uri: str
+    path: str
+    diff: str
+    hunks: list[Hunk]
+
+
+class ValidationCheck(TypedDict):
+    command: str
+    passed: bool
+    output: str
+    exit_code: NotRequired[int]
+    duration_ms: NotRequired[int]
+    timed_out: NotRequired[bool]
+
+
+class Validation(TypedDict):
+    backend: str
+    applies: bool
+    checks: list[ValidationCheck]
+    message: NotRequired[str]
+    duration_ms: NotRequired[int]
+
+
+class Patch(TypedDict):
+    """A proposed patch as the editor sees it (patches/store.py's `Patch.to_protocol`)."""
+
+    id: str
+    sessionId: str | None
+    summary: str
+    status: Literal["pending", "accepted", "rejected", "stale", "failed"]
+    files: list[PatchFile]
+    validation: Validation
+    added: int
+    removed: int
+    statusReason: NotRequired[str]
+    traceId: NotRequired[str]
+
+
+@attrs.define
+class CommandApproval:
+    """`smol/approval` params: a command put to the user, as fields rather than prose."""
+
+    command: str
+    rule: str | None
+    reason: str | None
+    #: What approving also lets it do beyond its containment, e.g. ["network"].
+    widens: list[str]
+    #: The same question as one text (what `window/showMessageRequest` would show).
+    message: str
+    actions: list[str]
+
+
+@attrs.define
+class ApprovalAnswer:
+    """`smol/approval` result (or null: dismissed): the action the user chose."""
+
+    title: str
+
+
+@attrs.define
+class PatchesResult:
+    patches: list[dict[str, Any]]  # Patch objects, as patches/store.py writes them
+
+
+@attrs.define
+class PatchCommandResult:
+    """What `smol.acceptPatch` and `smol.rejectPatch` answer."""
+
+    patch_id: str
+    status: Literal["accepted", "rejected"]
+
+
+def structure(raw: Any, kind: type[Any]) -> Any:
+    """Params of a custom method as `kind`; InvalidParams naming what does not fit."""
+    try:
+        return converter.structure(to_plain(raw), kind)
+    except Exception as exc:
+        detail = (
+            "; ".join(cattrs.transform_error(exc))
+            if isinstance(exc, cattrs.BaseValidationError)
+            else exc
+        )
+        raise JsonRpcInvalidParams(message=f"invalid {kind.__name__}: {detail}") from None
 
 
 def command_arguments(args: tuple[Any, ...]) -> list[Any]:

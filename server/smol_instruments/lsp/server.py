@@ -1,30 +1,34 @@
-"""The pygls host: `smol-instruments serve`, a language server that hosts the agent.
+"""The daemon's shared state: `SmolLanguageServer`, which imports no feature.
 
-`SmolLanguageServer` holds what the features share (settings, the patch store, the running
-sessions) and a way for worker threads to hand work to the event loop. The features live in
-one small module each, registered from `FEATURES`. Nothing heavy is imported here: the agent
-(smolagents, LiteLLM, OpenTelemetry) loads on the first chat.
+It holds what the features share (settings, the workspace root, the patch store, whether the
+folder is trusted), the features themselves keyed by their type, and a way for worker threads
+to hand work to the event loop. `app.py` creates it and gives it its features; nothing heavy
+is imported here: the agent (smolagents, LiteLLM, OpenTelemetry) loads on the first chat.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..base.config import Settings, SettingsError, settings_from_client
 from ..patches.store import PatchStore
+from .feature import Feature
+from .protocol import InitializationOptions, structure
 
 log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Feature)
 
 
 class SmolLanguageServer(LanguageServer):
@@ -42,11 +46,24 @@ class SmolLanguageServer(LanguageServer):
         self.root: Path | None = None
         self.patch_store: PatchStore | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.init_options: dict[str, Any] = {}
-        self.features: dict[str, Any] = {}
-        #: Called with each new patch store (features that follow patches subscribe here).
-        self.store_listeners: list[Callable[[PatchStore], None]] = []
+        self.options = InitializationOptions()
+        self._features: dict[type[Feature], Feature] = {}
         self._closed = threading.Event()
+
+    # --- features, by type ---------------------------------------------------------------
+
+    def add_feature(self, feature: Feature) -> None:
+        kind = type(feature)
+        if kind in self._features:
+            raise RuntimeError(f"feature {kind.__name__} is already registered")
+        self._features[kind] = feature
+
+    def get_feature(self, kind: type[F]) -> F | None:
+        feature = self._features.get(kind)
+        return feature if isinstance(feature, kind) else None
+
+    def __iter__(self) -> Iterator[Feature]:
+        return iter(list(self._features.values()))
 
     # --- threads to loop ---------------------------------------------------------------
 
@@ -75,7 +92,34 @@ class SmolLanguageServer(LanguageServer):
     def notify(self, method: str, params: Any) -> None:
         self.post(self.protocol.notify, method, params)
 
-    # --- settings -----------------------------------------------------------------------
+    # --- workspace and settings ----------------------------------------------------------
+
+    def initialize(self, params: types.InitializeParams) -> None:
+        """Remember the loop and the client's options; open the workspace root."""
+        self.loop = asyncio.get_running_loop()
+        try:
+            self.options = structure(params.initialization_options or {}, InitializationOptions)
+        except JsonRpcInvalidParams as exc:  # fail closed: options we cannot read trust nothing
+            self.options = InitializationOptions(trusted=False)
+            log.error("initializationOptions: %s; the folder is treated as untrusted", exc)
+            self.show_error(f"{exc}; the folder is treated as untrusted")
+        folders = params.workspace_folders or []
+        uri = folders[0].uri if folders else params.root_uri
+        path = to_fs_path(uri) if uri else params.root_path
+        self.open_root(Path(path) if path else Path.cwd())
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the editor trusts the folder; an untrusted one runs no command."""
+        return self.options.trusted
+
+    def open_root(self, root: Path) -> None:
+        from ..base.git import find_repo_root, git_dir
+
+        self.root = find_repo_root(root)
+        gdir = git_dir(self.root)
+        persist = gdir / "smol-instruments" / "patches" if gdir is not None else None
+        self.patch_store = PatchStore(self.root, persist)
 
     def apply_client_settings(self, options: dict[str, Any] | None) -> str | None:
         """Validate the editor's settings over the environment's; the error text if bad."""
@@ -92,18 +136,6 @@ class SmolLanguageServer(LanguageServer):
                 type=types.MessageType.Error, message=f"smol-instruments: {message}"
             ),
         )
-
-    # --- workspace ----------------------------------------------------------------------
-
-    def open_root(self, root: Path) -> None:
-        from ..base.git import find_repo_root, git_dir
-
-        self.root = find_repo_root(root)
-        gdir = git_dir(self.root)
-        persist = gdir / "smol-instruments" / "patches" if gdir is not None else None
-        self.patch_store = PatchStore(self.root, persist)
-        for listener in self.store_listeners:
-            listener(self.patch_store)
 
     def document_text(self, uri: str) -> str | None:
         """The text of an open document as the editor has it (unsaved edits included)."""
@@ -124,13 +156,11 @@ class SmolLanguageServer(LanguageServer):
         if self._closed.is_set():
             return
         self._closed.set()
-        for feature in self.features.values():
-            closer = getattr(feature, "close", None)
-            if closer is not None:
-                try:
-                    closer()
-                except Exception:
-                    log.exception("closing %s failed", feature)
+        for feature in self:
+            try:
+                feature.close()
+            except Exception:
+                log.exception("closing %s failed", type(feature).__name__)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
@@ -138,80 +168,3 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
         return asyncio.get_running_loop() is loop
     except RuntimeError:
         return False
-
-
-class LspLogHandler(logging.Handler):
-    """Forwards log records to the client's `window/logMessage` (never stdout)."""
-
-    LEVELS = {
-        logging.DEBUG: types.MessageType.Log,
-        logging.INFO: types.MessageType.Info,
-        logging.WARNING: types.MessageType.Warning,
-        logging.ERROR: types.MessageType.Error,
-    }
-
-    def __init__(self, server: SmolLanguageServer) -> None:
-        super().__init__()
-        self.server = server
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.name.startswith("pygls"):
-            return  # pygls logs every message; echoing them back would loop
-        try:
-            kind = self.LEVELS.get(record.levelno, types.MessageType.Error)
-            params = types.LogMessageParams(type=kind, message=self.format(record))
-            self.server.post(self.server.window_log_message, params)
-        except Exception:
-            pass
-
-
-def create_server(settings: Settings) -> SmolLanguageServer:
-    from . import approvals, chat, code_actions, configuration, patches
-
-    server = SmolLanguageServer(settings)
-    for module in (configuration, patches, approvals, chat, code_actions):
-        module.register(server)
-    return server
-
-
-def serve(settings: Settings, tcp: str | None = None) -> int:
-    """Run the daemon until the client goes away; then stop runs, sandboxes and children."""
-    from ..base.config import default_log_file
-
-    # stdout is the JSON-RPC channel: keep a handle for pygls, send stray prints to stderr.
-    protocol_out = sys.stdout.buffer
-    sys.stdout = sys.stderr
-    logging.getLogger("pygls").setLevel(logging.WARNING)
-    server = create_server(settings)
-    root_logger = logging.getLogger()
-    root_logger.setLevel(settings.log_level)
-    for handler in list(root_logger.handlers):
-        root_logger.removeHandler(handler)
-    log_file = Path(settings.log_file) if settings.log_file else default_log_file()
-    try:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        file_handler = logging.FileHandler(log_file)
-        file_handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-        )
-        root_logger.addHandler(file_handler)
-    except OSError as exc:
-        print(f"smol-instruments: cannot write the log file {log_file}: {exc}", file=sys.stderr)
-    lsp_handler = LspLogHandler(server)
-    lsp_handler.setLevel(logging.INFO)
-    lsp_handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-    root_logger.addHandler(lsp_handler)
-    try:
-        if tcp:
-            host, _, port = tcp.rpartition(":")
-            server.start_tcp(host or "127.0.0.1", int(port))
-        else:
-            server.start_io(sys.stdin.buffer, protocol_out)
-    finally:
-        server.close()
-        log.info("daemon stopped")
-        logging.shutdown()
-        # Runs were cancelled and sandboxes removed; a worker thread stuck in a network read
-        # must not keep the process alive after its client is gone.
-        os._exit(0)
-    return 0

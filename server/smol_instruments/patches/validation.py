@@ -78,16 +78,16 @@ class Sandbox(Protocol):
 
 
 class NoneSandbox:
-    """No validation at all, said honestly: `backend: none`, nothing was run."""
+    """No validation at all, said honestly: `backend: none`, nothing was run, and why."""
 
     name = "none"
 
+    def __init__(self, why: str = "the sandbox backend is 'none'") -> None:
+        self.why = why
+
     def validate(self, diff: str, checks: list[str] | None = None) -> Validation:
         return Validation(
-            backend="none",
-            applies=True,
-            checks=[],
-            message="not validated: the sandbox backend is 'none'",
+            backend="none", applies=True, checks=[], message=f"not validated: {self.why}"
         )
 
     def close(self) -> None:

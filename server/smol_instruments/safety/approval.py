@@ -15,7 +15,23 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, TextIO
 
+import attrs
+
 Kind = Literal["command", "patch"]
+ApprovalOutcome = Literal["approved", "denied", "auto"]
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class ApprovalEvent:
+    """What was decided about a command, for the host to show: `auto` when the policy allowed
+    it, `denied` for a policy deny or a refusal, `approved` when someone said yes."""
+
+    kind: Literal["approval"] = "approval"
+    command: str
+    verdict: str
+    rule: str | None
+    reason: str | None = None
+    decision: ApprovalOutcome
 
 
 @dataclass(frozen=True)
@@ -28,6 +44,8 @@ class ApprovalRequest:
     rule: str | None = None
     reason: str | None = None
     detail: str | None = None  # the diff of a patch
+    #: What approving also lets the command do beyond its containment (e.g. ("network",)).
+    widens: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from ..base.git import find_repo_root, git_dir
 from ..base.process import ProcessRegistry
 from ..patches.store import PatchStore
 from ..patches.validation import NoneSandbox, Sandbox
-from ..safety.approval import ApprovalGate, Approver, DenyAllApprover
+from ..safety.approval import ApprovalEvent, ApprovalGate, Approver, DenyAllApprover
 from ..safety.jail import PathJail
 from .validation import Limits, closest
 
@@ -74,8 +74,10 @@ class ToolContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     processes: ProcessRegistry = field(default_factory=ProcessRegistry)
     session_id: str | None = None
-    #: Where tools report events (`approval`, ...) for the host to stream; None drops them.
-    events: Callable[[dict[str, Any]], None] | None = None
+    #: False in a folder the user does not trust: no command runs (`run_cmd`, `run_tests`).
+    trusted: bool = True
+    #: Where tools report events (approval decisions) for the host to stream; None drops them.
+    events: Callable[[ApprovalEvent], None] | None = None
 
     @property
     def root(self) -> Path:
@@ -95,6 +97,7 @@ class ToolContext:
         sandbox: Sandbox | None = None,
         patches: PatchStore | None = None,
         session_id: str | None = None,
+        trusted: bool = True,
     ) -> ToolContext:
         from ..safety.policy import CommandPolicy
 
@@ -114,14 +117,15 @@ class ToolContext:
             patches=patches,
             sandbox=sandbox or NoneSandbox(),
             session_id=session_id,
+            trusted=trusted,
         )
 
-    def emit(self, kind: str, **fields: Any) -> None:
+    def emit(self, event: ApprovalEvent) -> None:
         if self.events is not None:
             try:
-                self.events({"kind": kind, **fields})
+                self.events(event)
             except Exception:  # a host's sink must never break a tool
-                log.exception("event sink failed for %s", kind)
+                log.exception("event sink failed for %s", event.kind)
 
     def check_cancelled(self) -> None:
         if self.cancel.is_set():

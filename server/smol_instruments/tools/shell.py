@@ -1,7 +1,8 @@
 """Shell tools: `run_cmd` and `run_tests`, each behind the command policy and approval gate.
 
-The policy parses the command and decides: `deny` is refused here, in Python, and never put
-to anyone; `require_approval` goes to the approver; `allow` runs. Commands run in the
+In a folder the user does not trust, nothing runs and nobody is asked: the tool answers
+UNTRUSTED_WORKSPACE. Otherwise the policy parses the command and decides: `deny` is refused
+here, in Python, and never put to anyone; `require_approval` goes to the approver; `allow` runs. Commands run in the
 repository root, in their own process group (a timeout or cancel kills all of it), with no
 stdin.
 """
@@ -17,7 +18,7 @@ from typing import Any
 from ..base.errors import ErrorType, ToolError
 from ..base.process import ProcessResult, run_process
 from ..base.truncate import truncate_output
-from ..safety.approval import ApprovalRequest
+from ..safety.approval import ApprovalEvent, ApprovalRequest
 from .base import RepoTool, ToolContext, guarded
 from .validation import optional_number, optional_str, require_str
 
@@ -77,6 +78,17 @@ def gated_run(
     ctx: ToolContext, command: str, timeout: float
 ) -> tuple[ProcessResult, dict[str, Any]]:
     """Decide with the policy, ask when it says so, run when allowed; ToolError otherwise."""
+    if not ctx.trusted:
+        raise ToolError(
+            ErrorType.UNTRUSTED_WORKSPACE,
+            f"`{command}` was not run: the user does not trust this folder, so no command runs",
+            recovery_suggestion=(
+                "Do not retry any command. Answer from the files (read_file, rg_search, "
+                "list_files, git_diff) and propose changes with propose_patch; say in "
+                "final_answer() what the user could run once they trust the folder."
+            ),
+            context={"command": command},
+        )
     decision = ctx.policy.verdict(command)
     gate: dict[str, Any] = {
         "verdict": decision.verdict,
@@ -86,11 +98,13 @@ def gated_run(
     if decision.verdict == "deny":
         gate["approval"] = "denied"
         ctx.emit(
-            "approval",
-            command=command,
-            verdict=decision.verdict,
-            rule=decision.rule,
-            decision="denied",
+            ApprovalEvent(
+                command=command,
+                verdict=decision.verdict,
+                rule=decision.rule,
+                reason=decision.reason,
+                decision="denied",
+            )
         )
         raise ToolError(
             ErrorType.COMMAND_DENIED,
@@ -114,11 +128,13 @@ def gated_run(
         gate["approval"] = "approved" if answer.approved else "denied"
         gate["decided_by"] = answer.decided_by
         ctx.emit(
-            "approval",
-            command=command,
-            verdict=decision.verdict,
-            rule=decision.rule,
-            decision=gate["approval"],
+            ApprovalEvent(
+                command=command,
+                verdict=decision.verdict,
+                rule=decision.rule,
+                reason=decision.reason,
+                decision=gate["approval"],
+            )
         )
         if not answer.approved:
             raise ToolError(
@@ -134,11 +150,13 @@ def gated_run(
     else:
         gate["approval"] = "auto"
         ctx.emit(
-            "approval",
-            command=command,
-            verdict=decision.verdict,
-            rule=decision.rule,
-            decision="auto",
+            ApprovalEvent(
+                command=command,
+                verdict=decision.verdict,
+                rule=decision.rule,
+                reason=decision.reason,
+                decision="auto",
+            )
         )
     ctx.check_cancelled()
     result = run_process(

@@ -1,0 +1,325 @@
+"""The agent's loop: smolagents' CodeAgent, extended only through its seams, for small models.
+
+What a small model does wrong, and what the loop does about it (the loop itself is upstream's):
+
+- It answers in prose. A plain question gets that prose as its answer at once. A question about
+  the repository's code, while nothing has been read yet, is sent back once: read first.
+- It copies an instruction's placeholder (`final_answer("...")`) as its answer: refused.
+- It says "fixed" when nothing was proposed: a task that asks for a change gets one reminder
+  to propose it; the session then judges the outcome by what really happened.
+- It gets stuck: the same failing reply three times in a row, or three calls refused as loops,
+  ends the run early and honestly (`RunStuck`) instead of burning the remaining steps.
+- At the step limit, smolagents' summary call replaces the system prompt, so a model server
+  re-reads the whole history (minutes on a CPU). Here the summary keeps every message and asks
+  as the last user message, so the server's cached prefix is reused.
+- The history outgrows the model's context: outputs of older steps are shortened, visibly, to
+  fit the window the server reports.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import re
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+from smolagents import ActionStep, CodeAgent
+from smolagents.agents import ActionOutput, populate_template
+from smolagents.memory import AgentMemory
+from smolagents.models import ChatMessage, MessageRole
+from smolagents.utils import AgentMaxStepsError, AgentParsingError
+
+from ..base.errors import ErrorType
+from .executor import ToolFunctionsExecutor
+from .outcome import needs_a_change
+from .prompts import READ_FIRST, SHORT_FORMAT_ERROR, is_placeholder
+from .state import AgentState
+
+log = logging.getLogger(__name__)
+
+_FENCE = "```"
+#: Identical failing replies, or calls refused as loops, before a run is stopped.
+STUCK_AFTER = 3
+#: Characters per token when estimating a history's size (code is dense; err on the safe side).
+CHARS_PER_TOKEN = 3.0
+# What makes a task about the code: `backticks`, call(), snake_case or camelCase names, or
+# words that only make sense of a code base.
+_CODE_NAMES = re.compile(r"`[^`]+`|\b\w+\(\)|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b")
+_CODE_NOUNS = re.compile(
+    r"\b(?:function|method|class|module|file|files|test|tests|bug|code|repo|repository|"
+    r"project|commit|line|variable|import|error)s?\b",
+    re.IGNORECASE,
+)
+
+
+class RunStuck(Exception):
+    """The model repeats itself without progress; the message says how, for the user."""
+
+
+@dataclass
+class RunWatch:
+    """What one run has done so far, for the loop's judgments. The session makes one per run."""
+
+    task: str
+    state: AgentState
+    repo_files: list[str] = field(default_factory=list)
+    first_call: int = 0
+    first_loop_count: int = 0
+    #: Patches proposed in this run (the session counts them as they arrive).
+    proposed: int = 0
+    #: Whether the working tree changed since the run began (the session knows how to look).
+    tree_changed: Callable[[], bool] = lambda: False
+    nudged: set[str] = field(default_factory=set)
+
+    @classmethod
+    def begin(cls, task: str, state: AgentState, repo_files: list[str], **kw: Any) -> RunWatch:
+        return cls(
+            task,
+            state,
+            repo_files,
+            first_call=state.total_calls,
+            first_loop_count=state.loops_detected,
+            **kw,
+        )
+
+    def tools_used(self) -> bool:
+        """A tool call of this run actually ran (a refused or invalid call does not count)."""
+        return any(
+            record.error not in (ErrorType.LOOP_DETECTED, ErrorType.INVALID_ARGUMENT)
+            for record in self.state.calls_since(self.first_call)
+        )
+
+    def loops(self) -> int:
+        return self.state.loops_detected - self.first_loop_count
+
+    def changed(self) -> bool:
+        return self.proposed > 0 or self.tree_changed()
+
+    def about_code(self) -> bool:
+        """The task names something of this repository (a path, a file, an identifier)."""
+        task = self.task
+        names = {path for path in self.repo_files}
+        names |= {path.rsplit("/", 1)[-1] for path in self.repo_files}
+        names |= {name.rsplit(".", 1)[0] for name in names if len(name.rsplit(".", 1)[0]) >= 4}
+        words = set(re.findall(r"[\w./-]+", task))
+        return bool(words & names or _CODE_NAMES.search(task) or _CODE_NOUNS.search(task))
+
+    def first_read(self) -> str:
+        """The call that starts reading what the task is about."""
+        for path in self.repo_files:
+            if path in self.task:
+                return f'read_file(path="{path}")'
+        for word in re.findall(r"`([^`]+)`|\b(\w+)\(\)", self.task):
+            name = next(part for part in word if part)
+            return f'rg_search(pattern="{name}")'
+        return 'rg_search(pattern="<a name from the question>")'
+
+
+class SmolCodeAgent(CodeAgent):
+    """CodeAgent with small-model recovery in its step generator (the loop itself is upstream's)."""
+
+    def __init__(self, *args: Any, context_tokens: Callable[[], int | None], **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "final_answer_checks",
+            [the_answer_is_real, the_code_was_read, the_change_was_proposed],
+        )
+        super().__init__(*args, **kwargs)
+        self.watch: RunWatch | None = None
+        self.context_tokens = context_tokens
+        self._trim_floor = 0  # steps below this number have their outputs shortened
+        self._same_failures = 0
+        self.step_callbacks.register(ActionStep, self._check_progress)
+
+    def create_python_executor(self) -> ToolFunctionsExecutor:
+        """The interpreter gets plain functions for the tools, never the tool objects."""
+        return ToolFunctionsExecutor(
+            self.additional_authorized_imports,
+            max_print_outputs_length=self.max_print_outputs_length,
+            **self.executor_kwargs,
+        )
+
+    # --- replies without code --------------------------------------------------------------
+
+    def _step_stream(self, memory_step: ActionStep) -> Generator[Any]:
+        try:
+            yield from super()._step_stream(memory_step)
+        except AgentParsingError:
+            prose = (memory_step.model_output or "").strip()
+            if prose.endswith(_FENCE) and _FENCE not in prose[:-3]:
+                prose = prose[:-3].rstrip()  # smolagents appended a closing fence
+            watch = self.watch
+            must_read = (
+                watch is not None
+                and "read-first" not in watch.nudged
+                and not watch.tools_used()
+                and watch.about_code()
+            )
+            if prose and must_read and watch is not None:
+                watch.nudged.add("read-first")
+                raise AgentParsingError(
+                    READ_FIRST.format(call=watch.first_read()), self.logger
+                ) from None
+            if prose and not is_placeholder(prose):
+                # A plain answer, or a second prose reply after a nudge: that prose is the answer.
+                memory_step.action_output = prose
+                yield ActionOutput(output=prose, is_final_answer=True)
+                return
+            raise AgentParsingError(SHORT_FORMAT_ERROR, self.logger) from None
+
+    # --- stuck -------------------------------------------------------------------------------
+
+    def _check_progress(self, step: ActionStep, **_: Any) -> None:
+        """After each step: stop the run when the model only repeats itself."""
+        if isinstance(step.error, AgentMaxStepsError):
+            return
+        watch = self.watch
+        if watch is not None and watch.loops() >= STUCK_AFTER:
+            repeated = watch.state.last_loop_call() or "the same tool call"
+            raise RunStuck(f"the model kept repeating {repeated}, which had already run")
+        previous = self._previous_action(step)
+        failing = step.error is not None and not step.is_final_answer
+        if (
+            failing
+            and previous is not None
+            and previous.error is not None
+            and ((previous.model_output or "").strip() == (step.model_output or "").strip())
+        ):
+            self._same_failures += 1
+        else:
+            self._same_failures = 1 if failing else 0
+        if self._same_failures >= STUCK_AFTER:
+            first = str(step.error).strip().splitlines()
+            raise RunStuck(
+                f"the model wrote the same failing reply {STUCK_AFTER} times"
+                + (f" ({first[0][:160]})" if first else "")
+            )
+
+    def _previous_action(self, step: ActionStep) -> ActionStep | None:
+        for earlier in reversed(self.memory.steps):
+            if isinstance(earlier, ActionStep) and earlier is not step:
+                return earlier
+        return None
+
+    # --- the step-limit summary -------------------------------------------------------------
+
+    def provide_final_answer(self, task: str) -> ChatMessage:
+        """The summary at the step limit, asked after the unchanged history (cached prefix)."""
+        messages = self.write_memory_to_messages()
+        instruction = populate_template(
+            self.prompt_templates["final_answer"]["post_messages"], variables={"task": task}
+        )
+        messages.append(
+            ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": instruction}])
+        )
+        try:
+            message: ChatMessage = self.model.generate(messages)
+        except Exception as exc:
+            if getattr(self.model, "cancel", None) is not None and self.model.cancel.is_set():
+                raise
+            log.warning("the step-limit summary failed: %s", exc)
+            reason = (
+                str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            )
+            return ChatMessage(
+                role=MessageRole.ASSISTANT,
+                content=(
+                    "The step limit was reached before the task was done, and the model could "
+                    f"not summarise the work ({reason})."
+                ),
+            )
+        text = message.content if isinstance(message.content, str) else str(message.content)
+        message.content = text.replace(_FENCE, "").strip() or "The step limit was reached."
+        return message
+
+    # --- the context window ------------------------------------------------------------------
+
+    def write_memory_to_messages(self, summary_mode: bool = False) -> list[ChatMessage]:
+        messages = super().write_memory_to_messages(summary_mode=summary_mode)
+        limit = self.context_tokens()
+        if not limit:
+            return messages
+        reply = int(getattr(self.model, "kwargs", {}).get("max_tokens") or 1024)
+        budget = max(512, limit - reply - 256)
+        if _estimate(messages) <= budget:
+            return messages
+        steps = [s for s in self.memory.steps if isinstance(s, ActionStep)]
+        for floor in range(max(self._trim_floor, 1), (steps[-1].step_number if steps else 1) + 1):
+            trimmed = self._messages_trimmed_below(floor, summary_mode)
+            if _estimate(trimmed) <= budget or floor == steps[-1].step_number:
+                if floor > self._trim_floor:
+                    log.info("history trimmed below step %d to fit %d tokens", floor, limit)
+                    self._trim_floor = floor
+                return trimmed
+        return messages
+
+    def _messages_trimmed_below(self, floor: int, summary_mode: bool) -> list[ChatMessage]:
+        messages = self.memory.system_prompt.to_messages(summary_mode=summary_mode)
+        for step in self.memory.steps:
+            if isinstance(step, ActionStep) and step.step_number < floor and step.observations:
+                step = copy.copy(step)
+                size = len(step.observations)
+                step.observations = (
+                    f"[the output of step {step.step_number} ({size} characters) was cut to fit "
+                    "the model's context window; call the tool again if you need it]"
+                )
+            messages.extend(step.to_messages(summary_mode=summary_mode))
+        return messages
+
+
+def _estimate(messages: list[ChatMessage]) -> int:
+    size = 0
+    for message in messages:
+        content = message.content
+        if isinstance(content, str):
+            size += len(content)
+        elif isinstance(content, list):
+            size += sum(
+                len(str(part.get("text", ""))) for part in content if isinstance(part, dict)
+            )
+    return int(size / CHARS_PER_TOKEN) + 4 * len(messages)
+
+
+# smolagents wraps a failing check as "Check <name> failed with error: <message>": the names
+# below are written to be read by the model in that sentence.
+
+
+def the_answer_is_real(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A final answer that is an instruction's slot ("...", "<answer>") is no answer."""
+    if isinstance(answer, str) and is_placeholder(answer):
+        raise ValueError(
+            "that is the placeholder from the instructions, not an answer. Call final_answer "
+            "with what you found, in your own words."
+        )
+    return True
+
+
+def the_code_was_read(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A question about the repository's code, answered before anything was read, is sent back
+    once to be answered from the code."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or "read-first" in watch.nudged or watch.tools_used():
+        return True
+    if not watch.about_code():
+        return True
+    watch.nudged.add("read-first")
+    raise ValueError(
+        "this is about the repository's code and nothing has been read yet. Read it first, "
+        f"e.g. print({watch.first_read()}), then answer from what it shows."
+    )
+
+
+def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A task that asks for a change gets one reminder when nothing was proposed yet."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or "change" in watch.nudged or watch.changed():
+        return True
+    if not needs_a_change(watch.task, str(answer)):
+        return True
+    watch.nudged.add("change")
+    raise ValueError(
+        "no change has been proposed for this task yet. Read the file, then call "
+        "propose_patch(path=..., old_text=..., new_text=...). If you cannot make the change, "
+        "call final_answer and say why."
+    )

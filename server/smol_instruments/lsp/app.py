@@ -1,0 +1,160 @@
+"""The daemon assembled: `smol-instruments serve`, its features in order, and how it runs.
+
+`FEATURES` is the one list of what the daemon does; this is the only module that imports the
+features. `create_server` builds them in that order and gives each what its constructor asks
+for, by type: the server, or a feature built before it (`Patches(server, approvals:
+Approvals)`). A missing dependency fails at start-up, naming it. The notifications more than
+one feature hears (initialize, initialized, didSave) are dispatched here, in the same order.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from ..base.config import Settings
+from .feature import Feature
+from .features.approvals import Approvals
+from .features.chat import Chat
+from .features.code_actions import CodeActions
+from .features.configuration import Configuration
+from .features.patches import Patches
+from .server import SmolLanguageServer
+
+log = logging.getLogger(__name__)
+
+#: What the daemon does, in the order features are built and hear the lifecycle.
+FEATURES: tuple[type[Feature], ...] = (Configuration, Approvals, Patches, Chat, CodeActions)
+
+
+def dependencies(kind: type[Feature], server: SmolLanguageServer) -> dict[str, Any]:
+    """The arguments of `kind`'s constructor, found by their annotated types."""
+    hints = typing.get_type_hints(kind.__init__)
+    found: dict[str, Any] = {}
+    for name in list(inspect.signature(kind.__init__).parameters)[1:]:
+        wanted = hints.get(name)
+        if isinstance(wanted, type) and isinstance(server, wanted):
+            found[name] = server
+        elif isinstance(wanted, type) and issubclass(wanted, Feature):
+            feature = server.get_feature(wanted)
+            if feature is None:
+                raise TypeError(
+                    f"{kind.__name__} needs {wanted.__name__}: list it before {kind.__name__} in FEATURES"
+                )
+            found[name] = feature
+        else:
+            raise TypeError(
+                f"{kind.__name__}({name}: {wanted}) is neither the server nor a feature"
+            )
+    return found
+
+
+def create_server(
+    settings: Settings, features: tuple[type[Feature], ...] = FEATURES
+) -> SmolLanguageServer:
+    server = SmolLanguageServer(settings)
+    for kind in features:
+        feature = kind(**dependencies(kind, server))
+        feature.register(server)
+        server.add_feature(feature)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: SmolLanguageServer, params: types.InitializeParams) -> None:
+        """Workspace root, trust and settings from the client."""
+        ls.initialize(params)
+        for feature in ls:
+            feature.initialize(params)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: SmolLanguageServer, params: types.InitializedParams) -> None:
+        """The client is ready: features may send what they have."""
+        for feature in ls:
+            feature.initialized(params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: SmolLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        """A saved file changes what the tools see."""
+        for feature in ls:
+            feature.document_saved(params)
+
+    return server
+
+
+class LspLogHandler(logging.Handler):
+    """Forwards log records to the client's `window/logMessage` (never stdout)."""
+
+    LEVELS = {
+        logging.DEBUG: types.MessageType.Log,
+        logging.INFO: types.MessageType.Info,
+        logging.WARNING: types.MessageType.Warning,
+        logging.ERROR: types.MessageType.Error,
+    }
+
+    def __init__(self, server: SmolLanguageServer) -> None:
+        super().__init__()
+        self.server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.startswith("pygls"):
+            return  # pygls logs every message; echoing them back would loop
+        try:
+            kind = self.LEVELS.get(record.levelno, types.MessageType.Error)
+            params = types.LogMessageParams(type=kind, message=self.format(record))
+            self.server.post(self.server.window_log_message, params)
+        except Exception:
+            pass
+
+
+def _log_to(server: SmolLanguageServer, settings: Settings) -> None:
+    """Logs go to LOG_FILE and, from INFO up, to the client; never to stdout."""
+    from ..base.config import default_log_file
+
+    root_logger = logging.getLogger()
+    root_logger.setLevel(settings.log_level)
+    for handler in list(root_logger.handlers):
+        root_logger.removeHandler(handler)
+    log_file = Path(settings.log_file) if settings.log_file else default_log_file()
+    try:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(log_file)
+        file_handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        )
+        root_logger.addHandler(file_handler)
+    except OSError as exc:
+        print(f"smol-instruments: cannot write the log file {log_file}: {exc}", file=sys.stderr)
+    lsp_handler = LspLogHandler(server)
+    lsp_handler.setLevel(logging.INFO)
+    lsp_handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    root_logger.addHandler(lsp_handler)
+
+
+def serve(settings: Settings, tcp: str | None = None) -> int:
+    """Run the daemon until the client goes away; then stop runs, sandboxes and children."""
+    # stdout is the JSON-RPC channel: keep a handle for pygls, send stray prints to stderr.
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    server = create_server(settings)
+    _log_to(server, settings)
+    try:
+        if tcp:
+            host, _, port = tcp.rpartition(":")
+            server.start_tcp(host or "127.0.0.1", int(port))
+        else:
+            server.start_io(sys.stdin.buffer, protocol_out)
+    finally:
+        server.close()
+        log.info("daemon stopped")
+        logging.shutdown()
+        # Runs were cancelled and sandboxes removed; a worker thread stuck in a network read
+        # must not keep the process alive after its client is gone.
+        os._exit(0)
+    return 0

@@ -1,0 +1,168 @@
+"""The loop's answers to what small models really do, through the real agent and LiteLLM.
+
+Each test scripts the model with a habit seen in real runs (tests/support/transcripts.py has
+more) and checks what the run then did: how many model calls, what the model was told, the
+run's status and answer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.scripted_model import ScriptedModel, Turn
+from tests.test_agent import session_for
+
+from smol_instruments.agent.model import END_OF_BLOCK
+from smol_instruments.agent.outcome import NOT_DONE, asks_for_change, claims_change
+from smol_instruments.base.config import Settings
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def block(code: str, before: str = "I will do that.") -> str:
+    return f"{before}\n```python\n{code.strip()}\n```"
+
+
+def run(repo: Path, settings: Settings, turns: list[Any], task: str, **overrides: Any) -> Any:
+    with ScriptedModel(turns) as model:
+        session = session_for(repo, settings, model, **overrides)
+        try:
+            outcome = session.run(task)
+        finally:
+            session.close()
+        return outcome, model.requests
+
+
+def test_a_final_answer_beside_tool_calls_waits_for_their_results(
+    repo: Path, settings: Settings
+) -> None:
+    turns = [
+        block('r = read_file(path="src/app.py")\nprint(r)\nfinal_answer("The code was fixed.")'),
+        block('final_answer("app/calc.py exists; src/app.py does not.")'),
+    ]
+    outcome, requests = run(repo, settings, turns, "is there an src/app.py?")
+    assert outcome.answer == "app/calc.py exists; src/app.py does not."
+    seen = requests[1].prompt_text()
+    assert "FILE_NOT_FOUND" in seen and "final_answer was not taken" in seen
+
+
+def test_a_change_that_was_never_proposed_is_not_completed(repo: Path, settings: Settings) -> None:
+    turns = [
+        block('print(read_file(path="app/calc.py"))'),
+        block('final_answer("I fixed the bug in add.")'),
+        block('final_answer("I fixed the bug in add.")'),
+    ]
+    outcome, requests = run(repo, settings, turns, "Fix the bug in add() in app/calc.py")
+    assert "no change has been proposed" in requests[2].prompt_text()  # one reminder
+    assert outcome.status == "incomplete"
+    assert outcome.answer.startswith(NOT_DONE)
+    assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing was written
+
+
+def test_a_placeholder_is_not_an_answer(repo: Path, settings: Settings) -> None:
+    turns = [block('final_answer("...")'), block('final_answer("Hello! How can I help?")')]
+    outcome, requests = run(repo, settings, turns, "hello")
+    assert "placeholder" in requests[1].prompt_text()
+    assert outcome.answer == "Hello! How can I help?"
+
+
+def test_the_same_failing_reply_three_times_stops_the_run(repo: Path, settings: Settings) -> None:
+    broken = block('print(read_file(path="app/calc.py")\n')  # a syntax error, again and again
+    outcome, requests = run(repo, settings, [broken] * 3, "read calc", agent_max_steps=10)
+    assert len(requests) == 3
+    assert outcome.status == "failed"
+    assert "stopped early" in (outcome.error or "") and "same failing reply" in outcome.answer
+
+
+def test_calls_refused_as_loops_stop_the_run(repo: Path, settings: Settings) -> None:
+    read = block('print(read_file(path="app/calc.py"))')
+    outcome, requests = run(repo, settings, [read] * 4, "read calc", agent_max_steps=10)
+    assert len(requests) == 4  # one read that ran, three refused
+    assert outcome.status == "failed"
+    assert "kept repeating read_file(path='app/calc.py')" in outcome.answer
+    # What the model was reminded of is the file, not the previous refusal.
+    last = requests[3].prompt_text()
+    assert "Its result began: {'path': 'app/calc.py'" in last
+
+
+def test_the_step_limit_summary_keeps_the_cached_prefix(repo: Path, settings: Settings) -> None:
+    turns = [block(f'print(read_file(path="app/calc.py", start_line={i}))') for i in (1, 2)]
+    turns.append("I read app/calc.py; add() returns a - b, which is the bug. Nothing was changed.")
+    outcome, requests = run(repo, settings, turns, "look at calc", agent_max_steps=2)
+    assert outcome.status == "max_steps"
+    assert "add() returns a - b" in outcome.answer
+    summary, last_step = requests[-1].messages, requests[-2].messages
+    assert summary[: len(last_step)] == last_step or summary[0] == last_step[0]
+    assert summary[0] == requests[0].messages[0]  # the same system prompt: a cache hit
+    assert "step limit is reached" in str(summary[-1]["content"])
+
+
+def test_a_reply_stops_at_its_first_block(repo: Path, settings: Settings) -> None:
+    invented = (
+        block('print(read_file(path="app/calc.py"))')
+        + "\nThe observation is:\n```python\nprint(run_cmd(command='touch INVENTED'))\n```"
+    )
+    turns = [Turn(invented), block('final_answer("add() subtracts.")')]
+    outcome, requests = run(repo, settings, turns, "what does calc do?")
+    assert END_OF_BLOCK in requests[0].stop  # the server is asked to stop there
+    assert not (repo / "INVENTED").exists()
+    assert outcome.answer == "add() subtracts."
+
+
+def test_a_stream_that_ignores_the_stop_is_cut_after_the_first_block(
+    repo: Path, settings: Settings
+) -> None:
+    """A server that does not honour `stop`: the client cuts the reply itself."""
+    invented = block('print("first")') + "\nObservation: first\n```python\nprint('second')\n```"
+    with ScriptedModel([Turn(invented), block('final_answer("ok")')]) as model:
+        model.honour_stop = False
+        session = session_for(repo, settings, model)
+        session.run("say first")
+        steps = [s for s in session.agent.memory.steps if getattr(s, "code_action", None)]
+        session.close()
+    assert steps[0].code_action.strip() == 'print("first")'
+
+
+def test_history_is_trimmed_visibly_to_the_context_window(repo: Path, settings: Settings) -> None:
+    (repo / "big.txt").write_text("".join(f"line {i} " + "x" * 60 + "\n" for i in range(120)))
+    reads = [
+        block(f'print(read_file(path="big.txt", start_line={s}, end_line={s + 40}))')
+        for s in (1, 41, 81)
+    ]
+    turns = [*reads, block('final_answer("read it all")')]
+    outcome, requests = run(
+        repo, settings, turns, "read big.txt", model_num_ctx=2048, model_max_tokens=256
+    )
+    assert outcome.status == "completed"
+    last = requests[-1].prompt_text()
+    assert "was cut to fit the model's context window" in last
+    assert "line 100" in last  # the newest output is whole
+
+
+@pytest.mark.parametrize(
+    ("task", "asks"),
+    [
+        ("Fix the failing test", True),
+        ("please add a test for truncate()", True),
+        ("Can you update the README?", True),
+        ("why does fix_path() fail?", False),
+        ("what does add do?", False),
+        ("Explain the change in the last commit", False),
+    ],
+)
+def test_which_tasks_ask_for_a_change(task: str, asks: bool) -> None:
+    assert asks_for_change(task) is asks
+
+
+@pytest.mark.parametrize(
+    ("answer", "claims"),
+    [
+        ("I fixed the bug and the patch was applied.", True),
+        ("The test has been added.", True),
+        ("The bug is in add(): it returns a - b.", False),
+    ],
+)
+def test_which_answers_claim_a_change(answer: str, claims: bool) -> None:
+    assert claims_change(answer) is claims
