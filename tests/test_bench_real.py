@@ -107,7 +107,7 @@ PROPOSE_FIX = (
 def _run(task_key: str, agent: str, script: list[str], tmp_path: Path) -> tuple[object, int]:
     [task] = tasks.select([task_key])
     with ScriptedModel(script) as model, RecordingProxy(model.base_url) as proxy:
-        options = agents.RunOptions(proxy.api_base, 5, 60.0, 180.0)
+        options = agents.RunOptions(proxy.api_base, "test", 5, 60.0, 180.0)
         record = main.run_one(task, 1, agent, options, proxy, tmp_path / "artifacts")
         return record, len(model.requests)
 
@@ -123,12 +123,15 @@ def test_a_proposed_fix_is_accepted_and_judged_by_the_tests(tmp_path: Path) -> N
     assert "propose_patch" in transcript and "5 tests pass" in transcript
 
 
-def test_a_claimed_fix_with_nothing_proposed_is_a_false_success(tmp_path: Path) -> None:
-    script = ['```python\nfinal_answer("The bug is fixed and the tests pass.")\n```']
-    record, _ = _run("fix-failing-test", "ours", script, tmp_path)
-    assert record.run.turns[0].status == "completed"
+def test_a_completed_run_whose_check_fails_is_a_false_success(tmp_path: Path) -> None:
+    script = [
+        '```python\nprint(read_file(path="calc/ops.py"))\n```',
+        '```python\nfinal_answer("It raises ZeroDivisionError.")\n```',
+    ]
+    record, _ = _run("explain-divide", "ours", script, tmp_path)
+    assert record.run.turns[0].status == "completed" and record.run.exit_code == 0
     assert record.result == "false-success"
-    assert record.run.accepted == []
+    assert "ValueError" in record.verdict.detail
 
 
 def test_the_baseline_runs_the_stock_agent_on_the_same_tools(tmp_path: Path) -> None:
@@ -148,7 +151,9 @@ def test_the_baseline_runs_the_stock_agent_on_the_same_tools(tmp_path: Path) -> 
 
 def test_chat_turns_are_judged_together(tmp_path: Path) -> None:
     script = [
+        '```python\nprint(read_file(path="calc/ops.py"))\n```',
         '```python\nfinal_answer("It returns a * b.")\n```',
+        '```python\nprint(read_file(path="tests/test_ops.py"))\n```',
         '```python\nfinal_answer("test_multiply checks it.")\n```',
     ]
     record, _ = _run("chat-two-turns", "ours", script, tmp_path)

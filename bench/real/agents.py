@@ -50,7 +50,7 @@ class AgentRun:
 
     @property
     def claimed_success(self) -> bool:
-        """The run said it finished the task (every turn `completed`, and exit 0 for `run`)."""
+        """The run said it finished the task: every turn `completed`, and exit status 0."""
         return (
             bool(self.turns)
             and all(t.status == "completed" for t in self.turns)
@@ -72,6 +72,7 @@ class AgentRun:
 @dataclass(frozen=True)
 class RunOptions:
     api_base: str
+    api_key: str
     max_steps: int
     model_timeout: float
     run_timeout: float
@@ -90,9 +91,11 @@ def environment(options: RunOptions) -> dict[str, str]:
         {
             # `python` in the repository's commands is this environment's (it has pytest).
             "PATH": bin_dir + os.pathsep + env.get("PATH", ""),
+            # The server the evaluation started (the product's embedded one, behind the proxy).
+            "MODEL_BACKEND": "server",
             "MODEL_ID": "openai/local",
             "MODEL_API_BASE": options.api_base,
-            "MODEL_API_KEY": "not-needed",
+            "MODEL_API_KEY": options.api_key,
             "MODEL_TIMEOUT_S": f"{options.model_timeout:g}",
             "AGENT_MAX_STEPS": str(options.max_steps),
             "PHOENIX_ENABLED": "false",
@@ -162,8 +165,7 @@ def run_ours(task: Task, repo: Path, options: RunOptions) -> AgentRun:
         status, steps = summaries[index] if index < len(summaries) else ("unknown", "0")
         answer = answers[index] if index < len(answers) else ""
         turns.append(Turn(status, answer, int(steps)))
-    # `chat` exits 0 whatever happened; its claim is each turn's status.
-    return AgentRun(turns, None, seconds, err)
+    return AgentRun(turns, code, seconds, err)
 
 
 def run_baseline(task: Task, repo: Path, options: RunOptions, out_file: Path) -> AgentRun:
@@ -177,6 +179,8 @@ def run_baseline(task: Task, repo: Path, options: RunOptions, out_file: Path) ->
         str(out_file),
         "--api-base",
         options.api_base,
+        "--api-key",
+        options.api_key,
         "--timeout",
         f"{options.model_timeout:g}",
         "--max-steps",

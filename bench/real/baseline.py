@@ -29,8 +29,10 @@ def _settings(args: argparse.Namespace) -> Any:
         None,
         model_id=args.model_id,
         model_api_base=args.api_base,
+        model_api_key=args.api_key,
         model_timeout_s=args.timeout,
         agent_max_steps=args.max_steps,
+        model_backend="server",
         sandbox_backend="local",
         phoenix_enabled=False,
     )
@@ -77,7 +79,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     model = LiteLLMModel(
         model_id=settings.model_id,
         api_base=settings.model_api_base,
-        api_key="not-needed",
+        api_key=settings.model_api_key,
         temperature=settings.model_temperature,
         max_tokens=settings.model_max_tokens,
         timeout=settings.model_timeout_s,
@@ -121,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", required=True)
     parser.add_argument("--out", required=True, help="where to write the JSON result")
     parser.add_argument("--api-base", required=True)
+    parser.add_argument("--api-key", default="not-needed")
     parser.add_argument("--model-id", default="openai/local")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--max-steps", type=int, default=10)

@@ -24,7 +24,7 @@ from typing import Any
 
 from . import agents, fixtures, report, tasks
 from .proxy import RecordingProxy
-from .server import MODELS, LlamaServer, ModelMissing, find_model
+from .server import MODELS, ModelMissing, find_model, model_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,18 +117,24 @@ def main(argv: list[str] | None = None) -> int:
     records: list[report.Record] = []
     with ExitStack() as stack:
         proxies: dict[str, RecordingProxy] = {}
+        keys: dict[str, str] = {}
         for agent in args.agents:
-            server = stack.enter_context(
-                LlamaServer(
-                    gguf, threads=args.threads, ctx=args.ctx, log=artifacts / f"server-{agent}.log"
+            log = artifacts / f"server-{agent}.log"
+            try:
+                server = stack.enter_context(
+                    model_server(gguf, threads=args.threads, ctx=args.ctx, log=log)
                 )
-            )
-            proxies[agent] = stack.enter_context(RecordingProxy(server.url))
+            except ModelMissing as exc:
+                print(f"python -m bench --real: {exc}", file=sys.stderr)
+                return 2
+            proxies[agent] = stack.enter_context(RecordingProxy(server.base_url))
+            keys[agent] = server.api_key
         for task in chosen:
             for rep in range(1, args.reps + 1):
                 for agent in args.agents:
                     options = agents.RunOptions(
                         proxies[agent].api_base,
+                        keys[agent],
                         args.max_steps,
                         args.model_timeout,
                         args.run_timeout,
@@ -147,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(report.modes_table(records, args.agents))
     document = {
-        "model": {"choice": args.model, "name": MODELS[args.model].name, "file": str(gguf)},
+        "model": {"choice": args.model, "name": MODELS[args.model], "file": str(gguf)},
         "settings": {
             "threads": args.threads,
             "ctx": args.ctx,
