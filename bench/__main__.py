@@ -1,5 +1,8 @@
 """`python -m bench [--quick] [--only NAME ...]`: every figure, measured against its baseline.
 
+`python -m bench --real [options]` is the evaluation on a real local model instead (see
+bench/real/main.py; `python -m bench --real --help` lists its options).
+
 Each figure is measured side by side with its baseline in this same invocation, so noisy
 machines still give comparable ratios. Prints a table and writes bench/results.json.
 """
@@ -52,6 +55,11 @@ def table(figures: list[Figure]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--real" in argv:
+        from .real.main import main as real_main
+
+        return real_main([a for a in argv if a != "--real"])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
     parser.add_argument(

@@ -1,0 +1,1 @@
+"""The evaluation on a real local model: `python -m bench --real` (see main.py)."""
