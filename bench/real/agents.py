@@ -207,7 +207,7 @@ def pending_patches(repo: Path) -> list[dict[str, Any]]:
             patch = json.loads(file.read_text())
         except ValueError:
             continue
-        if patch.get("status") == "pending":
+        if patch.get("status", "pending") == "pending":  # a pending patch omits its status
             found.append(patch)
     return sorted(found, key=lambda p: p.get("created_at", 0), reverse=True)
 
