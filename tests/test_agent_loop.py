@@ -127,7 +127,7 @@ def test_a_block_without_a_language_is_not_cut_at_its_opening_fence(
     bare = 'I will read the file `app/calc.py`.\n```\nprint(read_file(path="app/calc.py"))\n```'
     turns = [Turn(bare), block('final_answer("add() returns a - b.")')]
     outcome, requests = run(repo, settings, turns, "What does add in app/calc.py return?")
-    assert all(stop.strip() != "```" for r in requests for stop in r.stop)
+    assert all(stop not in ("```", "\n```") for r in requests for stop in r.stop)
     assert "return a - b" in requests[1].prompt_text()  # the read ran; its result was seen
     assert outcome.status == "completed"
 
@@ -215,3 +215,15 @@ def test_the_history_has_no_tool_call_echo_and_says_what_comes_next(
     assert "Calling tools" not in text and "Last output from code snippet" not in text
     assert text.rstrip().endswith("otherwise make the next call.")
     assert "content: |\n  def add(a, b):\n      return a - b" in text  # the file, as lines
+
+
+def test_prose_after_a_block_is_stopped_by_the_server_and_tokens_are_counted(
+    repo: Path, settings: Settings
+) -> None:
+    """A stop after a closed block ends the reply at the server, which still reports usage."""
+    chatty = block('print(read_file(path="app/calc.py"))') + "\n\nThe function returns a - b."
+    turns = [Turn(chatty), block('final_answer("add() returns a - b.")')]
+    outcome, requests = run(repo, settings, turns, "What does add in app/calc.py return?")
+    assert "\n```\n\n" in requests[0].stop
+    assert requests[0].reply is not None and "The function returns" not in requests[0].reply
+    assert outcome.usage.prompt_tokens > 0 and outcome.usage.completion_tokens > 0

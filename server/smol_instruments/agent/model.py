@@ -10,10 +10,11 @@
 3. One block per reply. Small models keep writing after their code block: an invented
    "Observation:", a second block that runs before the first one's result is seen. The stream
    is cut at the end of the first fenced block and closed, which stops the server generating.
-   No stop sequence is sent for the closing fence (smolagents asks for one; it is taken out):
-   a server cannot tell it from an opening fence without a language (models write
-   "```\nread_file(...)"), so a stop there would cut the reply before its code. A block left unclosed (the reply hit its token limit) gets its
-   fence back.
+   No stop sequence is sent for a bare fence (smolagents asks for one; it is taken out): a
+   server cannot tell a closing fence from an opening one without a language (models write
+   "```\nread_file(...)"), so a stop there would cut the reply before its code. The stops
+   sent are what only follows a closed block (`AFTER_BLOCK_STOPS`). A block left unclosed (a
+   stop, or the token limit) gets its fence back.
 
 LiteLLM is imported lazily (about 3 s) and with its bundled cost map, never the internet's.
 """
@@ -112,12 +113,18 @@ def _parses(code: str) -> bool:
     return True
 
 
-def _no_fence_stop(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The call's arguments without a stop at a fence (smolagents asks for one at "\\n```")."""
-    stops = kwargs.get("stop_sequences")
-    if not stops:
-        return kwargs
-    return {**kwargs, "stop_sequences": [s for s in stops if s.strip() != "```"]}
+#: What follows a closed block when a model goes on writing, never an opening fence. A server
+#: that stops there ends the reply itself and still reports its token usage (a stream the
+#: client cuts does not).
+AFTER_BLOCK_STOPS = ("\n```\n\n", "\n```\n```", "\n```\nObservation", "\n```\nOutput")
+
+
+def _block_stops(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's stops: none at a bare fence (smolagents asks for "\\n```"), the ones after a
+    closed block instead."""
+    stops = [s for s in kwargs.get("stop_sequences") or [] if s.strip() != "```"]
+    stops += [s for s in AFTER_BLOCK_STOPS if s not in stops]
+    return {**kwargs, "stop_sequences": stops}
 
 
 def first_block_only(text: str) -> str:
@@ -215,7 +222,7 @@ class AgentModel(LiteLLMModel):
         self._check_cancel()
         saved = self._temperature_for_this_reply()
         try:
-            message = super().generate(messages, **_no_fence_stop(kwargs))
+            message = super().generate(messages, **_block_stops(kwargs))
         finally:
             self.kwargs = saved
         if isinstance(message.content, str):
@@ -234,7 +241,7 @@ class AgentModel(LiteLLMModel):
     ) -> Generator[ChatMessageStreamDelta]:
         self._check_cancel()
         saved = self._temperature_for_this_reply()
-        stream = super().generate_stream(messages, **_no_fence_stop(kwargs))
+        stream = super().generate_stream(messages, **_block_stops(kwargs))
         parts: list[str] = []
         size = 0
         deadline = time.monotonic() + self.reply_timeout_s

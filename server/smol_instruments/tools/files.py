@@ -89,7 +89,9 @@ class ReadFileTool(RepoTool):
             # Small models guess line numbers (lines 10-15 of a 16-line file, again and again).
             note = f"the file has only {len(lines)} lines: all of them are shown"
             start = end = None
-            span = line_range(None, None, len(lines), limits.max_line_range, default_span=len(lines))
+            span = line_range(
+                None, None, len(lines), limits.max_line_range, default_span=len(lines)
+            )
         selected = lines[span.start - 1 : span.end]
         shown: list[str] = []
         size = 0
