@@ -21,8 +21,8 @@ SYSTEM_PROMPT = """You are a coding agent working in a git repository. You act b
 
 Every reply is exactly one ```python code block and nothing else: a # comment saying what you do next, then the code. Then stop and wait for its output. For example:
 ```python
-# Find where the name is defined.
-result = rg_search(pattern="<a name from the task>")
+# <one line: what this step does>
+result = read_file(path="<a file from the list below>")
 print(result)
 ```
 Rules:
