@@ -266,3 +266,16 @@ def test_a_printed_tool_result_shows_its_text_as_lines() -> None:
     result = read(path="a.py")
     assert str(result) == "path: a.py\ncontent: |\n  x = 1\n  y = 2"
     assert result == {"path": "a.py", "content": "x = 1\ny = 2\n"}  # still the plain dict
+
+
+def test_a_refused_import_of_the_repositorys_module_says_how_to_read_it() -> None:
+    """Small models import the code they were asked about, and retry; the error shows the way."""
+    from smol_instruments.agent.executor import ToolFunctionsExecutor
+
+    executor = ToolFunctionsExecutor([])
+    executor.send_tools({})
+    with pytest.raises(InterpreterError) as caught:
+        executor("from textutils.strings import slugify\nprint(slugify('x'))")
+    message = str(caught.value)
+    assert "print(read_file(path='textutils/strings.py'))" in message
+    assert "is not allowed" in message

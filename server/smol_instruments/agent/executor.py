@@ -29,6 +29,7 @@ back, the tools run, and the observation says why no answer was taken.
 from __future__ import annotations
 
 import ast
+import re
 import string
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -272,4 +273,26 @@ class ToolFunctionsExecutor(LocalPythonExecutor):
 
     def __call__(self, code_action: str) -> CodeOutput:
         code = hold_back_final_answer(code_action, self.tool_names)
-        return super().__call__(route_formatting(code))
+        try:
+            return super().__call__(route_formatting(code))
+        except InterpreterError as exc:
+            raise InterpreterError(_with_a_way_forward(str(exc))) from None
+
+
+_IMPORT_REFUSED = re.compile(r"Import (?:from )?([\w.]+) is not allowed")
+
+
+def _with_a_way_forward(message: str) -> str:
+    """A refused import of what looks like the repository's own module says how to see it.
+
+    Small models try to import the code they were asked about, and retry the same import.
+    """
+    match = _IMPORT_REFUSED.search(message)
+    if match is None:
+        return message
+    path = match[1].replace(".", "/") + ".py"
+    return (
+        f"{match[1]} cannot be imported here: this code can only call the tools. To see what "
+        f"it does, read it: print(read_file(path='{path}')); to run it, use run_cmd(...). "
+        f"({message.split('. ', 1)[0]})"
+    )
