@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.scripted_model import ScriptedModel, Turn
+from tests.support.scripted_model import ScriptedModel, Turn, estimate_tokens
 from tests.test_agent import session_for
 
 from smol_instruments.agent.outcome import NOT_DONE, asks_for_change, claims_change
@@ -106,6 +106,9 @@ def test_the_step_limit_summary_keeps_the_cached_prefix(repo: Path, settings: Se
     assert summary[: len(last_step)] == last_step or summary[0] == last_step[0]
     assert summary[0] == requests[0].messages[0]  # the same system prompt: a cache hit
     assert "step limit is reached" in str(summary[-1]["content"])
+    # Every call's tokens are counted, the summary's too (smolagents never yields its step).
+    sent = sum(estimate_tokens(r.prompt_text()) for r in requests)
+    assert outcome.usage.prompt_tokens == sent
 
 
 def test_a_reply_stops_at_its_first_block(repo: Path, settings: Settings) -> None:

@@ -66,7 +66,15 @@ _CODE_NOUNS = re.compile(
 
 
 class RunStuck(Exception):
-    """The model repeats itself without progress; the message says how, for the user."""
+    """The model repeats itself without progress; the message says how, for the user.
+
+    `step` is the step that showed it: raised from the step's callback, it never reaches the
+    run's stream, so the session reports it (its output, its tokens) from here.
+    """
+
+    def __init__(self, message: str, step: ActionStep | None = None) -> None:
+        super().__init__(message)
+        self.step = step
 
 
 @dataclass
@@ -194,7 +202,7 @@ class SmolCodeAgent(CodeAgent):
         watch = self.watch
         if watch is not None and watch.loops() >= STUCK_AFTER:
             repeated = watch.state.last_loop_call() or "the same tool call"
-            raise RunStuck(f"the model kept repeating {repeated}, which had already run")
+            raise RunStuck(f"the model kept repeating {repeated}, which had already run", step)
         if watch is not None and watch.loops() > self._loops_seen:
             self._shake()  # a refused repeat: at a low temperature the next reply is the same
         self._loops_seen = watch.loops() if watch is not None else 0
@@ -215,7 +223,8 @@ class SmolCodeAgent(CodeAgent):
             first = str(step.error).strip().splitlines()
             raise RunStuck(
                 f"the model wrote the same failing reply {STUCK_AFTER} times"
-                + (f" ({first[0][:160]})" if first else "")
+                + (f" ({first[0][:160]})" if first else ""),
+                step,
             )
 
     def _shake(self) -> None:

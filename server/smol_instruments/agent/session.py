@@ -245,6 +245,7 @@ class AgentSession:
         self._watch = self.agent.watch = RunWatch.begin(
             task, self.state, self.repo_files, tree_changed=lambda: self._tree_state() != before
         )
+        first = 0 if self.turns == 0 else len(self.agent.memory.steps)
         try:
             self._connect()
             stream = self.agent.run(
@@ -271,10 +272,16 @@ class AgentSession:
                     answer = _answer_text(item.output)
             if self._hit_max_steps():
                 status = "max_steps"
+            # smolagents yields the step before the step-limit summary again, not the summary.
+            for step in self.agent.memory.steps[first:]:
+                if isinstance(step, ActionStep) and id(step) not in reported:
+                    _count(step, usage)
         except RunCancelled:
             status = "cancelled"
         except RunStuck as exc:
             status, error = "failed", f"stopped early: {exc}"
+            if exc.step is not None and id(exc.step) not in reported:
+                self._report_step(exc.step, steps, usage)
         except ModelSetupError as exc:  # no model to talk to: one line with its fix
             status = "cancelled" if self.cancel_event.is_set() else "failed"
             error = None if status == "cancelled" else str(exc)
@@ -343,9 +350,7 @@ class AgentSession:
 
     def _report_step(self, step: ActionStep, number: int, usage: Usage) -> None:
         emit = self.emitter
-        if step.token_usage is not None:  # per step, including the max-steps summary call
-            usage.prompt_tokens += step.token_usage.input_tokens
-            usage.completion_tokens += step.token_usage.output_tokens
+        _count(step, usage)
         if step.observations:
             text = step.observations
             emit(ObservationEvent(step=number, text=text, truncated="[truncated" in text))
@@ -370,6 +375,12 @@ class AgentSession:
 
         steps = self.agent.memory.steps
         return bool(steps) and isinstance(getattr(steps[-1], "error", None), AgentMaxStepsError)
+
+
+def _count(step: ActionStep, usage: Usage) -> None:
+    if step.token_usage is not None:
+        usage.prompt_tokens += step.token_usage.input_tokens
+        usage.completion_tokens += step.token_usage.output_tokens
 
 
 def _answer_text(output: Any) -> str:
