@@ -72,7 +72,7 @@ def test_proposal_through_the_agent_is_validated_in_docker(repo: Path, settings:
     assert "python3 -m pytest -q" in commands
     assert all(c["passed"] for c in validation["checks"]), validation
     # The model saw the validation in its tool result, and nothing on the host changed.
-    assert "'backend': 'docker'" in observation
+    assert "backend: docker" in observation
     assert tree_snapshot(repo) == before
 
 

@@ -412,3 +412,26 @@ def test_every_widening_names_a_rule_the_policy_has() -> None:
     text = "\n".join(p.read_text() for p in policy.rglob("*") if p.suffix in {".py", ".toml"})
     for rule in containment.WIDENINGS:
         assert rule in text, f"{rule} is not a rule of the policy"
+
+
+def test_a_toolchain_under_tmp_stays_visible_and_the_rest_of_tmp_does_not(
+    tmp_path: Path, home: Path
+) -> None:
+    """A checkout (and its virtual environment) under /tmp: /tmp is private inside, but the
+    interpreter on PATH is mounted back, read-only."""
+    assert str(tmp_path).startswith("/tmp/")
+    repo = make_repo(tmp_path / "repo")
+    tools = tmp_path / "venv" / "bin"
+    tools.mkdir(parents=True)
+    (tools / "hello").write_text("#!/bin/sh\necho toolchain ok\n")
+    (tools / "hello").chmod(0o755)
+    (tmp_path / "stray-secret").write_text(SECRET)
+    environ = {"PATH": f"{tools}:/usr/bin:/bin", "HOME": str(home)}
+    done = run(
+        Containment(root=repo),
+        f"hello; cat {tmp_path}/stray-secret; touch {tools}/written",
+        environ=environ,
+    )
+    assert "toolchain ok" in done.stdout
+    assert SECRET not in done.stdout + done.stderr
+    assert not (tools / "written").exists()

@@ -43,6 +43,7 @@ import pwd
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -373,14 +374,23 @@ def home_directories(environ: Mapping[str, str]) -> list[Path]:
 
 
 def toolchain_dirs(homes: Sequence[Path], environ: Mapping[str, str]) -> list[Path]:
-    """Directories under a home that commands need to find their interpreters and compilers."""
+    """Directories under a home (or /tmp) that commands need to find their interpreters.
+
+    Both are hidden inside (an empty home, a private /tmp); a toolchain that lives there — a
+    virtual environment on PATH, this very Python's — is mounted back, read-only.
+    """
     found: list[Path] = []
+    hidden = [*homes, Path("/tmp")]
 
     def add(path: Path) -> None:
-        if any(path == home for home in homes) or not path.is_dir():
+        if any(path == place for place in hidden) or not path.is_dir():
             return
-        if any(path.is_relative_to(home) for home in homes) and path not in found:
+        if any(path.is_relative_to(place) for place in hidden) and path not in found:
             found.append(path)
+
+    add(Path(sys.prefix))
+    add(Path(sys.prefix).resolve())
+    add(Path(sys.executable).parent)
 
     for home in homes:
         for rel in HOME_TOOLCHAINS:
