@@ -230,3 +230,21 @@ def test_prose_after_a_block_is_stopped_by_the_server_and_tokens_are_counted(
     assert "\n```\n\n" in requests[0].stop
     assert requests[0].reply is not None and "The function returns" not in requests[0].reply
     assert outcome.usage.prompt_tokens > 0 and outcome.usage.completion_tokens > 0
+
+
+def test_an_answer_that_repeats_an_error_message_is_sent_back(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen with a real 1.5B model: the recovery suggestion of FILE_NOT_FOUND given as the answer."""
+    turns = [
+        block('print(read_file(path="NOTES_FROM_NOWHERE.md"))'),
+        block(
+            "final_answer(\"No file 'NOTES_FROM_NOWHERE.md'. Call list_files() or rg_search() "
+            'to find the right path.")'
+        ),
+        block('print(read_file(path="app/calc.py"))'),
+        block('final_answer("There are no notes; app/calc.py defines add and mul.")'),
+    ]
+    outcome, requests = run(repo, settings, turns, "What do the notes in this repository say?")
+    assert outcome.answer == "There are no notes; app/calc.py defines add and mul."
+    assert "that is the text of an error message" in requests[2].prompt_text()

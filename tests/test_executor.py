@@ -279,3 +279,13 @@ def test_a_refused_import_of_the_repositorys_module_says_how_to_read_it() -> Non
     message = str(caught.value)
     assert "print(read_file(path='textutils/strings.py'))" in message
     assert "is not allowed" in message
+
+
+def test_unpacking_a_tool_result_as_a_tuple_says_it_is_one_dict() -> None:
+    from smol_instruments.agent.executor import ToolFunctionsExecutor
+
+    executor = ToolFunctionsExecutor([])
+    executor.send_tools({})
+    with pytest.raises(InterpreterError) as caught:
+        executor("passed, code, output = {'passed': True, 'exit_code': 0}")
+    assert "A tool returns one dict, not a tuple" in str(caught.value)

@@ -283,10 +283,16 @@ _IMPORT_REFUSED = re.compile(r"Import (?:from )?([\w.]+) is not allowed")
 
 
 def _with_a_way_forward(message: str) -> str:
-    """A refused import of what looks like the repository's own module says how to see it.
+    """An error a small model repeats says what to do instead.
 
-    Small models try to import the code they were asked about, and retry the same import.
+    It imports the code it was asked about, and unpacks a tool's dict as a tuple, again and
+    again: the refused import says how to read the module, the unpacking how to use a result.
     """
+    if "Cannot unpack" in message:
+        return (
+            f"{message.rstrip('.')}. A tool returns one dict, not a tuple: "
+            "result = <tool>(...); print(result), then use result['<key>']."
+        )
     match = _IMPORT_REFUSED.search(message)
     if match is None:
         return message

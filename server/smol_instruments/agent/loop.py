@@ -358,7 +358,31 @@ def the_answer_is_real(answer: Any, memory: AgentMemory, agent: Any = None) -> b
             "that is the placeholder from the instructions, not an answer. Call final_answer "
             "with what you found, in your own words."
         )
+    if isinstance(answer, str) and _echoes_an_error(answer, memory):
+        raise ValueError(
+            "that is the text of an error message, not an answer. Do what its suggestion says "
+            "first; call final_answer when you have found what the task asks."
+        )
     return True
+
+
+def _echoes_an_error(answer: str, memory: AgentMemory) -> bool:
+    """The answer repeats (most of) an error or recovery suggestion the run was shown."""
+    text = " ".join(answer.split()).strip(" .")
+    if len(text) < 20:
+        return False
+    for step in memory.steps[-4:]:
+        observed = str(getattr(step, "observations", None) or "")
+        shown = [
+            line
+            for line in observed.splitlines()
+            if line.lstrip().startswith(("message:", "recovery_suggestion:"))
+        ]
+        if getattr(step, "error", None) is not None:
+            shown.append(str(step.error))
+        if any(text in " ".join(part.split()) for part in shown):
+            return True
+    return False
 
 
 def the_code_was_read(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
