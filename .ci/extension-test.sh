@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Everything CI runs for the VS Code extension, in order: install, typecheck, lint, unit tests,
-# build, package (.vsix), the protocol test against the real daemon, and the end-to-end test in
-# real VS Code (code-server in Chromium, installed by .ci/code-server.sh).
+# build, package (.vsix), the protocol test against the real daemon, and the end-to-end tests in
+# real VS Code (code-server in Chromium, installed by .ci/code-server.sh): the scripted model's
+# story, and a question answered by the embedded default model with its trace in Phoenix
+# (Phoenix from .ci/phoenix.sh, the model from .ci/model.sh; both instant once cached).
 #
 #   bash .ci/extension-test.sh            # all of it; a missing prerequisite of e2e is a failure
 #   SMOL_SKIP_E2E=1 bash .ci/extension-test.sh   # everything but the editor
@@ -50,5 +52,7 @@ if [ "${SMOL_SKIP_E2E:-}" = "1" ]; then
   exit 0
 fi
 code_server="$(bash .ci/code-server.sh)"
+. .ci/phoenix.sh     # exports SMOL_PHOENIX_PYTHON
+bash .ci/model.sh qwen2.5-coder-1.5b   # the main job's default model (about 1.1 GB, cached)
 timed "end-to-end test" env SMOL_CODE_SERVER="$code_server" SMOL_E2E_REQUIRED=1 npm run --silent test:e2e
 step "screenshots: test-artifacts/"

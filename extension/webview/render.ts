@@ -7,6 +7,7 @@ import type { Approval, ChatState, Conversation, Step, ToolCall, Turn } from '..
 import { activeConversation, isRunning } from '../src/chat/state';
 import type { Patch } from '../src/protocol';
 import { filePath, hunkSummary, patchStats, pendingPatches } from '../src/edits/patchState';
+import { traceUrl } from '../src/settings';
 import { renderInlineMarkdown, renderMarkdown } from './markdown';
 
 type Child = Node | string | null | undefined | false;
@@ -227,7 +228,9 @@ function turnFooter(turn: Turn, ctx: RenderContext): HTMLElement | null {
   }
   const footer = h('div', { class: 'turn-footer muted' }, ...parts);
   if (turn.traceId && ctx.state.traceUrlTemplate) {
-    footer.append(' · ', h('a', { href: '#', class: 'trace-link', 'data-action': 'openTrace', 'data-trace': turn.traceId, 'data-key': `trace:${turn.id}`, title: 'Open the trace of this run' }, 'trace'));
+    // The real address, so hovering shows it and "Copy Link" works; a click goes through the
+    // extension (openExternal) all the same.
+    footer.append(' · ', h('a', { href: traceUrl(ctx.state.traceUrlTemplate, turn.traceId), class: 'trace-link', 'data-action': 'openTrace', 'data-trace': turn.traceId, 'data-key': `trace:${turn.id}`, title: 'Open the trace of this run' }, 'trace'));
   }
   return footer;
 }

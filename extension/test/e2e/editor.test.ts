@@ -16,12 +16,12 @@
  * Screenshots go to test-artifacts/.
  */
 
-import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, FrameLocator } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS, daemonMissing, editorMissing, PYTHON, sampleProject, ScriptedModel, scriptedModelMissing, skipReason } from '../support/env';
-import { CodeServer, launchChromium, Workbench } from './editor';
+import { closeSession, CodeServer, launchChromium, Workbench, WORKBENCH_SETTINGS } from './editor';
 import { askAboutAdd, askAboutMean, DENIED_ANSWER, FIX_ANSWER, installPackage, MEAN_ANSWER, RISKY_COMMAND, SHAPES, SHAPES_AREA_FIXED, TWO_HUNK_ANSWER, TWO_HUNK_SUMMARY, twoHunkFix } from './scripts';
 
 const missing = skipReason(daemonMissing(), scriptedModelMissing(), editorMissing());
@@ -48,13 +48,7 @@ describe.skipIf(missing)('the extension in code-server', () => {
     model = await ScriptedModel.start();
     project = sampleProject('smol-e2e-');
     editor = await CodeServer.start(project, {
-      'security.workspace.trust.enabled': false,
-      'workbench.startupEditor': 'none',
-      'workbench.colorTheme': 'Default Dark Modern',
-      'workbench.tips.enabled': false,
-      'editor.minimap.enabled': false,
-      'git.openRepositoryInParentFolders': 'never',
-      'extensions.ignoreRecommendations': true,
+      ...WORKBENCH_SETTINGS,
       'smolInstruments.pythonPath': PYTHON,
       // The daemon settings travel as initializationOptions: this is the mapping under test too.
       'smolInstruments.modelId': 'openai/scripted',
@@ -75,18 +69,7 @@ describe.skipIf(missing)('the extension in code-server', () => {
   });
 
   afterAll(async () => {
-    if (wb) {
-      await wb.screenshot('99-last').catch(() => undefined);
-    }
-    await browser?.close().catch(() => undefined);
-    await editor?.stop();
-    if (editor && existsSync(editor.logFiles())) {
-      cpSync(editor.logFiles(), join(ARTIFACTS, 'vscode-logs'), { recursive: true });
-    }
-    editor?.remove();
-    if (project) {
-      rmSync(project, { recursive: true, force: true });
-    }
+    await closeSession({ wb, browser, editor, project });
     const failures = model ? await model.failures().catch(() => []) : [];
     await model?.stop();
     expect(failures).toEqual([]);

@@ -4,23 +4,22 @@
  */
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type FrameLocator, type Locator, type Page } from 'playwright-core';
-import { ARTIFACTS, CHROMIUM, CODE_SERVER, VSIX } from '../support/env';
+import { ARTIFACTS, CHROMIUM, CODE_SERVER, freePort, VSIX } from '../support/env';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+/** User settings of a quiet, trusted workbench: no tips, no start page, no minimap. */
+export const WORKBENCH_SETTINGS: Record<string, unknown> = {
+  'security.workspace.trust.enabled': false,
+  'workbench.startupEditor': 'none',
+  'workbench.colorTheme': 'Default Dark Modern',
+  'workbench.tips.enabled': false,
+  'editor.minimap.enabled': false,
+  'git.openRepositoryInParentFolders': 'never',
+  'extensions.ignoreRecommendations': true,
+};
 
 export class CodeServer {
   private constructor(
@@ -121,6 +120,27 @@ export class CodeServer {
     } catch {
       // gone
     }
+  }
+}
+
+/**
+ * The end of an editor session, whatever part of it started: a last screenshot (`prefix` +
+ * 99-last), the browser closed, code-server stopped, its logs kept in test-artifacts/`logs`, its
+ * profile and the project copy deleted.
+ */
+export async function closeSession(session: { wb?: Workbench; browser?: Browser; editor?: CodeServer; project?: string }, prefix = '', logs = 'vscode-logs'): Promise<void> {
+  const { wb, browser, editor, project } = session;
+  if (wb) {
+    await wb.screenshot(`${prefix}99-last`).catch(() => undefined);
+  }
+  await browser?.close().catch(() => undefined);
+  await editor?.stop();
+  if (editor && existsSync(editor.logFiles())) {
+    cpSync(editor.logFiles(), join(ARTIFACTS, logs), { recursive: true });
+  }
+  editor?.remove();
+  if (project) {
+    rmSync(project, { recursive: true, force: true });
   }
 }
 

@@ -5,6 +5,7 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -37,6 +38,35 @@ export function scriptedModelMissing(): string | undefined {
     return 'tests/support/scripted_model.py is not in this checkout yet';
   }
   return undefined;
+}
+
+/**
+ * Why the pinned model `name` cannot run here (not cached, or corrupt), or undefined: asked of
+ * `smol-instruments model list`, so MODEL_CACHE_DIR and the catalog count as they do for the daemon.
+ */
+export function modelMissing(name: string): string | undefined {
+  const listing = spawnSync(PYTHON, ['-m', 'smol_instruments', 'model', 'list', '--json'], { encoding: 'utf8', timeout: 120_000 });
+  if (listing.status !== 0) {
+    return `cannot list the local models with ${PYTHON}: ${(listing.stderr || String(listing.error ?? '')).trim().split('\n').pop()}`;
+  }
+  const rows = JSON.parse(listing.stdout) as Array<{ name: string; state: string; path: string }>;
+  const row = rows.find((r) => r.name === name);
+  if (!row) {
+    return `no model ${name} in the catalog`;
+  }
+  return row.state === 'cached, verified' ? undefined : `model ${name} is ${row.state} at ${row.path} (run bash .ci/model.sh ${name})`;
+}
+
+/** A port free on every interface (so also on 127.0.0.1; Phoenix's gRPC receiver binds them all). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
 }
 
 /** Skip with a reason, or fail in CI (SMOL_E2E_REQUIRED=1). */
