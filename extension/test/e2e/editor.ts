@@ -186,12 +186,23 @@ export class Workbench {
   }
 
   async openFile(name: string): Promise<void> {
-    await this.page.keyboard.press('Escape');
-    await this.page.keyboard.press('Control+P');
-    const input = this.page.locator('.quick-input-widget input.input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(name);
-    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15_000 });
+    // A file written a moment ago reaches Quick Open's index when the file watcher reports it
+    // (seconds on a busy machine): ask again rather than wait on a stale list.
+    for (let attempt = 1; ; attempt++) {
+      await this.page.keyboard.press('Escape');
+      await this.page.keyboard.press('Control+P');
+      const input = this.page.locator('.quick-input-widget input.input');
+      await input.waitFor({ state: 'visible' });
+      await input.fill(name);
+      try {
+        await this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15_000 });
+        break;
+      } catch (error) {
+        if (attempt >= 4) {
+          throw error;
+        }
+      }
+    }
     await this.page.keyboard.press('Enter');
     await this.page.locator('.tabs-container .tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
     await this.page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor();
