@@ -307,6 +307,11 @@ def test_unix_sockets_are_refused(repo: Path) -> None:
         server.close()
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="known gap: when the parent is SIGKILLed, bubblewrap's --die-with-parent sometimes "
+    "leaves its init and the command running on a loaded machine (docs/security.md)",
+)
 def test_the_command_dies_with_its_parent(repo: Path) -> None:
     tag = f"{os.getpid() % 10000 + 50000}"
     parent = subprocess.Popen(
