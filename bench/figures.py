@@ -524,7 +524,7 @@ def tokens_per_task(quick: bool = False) -> list[Figure]:
 
 def sandbox_speed(quick: bool = False) -> list[Figure]:
     from smol_instruments.base.config import load_settings
-    from smol_instruments.patches.store import unified_diff
+    from smol_instruments.patches.diff import unified_diff
     from smol_instruments.sandbox.docker import DockerSandbox, docker_client
 
     client = docker_client(timeout=30)  # raises SandboxUnavailable with the fix when absent
