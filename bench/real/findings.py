@@ -12,24 +12,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from smol_instruments.tools import TOOL_NAMES
+
 from .proxy import Call
 
-TOOLS = (
-    "repo_info",
-    "list_files",
-    "rg_search",
-    "read_file",
-    "read_file_snippet",
-    "git_status",
-    "git_diff",
-    "git_log",
-    "propose_patch",
-    "propose_patch_unified",
-    "show_patch",
-    "apply_patch",
-    "run_cmd",
-    "run_tests",
-)
+TOOLS = TOOL_NAMES
 READING = ("list_files", "rg_search", "read_file", "read_file_snippet", "git_log", "git_diff")
 _CODE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)|<code>(.*?)(?:</code>|$)", re.S)
 _TOOL_CALL = re.compile(r"\b(" + "|".join(TOOLS) + r")\s*\(")

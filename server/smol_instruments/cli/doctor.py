@@ -177,14 +177,13 @@ def model_checks(settings: Settings) -> list[Check]:
 
 def _embedded_plan(settings: Settings, reason: str) -> Check:
     from ..llm.catalog import ModelSetupError
-    from ..llm.embedded import default_threads
-    from ..llm.resolve import embedded_model
+    from ..llm.resolve import embedded_model, embedded_threads
 
     try:
         choice = embedded_model(settings)
     except ModelSetupError as exc:
         return Check("model", "warn", f"{reason}: {exc.problem}", exc.fix)
-    threads = settings.model_threads or default_threads()
+    threads = embedded_threads(settings)
     return Check(
         "model",
         "ok",

@@ -179,22 +179,13 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    from ..llm.embedded import EmbeddedServer, default_threads
-    from ..llm.resolve import embedded_model, prepare_model_file
+    from ..llm.resolve import embedded_model, embedded_server, prepare_model_file
 
     status = ModelStatus()
     try:
         choice = embedded_model(settings)
         prepare_model_file(settings, choice, status, None)
-        server = EmbeddedServer(
-            choice.path,
-            alias=choice.alias,
-            threads=settings.model_threads or default_threads(),
-            context=settings.model_num_ctx,
-            port=args.port,
-            start_timeout_s=settings.model_start_timeout_s,
-            api_key=args.api_key,
-        )
+        server = embedded_server(settings, choice, port=args.port, api_key=args.api_key)
         status("starting the local model", None)
         server.start()
     except ModelSetupError as exc:

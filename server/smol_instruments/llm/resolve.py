@@ -100,6 +100,26 @@ def embedded_model(settings: Settings) -> ModelChoice:
     return ModelChoice(model_file(settings, spec), spec)
 
 
+def embedded_threads(settings: Settings) -> int:
+    """The embedded server's CPU threads: MODEL_THREADS, or the default for this machine."""
+    return settings.model_threads or default_threads()
+
+
+def embedded_server(
+    settings: Settings, choice: ModelChoice, *, port: int, api_key: str | None = None
+) -> EmbeddedServer:
+    """The embedded server for `choice` as the settings describe it (not started)."""
+    return EmbeddedServer(
+        choice.path,
+        alias=choice.alias,
+        threads=embedded_threads(settings),
+        context=settings.model_num_ctx,
+        port=port,
+        start_timeout_s=settings.model_start_timeout_s,
+        api_key=api_key,
+    )
+
+
 def _server_key(settings: Settings, choice: ModelChoice) -> tuple[object, ...]:
     return (
         choice.path,
@@ -155,14 +175,7 @@ class ModelRuntime:
                 log.info("%s: using the embedded model server", why)
                 prepare_model_file(settings, choice, on_status, cancel)
                 on_status("starting the local model", None)
-                server = EmbeddedServer(
-                    choice.path,
-                    alias=choice.alias,
-                    threads=settings.model_threads or default_threads(),
-                    context=settings.model_num_ctx,
-                    port=settings.model_embedded_port,
-                    start_timeout_s=settings.model_start_timeout_s,
-                )
+                server = embedded_server(settings, choice, port=settings.model_embedded_port)
                 self.server = self._key = None
                 server.start(cancel)
                 self.server, self._key = server, key
