@@ -20,8 +20,26 @@ TOOLS = TOOL_NAMES
 READING = ("list_files", "rg_search", "read_file", "read_file_snippet", "git_log", "git_diff")
 _CODE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)|<code>(.*?)(?:</code>|$)", re.S)
 _TOOL_CALL = re.compile(r"\b(" + "|".join(TOOLS) + r")\s*\(")
-# Text only our prompts contain: an example path, an example answer, a placeholder answer.
-_PROMPT_EXAMPLES = ("src/app.py", "returns a - b: a bug", 'final_answer("...")')
+
+
+def _prompt_slots() -> tuple[str, ...]:
+    """The `<slots>` of today's prompts, recovery messages and tool examples."""
+    from smol_instruments.agent import prompts
+    from smol_instruments.tools import TOOL_CLASSES
+
+    texts = [v for k, v in vars(prompts).items() if isinstance(v, str) and not k.startswith("__")]
+    texts += [cls.example for cls in TOOL_CLASSES]
+    return tuple(sorted({slot for t in texts for slot in re.findall(r"<[^<>\n]{3,60}>", t)}))
+
+
+# Text only our prompts contain: the slots of today's examples, and what earlier prompts had
+# (an example path, an example answer, a placeholder answer).
+_PROMPT_EXAMPLES = (
+    *_prompt_slots(),
+    "src/app.py",
+    "returns a - b: a bug",
+    'final_answer("...")',
+)
 
 
 @dataclass(frozen=True)
