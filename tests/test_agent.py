@@ -86,7 +86,10 @@ def test_five_step_task_completes(repo: Path, settings: Settings) -> None:
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert {"text", "code", "tool", "observation", "patch"} <= set(kinds)
     tools = [e["name"] for e in events if e["kind"] == "tool"]
-    assert tools == ["repo_info", "rg_search", "read_file", "propose_patch"]
+    # the task names app/calc.py: it was read for the model before step 1, and step 1 says so
+    assert tools == ["context", "repo_info", "rg_search", "read_file", "propose_patch"]
+    [context] = [e for e in events if e["kind"] == "tool" and e["name"] == "context"]
+    assert context["step"] == 1 and context["args"]["read"][0].startswith("app/calc.py")
     [patch] = [e["patch"] for e in events if e["kind"] == "patch"]
     assert patch["status"] == "pending"
     assert patch["files"][0]["path"] == "app/calc.py"
@@ -156,15 +159,34 @@ def test_a_plain_question_is_answered_in_one_model_call(
 def test_a_question_about_the_code_is_answered_from_the_code(
     repo: Path, settings: Settings, script: str
 ) -> None:
-    """Answering before reading gets one nudge that names the file to read."""
+    """Answering before reading gets one nudge that says how to find the code."""
+    with ScriptedModel(getattr(transcripts, script)()) as model:
+        session = session_for(repo, settings, model)
+        outcome = session.run("what does the function `adder` do?")  # nothing of that name
+        session.close()
+        requests = model.requests
+    assert len(requests) == 2
+    assert "Code this task names" not in requests[0].prompt_text()
+    assert 'rg_search(pattern="adder")' in requests[1].prompt_text()
+    # The model insisted: its second answer is taken.
+    assert outcome.status == "completed"
+    assert outcome.answer == transcripts.CONVERSATIONAL_ANSWER
+
+
+@pytest.mark.parametrize("script", ["conversational_final_answer", "conversational_prose"])
+def test_the_code_a_question_names_comes_with_it(
+    repo: Path, settings: Settings, script: str
+) -> None:
+    """A question naming a file and a function gets their code with it: one call answers."""
     with ScriptedModel(getattr(transcripts, script)()) as model:
         session = session_for(repo, settings, model)
         outcome = session.run("what does add() in app/calc.py do?")
         session.close()
         requests = model.requests
-    assert len(requests) == 2
-    assert 'read_file(path="app/calc.py")' in requests[1].prompt_text()
-    # The model insisted: its second answer is taken.
+    assert len(requests) == 1
+    prompt = requests[0].prompt_text()
+    assert "app/calc.py (the whole file)" in prompt
+    assert (repo / "app" / "calc.py").read_text().strip() in prompt
     assert outcome.status == "completed"
     assert outcome.answer == transcripts.CONVERSATIONAL_ANSWER
 

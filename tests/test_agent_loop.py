@@ -248,3 +248,35 @@ def test_an_answer_that_repeats_an_error_message_is_sent_back(
     outcome, requests = run(repo, settings, turns, "What do the notes in this repository say?")
     assert outcome.answer == "There are no notes; app/calc.py defines add and mul."
     assert "that is the text of an error message" in requests[2].prompt_text()
+
+
+def test_a_reply_that_repeats_a_line_is_cut_and_its_comments_are_the_answer(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model: the answer written as comments, then the same comment until the
+    token limit (minutes on a CPU). The stream is cut at the repetition; the comments answer."""
+    said = "# add() returns a - b although its name says it adds the two numbers.\n"
+    looping = "```python\n" + said + "# It is used by the tests in tests/.\n" + said
+    with ScriptedModel([Turn(looping, forever=True)]) as model:
+        session = session_for(repo, settings, model)
+        outcome = session.run("what does add() in app/calc.py return?")
+        session.close()
+        [request] = model.requests
+    assert request.disconnected  # the client stopped reading: the server stops generating
+    assert outcome.status == "completed"
+    assert outcome.answer == (
+        "add() returns a - b although its name says it adds the two numbers. "
+        "It is used by the tests in tests/."
+    )
+
+
+def test_a_block_with_only_a_short_comment_asks_for_the_call(
+    repo: Path, settings: Settings
+) -> None:
+    turns = [
+        "```python\n# Read the file.\n```",
+        block('final_answer("add() returns a - b.")'),
+    ]
+    outcome, requests = run(repo, settings, turns, "what does add() in app/calc.py return?")
+    assert "only a comment and no code" in requests[1].prompt_text()
+    assert outcome.answer == "add() returns a - b."

@@ -53,6 +53,7 @@ _FENCE = "```"
 #: Identical failing replies, or calls refused as loops, before a run is stopped.
 STUCK_AFTER = 3
 _NO_OUTPUT = "Last output from code snippet:\nNone"
+_CALL_ID = re.compile(r"Call id: \S+\n")
 #: Characters per token when estimating a history's size (code is dense; err on the safe side).
 CHARS_PER_TOKEN = 3.0
 # What makes a task about the code: `backticks`, call(), snake_case or camelCase names, or
@@ -91,6 +92,8 @@ class RunWatch:
     #: Whether the working tree changed since the run began (the session knows how to look).
     tree_changed: Callable[[], bool] = lambda: False
     nudged: set[str] = field(default_factory=set)
+    #: Code the task names was read before the first step (agent/context.py).
+    context_given: bool = False
 
     @classmethod
     def begin(cls, task: str, state: AgentState, repo_files: list[str], **kw: Any) -> RunWatch:
@@ -104,8 +107,9 @@ class RunWatch:
         )
 
     def tools_used(self) -> bool:
-        """A tool call of this run actually ran (a refused or invalid call does not count)."""
-        return any(
+        """Code was read for this run: context given with the task, or a tool call that ran (a
+        refused or invalid call does not count)."""
+        return self.context_given or any(
             record.error not in (ErrorType.LOOP_DETECTED, ErrorType.INVALID_ARGUMENT)
             for record in self.state.calls_since(self.first_call)
         )
@@ -244,6 +248,8 @@ class SmolCodeAgent(CodeAgent):
     def provide_final_answer(self, task: str) -> ChatMessage:
         """The summary at the step limit, asked after the unchanged history (cached prefix)."""
         messages = self.write_memory_to_messages()
+        if self.watch is not None:
+            task = self.watch.task  # the user's words, without the context given with them
         instruction = populate_template(
             self.prompt_templates["final_answer"]["post_messages"], variables={"task": task}
         )
@@ -309,8 +315,8 @@ def _tidy(messages: list[ChatMessage]) -> list[ChatMessage]:
     """The history as a small model reads it best.
 
     smolagents repeats each code block as a "Calling tools: [{'id': ...}]" message (a small
-    model then writes that text itself) and ends each observation with "Last output from code
-    snippet: None". Both go; each observation ends with what to do next, the same words every
+    model then writes that text itself), heads each error with "Call id: call_3" (copied too)
+    and ends each observation with "Last output from code snippet: None". All three go; each observation ends with what to do next, the same words every
     time, so the server's cached prefix stays valid.
     """
     tidy = []
@@ -318,6 +324,10 @@ def _tidy(messages: list[ChatMessage]) -> list[ChatMessage]:
         if message.role == MessageRole.TOOL_CALL:
             continue
         text = _text_of(message)
+        if message.role == MessageRole.TOOL_RESPONSE and _CALL_ID.match(text):
+            # "Call id: call_3" heads every error; the model then starts its replies with it
+            text = _CALL_ID.sub("", text, count=1)
+            message = ChatMessage(role=message.role, content=[{"type": "text", "text": text}])
         if message.role == MessageRole.TOOL_RESPONSE and text.startswith("Observation:"):
             text = text.removesuffix(_NO_OUTPUT).rstrip() + "\n" + AFTER_OBSERVATION
             message = ChatMessage(role=message.role, content=[{"type": "text", "text": text}])

@@ -15,12 +15,15 @@
    "```\nread_file(...)"), so a stop there would cut the reply before its code. The stops
    sent are what only follows a closed block (`AFTER_BLOCK_STOPS`). A block left unclosed (a
    stop, or the token limit) gets its fence back.
+4. No runaway repetition. At a low temperature a small model can write the same sentence until
+   its token limit (minutes on a CPU): a reply is cut where a long line comes back a second time.
 
 LiteLLM is imported lazily (about 3 s) and with its bundled cost map, never the internet's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -133,6 +136,26 @@ def first_block_only(text: str) -> str:
     return text if match is None else text[: match.end()]
 
 
+#: A line this long that comes back within one reply is the model repeating itself.
+REPEATED_LINE_CHARS = 30
+
+
+def before_repetition(text: str) -> str:
+    """`text` up to where a complete line of `REPEATED_LINE_CHARS`+ characters comes back."""
+    seen: set[str] = set()
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break  # not complete yet
+        key = line.strip()
+        if len(key) >= REPEATED_LINE_CHARS:
+            if key in seen:
+                return text[:offset]
+            seen.add(key)
+        offset += len(line)
+    return text
+
+
 def _unclosed_block(text: str) -> bool:
     opened = _PY_BLOCK.search(text)
     return opened is not None and "\n```" not in text[opened.end() :]
@@ -226,7 +249,7 @@ class AgentModel(LiteLLMModel):
         finally:
             self.kwargs = saved
         if isinstance(message.content, str):
-            message.content = first_block_only(message.content)
+            message.content = first_block_only(before_repetition(message.content))
             if _unclosed_block(message.content):
                 message.content += "\n```"
         code = normalise_reply(
@@ -242,32 +265,45 @@ class AgentModel(LiteLLMModel):
         self._check_cancel()
         saved = self._temperature_for_this_reply()
         stream = super().generate_stream(messages, **_block_stops(kwargs))
-        parts: list[str] = []
+        text = ""  # what was passed on: whole lines only, so a cut never leaves half a line
+        pending = ""  # the line being written
         size = 0
         deadline = time.monotonic() + self.reply_timeout_s
         try:
             for delta in stream:
                 if self.cancel.is_set():
                     raise RunCancelled("cancelled while the model was answering")
-                if delta.content:
-                    text = "".join(parts)
-                    kept = first_block_only(text + delta.content)[len(text) :]
-                    if kept != delta.content:  # the first block closed: nothing after it
-                        if kept:
-                            parts.append(kept)
-                            size += len(kept)
-                            yield ChatMessageStreamDelta(content=kept)
-                        break
-                    parts.append(delta.content)
-                    size += len(delta.content)
-                yield delta
+                if not delta.content:
+                    yield delta
+                    continue
+                candidate = text + pending + delta.content
+                whole = first_block_only(before_repetition(candidate))
+                ended = len(whole) < len(candidate)  # the first block closed, or a line came back
+                upto = len(whole) if ended else candidate.rfind("\n") + 1
+                emit = candidate[len(text) : max(upto, len(text))]
+                pending = "" if ended else candidate[len(text) + len(emit) :]
+                size += len(delta.content)
+                if emit:
+                    text += emit
+                    yield dataclasses.replace(delta, content=emit)
+                if ended:
+                    if len(before_repetition(candidate)) < len(candidate):
+                        log.info("model reply cut where it began to repeat itself")
+                    break
                 if size > self.max_reply_chars:
                     log.warning("model reply cut at %d characters (it did not stop)", size)
+                    if pending:
+                        text += pending
+                        yield ChatMessageStreamDelta(content=pending)
                     break
                 if time.monotonic() > deadline:
                     raise TimeoutError(
                         f"the model kept streaming for more than {self.reply_timeout_s:g} s"
                     )
+            else:
+                if pending:
+                    text += pending
+                    yield ChatMessageStreamDelta(content=pending)
         except Exception:
             if self.cancel.is_set():
                 raise RunCancelled("cancelled while the model was answering") from None
@@ -281,7 +317,6 @@ class AgentModel(LiteLLMModel):
             raise EmptyReply(
                 "the model server sent no completion text (an empty or malformed response)"
             )
-        text = "".join(parts)
         if _unclosed_block(text):  # the reply hit its token limit inside the block
             yield ChatMessageStreamDelta(content="\n```")
             return

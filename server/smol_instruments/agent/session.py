@@ -38,6 +38,7 @@ from ..patches.service import PatchService
 from ..patches.validation import NoneSandbox, Sandbox
 from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
+from .context import Context, gather
 from .events import (
     CodeEvent,
     ErrorEvent,
@@ -50,6 +51,7 @@ from .events import (
     RunStatus,
     StepEvent,
     TextEvent,
+    ToolEvent,
     Usage,
 )
 from .loop import RunStuck, RunWatch, SmolCodeAgent
@@ -246,10 +248,13 @@ class AgentSession:
             task, self.state, self.repo_files, tree_changed=lambda: self._tree_state() != before
         )
         first = 0 if self.turns == 0 else len(self.agent.memory.steps)
+        context, context_ms = self._gather(task)
+        self._watch.context_given = bool(context)
+        prompt = f"{task}\n\n{context.text}" if context else task
         try:
             self._connect()
             stream = self.agent.run(
-                task, stream=True, reset=self.turns == 0, max_steps=self.max_steps
+                prompt, stream=True, reset=self.turns == 0, max_steps=self.max_steps
             )
             for item in stream:
                 if isinstance(item, ActionStep) and id(item) in reported:
@@ -259,6 +264,15 @@ class AgentSession:
                     self.state.step = steps
                     step_open = True
                     emit(StepEvent(step=steps, max_steps=self.max_steps))
+                    if steps == 1 and context:  # shown in the step whose prompt had it
+                        emit(
+                            ToolEvent(
+                                step=1,
+                                name="context",
+                                args={"read": context.sources},
+                                duration_ms=context_ms,
+                            )
+                        )
                 if isinstance(item, ChatMessageStreamDelta):
                     if item.content:
                         emit(TextEvent(text=item.content))
@@ -321,6 +335,17 @@ class AgentSession:
             trace_id=trace_id,
             error=error,
         )
+
+    def _gather(self, task: str) -> tuple[Context, float]:
+        """The code the task names, read before the first step (traced, never fatal)."""
+        from ..base.telemetry import tracer
+
+        started = time.monotonic()
+        with tracer().start_as_current_span("smol_instruments.context") as span:
+            context = gather(self.ctx, task, self.repo_files)
+            span.set_attribute("smol.context.sources", context.sources)
+            span.set_attribute("smol.context.chars", len(context.text))
+        return context, round((time.monotonic() - started) * 1000, 1)
 
     def _connect(self) -> None:
         """Point the model at the host's endpoint for this run (rebuilt when it moved)."""

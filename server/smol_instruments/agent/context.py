@@ -1,0 +1,304 @@
+"""The code a task names, read before the first step and given with the task.
+
+A small model spends its first steps finding what the user already named ("slugify in
+textutils/strings.py"), and often guesses instead of looking. Editors' agents attach context
+before the model starts (the open file, the selection, the definitions of the names in the
+question); this does the same from the task's words:
+
+- files the task names (a path, or a file name that only one file has), whole when short;
+- definitions of the names it mentions (a Python `def`/`class` whole, from its syntax tree;
+  in other languages the lines from the definition to the next blank line), and the places
+  that use each name, so "which test checks it?" has its answer in the history;
+- one hop further: functions a shown definition calls that the repository defines
+  (`test_average` shows `average`).
+
+Everything shown is bounded (`budget` characters) and says where it came from and whether it
+was cut. Only files of the repository's own listing (`.gitignore` honoured) are read, never a
+secret-looking file (`.env`, keys). Reading goes through the tools' own jail and search.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from ..tools.base import ToolContext
+from ..tools.files import read_repo_text
+from ..tools.search import RgSearchTool
+
+log = logging.getLogger(__name__)
+
+#: Characters of code given with a task (about 1,500 tokens: a fifth of an 8k context).
+BUDGET_CHARS = 4500
+#: A named file this short is shown whole; a longer one is shown by its definitions.
+WHOLE_FILE_LINES = 80
+MAX_FILES = 2
+MAX_DEFINITIONS = 4
+MAX_USES = 6
+#: A definition longer than this is shown by its first lines.
+DEFINITION_LINES = 40
+
+_SECRET = re.compile(
+    r"(?:^|/)(?:\.env(?:\..*)?|.*\.(?:pem|key|p12|pfx|keystore)|id_(?:rsa|dsa|ecdsa|ed25519)"
+    r"|\.netrc|\.npmrc|\.pypirc|credentials(?:\.\w+)?)$",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+#: Words of a task that are never the name it is about.
+_STOP = frozenset(
+    re.split(
+        r"\s+",
+        """the and for with that this what which where when does did how why who from into about
+    are was were has have had not but can could would should will shall may might must its
+    there their them they then than one two all any each every some function functions method
+    methods class classes file files test tests code line lines call calls called return
+    returns value values bug bugs error errors repository repo project module modules make
+    makes number numbers list show tell find fix add change update run runs new old last first
+    python please also only just like use used uses using given want need""",
+    )
+)
+_DEFINITION = r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn)\s+({names})\b"
+_BUILTINS = frozenset(dir(builtins))
+_LANGUAGE = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
+
+
+@dataclass
+class Context:
+    """What was read for a task: the text given to the model, and where each part came from."""
+
+    text: str = ""
+    sources: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+
+@dataclass
+class _Piece:
+    path: str
+    title: str
+    body: str
+    language: str
+    start: int = 1
+    end: int = 0  # 0: to the file's end
+    name: str = ""
+
+
+def gather(
+    ctx: ToolContext, task: str, repo_files: list[str], budget: int = BUDGET_CHARS
+) -> Context:
+    """The code `task` names, ready to append to it (empty when it names nothing)."""
+    try:
+        return _Gatherer(ctx, repo_files, budget).run(task)
+    except Exception:  # context is a help for the model, never a reason to fail the run
+        log.exception("gathering the task's context failed")
+        return Context()
+
+
+class _Gatherer:
+    def __init__(self, ctx: ToolContext, repo_files: list[str], budget: int) -> None:
+        self.ctx = ctx
+        self.files = [path for path in repo_files if not _SECRET.search(path)]
+        self.listed = set(self.files)
+        self.budget = budget
+        self.pieces: list[_Piece] = []
+        self.uses: list[str] = []
+        self.whole: set[str] = set()
+        self.shown: set[tuple[str, int]] = set()
+        self.texts: dict[str, str | None] = {}
+        self.trees: dict[str, ast.Module | None] = {}
+
+    def run(self, task: str) -> Context:
+        for path in self._named_files(task)[:MAX_FILES]:
+            text = self._text(path)
+            if text is not None and text.count("\n") <= WHOLE_FILE_LINES:
+                self._add(
+                    _Piece(path, f"{path} (the whole file)", text, _language(path), end=10**9)
+                )
+                self.whole.add(path)
+        names = self._names(task)
+        found = self._definitions(names)
+        for name, path, line in found[:MAX_DEFINITIONS]:
+            self._add_definition(name, path, line)
+        for name in dict.fromkeys(name for name, _, _ in found[:MAX_DEFINITIONS]):
+            self._add_uses(name)
+        # one hop: what the shown definitions call, when the repository defines it
+        called = self._called_names() if not self.whole else []
+        if called:
+            for name, path, line in self._definitions(called)[:2]:
+                self._add_definition(name, path, line)
+        return self._render()
+
+    # --- what the task names -----------------------------------------------------------------
+
+    def _named_files(self, task: str) -> list[str]:
+        by_name: dict[str, list[str]] = {}
+        for path in self.files:
+            by_name.setdefault(PurePosixPath(path).name, []).append(path)
+        hits: list[tuple[int, str]] = []
+        for path in self.files:
+            at = _find_word(task, path)
+            if at < 0 and len(by_name[PurePosixPath(path).name]) == 1:
+                at = _find_word(task, PurePosixPath(path).name)
+            if at >= 0:
+                hits.append((at, path))
+        return [path for _, path in sorted(hits)]
+
+    def _names(self, task: str) -> list[str]:
+        seen: dict[str, None] = {}
+        for word in _WORD.findall(task):
+            if word.lower() in _STOP:
+                continue
+            seen.setdefault(word, None)
+        return list(seen)[:30]
+
+    def _definitions(self, names: list[str]) -> list[tuple[str, str, int]]:
+        """(name, path, line) of each name's definition, in the order the names came."""
+        if not names:
+            return []
+        pattern = _DEFINITION.format(names="|".join(re.escape(n) for n in names))
+        result = RgSearchTool(self.ctx).forward(pattern=pattern, max_results=50)
+        found: dict[str, tuple[str, str, int]] = {}
+        for match in result.get("matches", []):
+            if match["path"] not in self.listed:
+                continue
+            hit = re.match(_DEFINITION.format(names=r"\w+"), match["text"])
+            name = hit.group(1) if hit else ""
+            if name in names and name not in found:
+                found[name] = (name, match["path"], match["line"])
+        return sorted(found.values(), key=lambda item: names.index(item[0]))
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def _text(self, path: str) -> str | None:
+        if path not in self.texts:
+            try:
+                _, text = read_repo_text(self.ctx, path)
+            except Exception:
+                text = None
+            self.texts[path] = None if text is None or "\0" in text else text
+        return self.texts[path]
+
+    def _add_definition(self, name: str, path: str, line: int) -> None:
+        if path in self.whole or (path, line) in self.shown:
+            return
+        text = self._text(path)
+        if text is None:
+            return
+        lines = text.splitlines()
+        start, end = _block(self._tree(path), lines, line)
+        self.shown.add((path, line))
+        cut = end - start + 1 > DEFINITION_LINES
+        last = start + DEFINITION_LINES - 1 if cut else end
+        body = "\n".join(lines[start - 1 : last]) + "\n"
+        title = f"{path}, lines {start}-{last}: `{name}`" + (
+            f" (cut: it ends at line {end})" if cut else ""
+        )
+        self._add(_Piece(path, title, body, _language(path), start, last, name))
+
+    def _add_uses(self, name: str) -> None:
+        result = RgSearchTool(self.ctx).forward(pattern=rf"\b{re.escape(name)}\b", max_results=40)
+        uses = []
+        for match in result.get("matches", []):
+            path, line = match["path"], match["line"]
+            if path not in self.listed or path in self.whole or self._inside_shown(path, line):
+                continue
+            where = self._enclosing(path, line)
+            uses.append(f"{path}:{line}{where}: {match['text'].strip()}")
+        if uses:
+            more = f" (and {len(uses) - MAX_USES} more)" if len(uses) > MAX_USES else ""
+            self.uses.append(f"Where `{name}` is used{more}:\n" + "\n".join(uses[:MAX_USES]))
+
+    def _enclosing(self, path: str, line: int) -> str:
+        """` (in test_multiply)` when a Python function holds `line`: the answer to "which
+        test checks it?" is the test's name, which is not on the line that calls."""
+        if not path.endswith(".py"):
+            return ""
+        tree = self._tree(path)
+        if tree is None:
+            return ""
+        inner = ""
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
+                node.lineno < line <= (node.end_lineno or node.lineno)
+            ):
+                inner = node.name  # ast.walk is breadth-first: the last hit is the innermost
+        return f" (in {inner})" if inner else ""
+
+    def _tree(self, path: str) -> ast.Module | None:
+        if path not in self.trees:
+            text = self._text(path)
+            try:
+                self.trees[path] = ast.parse(text) if text is not None else None
+            except SyntaxError:
+                self.trees[path] = None
+        return self.trees[path]
+
+    def _inside_shown(self, path: str, line: int) -> bool:
+        return any(p.path == path and p.start <= line <= p.end for p in self.pieces)
+
+    def _called_names(self) -> list[str]:
+        """Functions the shown Python code calls (not builtins, not shown already)."""
+        names: dict[str, None] = {}
+        shown = {piece.name for piece in self.pieces}
+        for piece in self.pieces:
+            if piece.language != "python":
+                continue
+            try:
+                tree = ast.parse(piece.body)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    name = node.func.id
+                    if name not in shown and name not in _BUILTINS:
+                        names.setdefault(name, None)
+        return list(names)[:10]
+
+    def _add(self, piece: _Piece) -> None:
+        used = sum(len(p.body) + len(p.title) for p in self.pieces)
+        room = self.budget - used
+        if room < 200:
+            return
+        if len(piece.body) > room:
+            kept = piece.body[:room].rsplit("\n", 1)[0] + "\n"
+            piece.title, piece.body = piece.title + " (cut to fit)", kept
+        self.pieces.append(piece)
+
+    def _render(self) -> Context:
+        if not self.pieces and not self.uses:
+            return Context()
+        parts = ["Code this task names, read for you just now (read other files with the tools):"]
+        for piece in self.pieces:
+            parts.append(f"{piece.title}:\n```{piece.language}\n{piece.body.rstrip()}\n```")
+        parts.extend(self.uses)
+        sources = [piece.title for piece in self.pieces] + [u.splitlines()[0] for u in self.uses]
+        return Context("\n\n".join(parts), sources)
+
+
+def _find_word(text: str, word: str) -> int:
+    hit = re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", text)
+    return hit.start() if hit else -1
+
+
+def _language(path: str) -> str:
+    return _LANGUAGE.get(PurePosixPath(path).suffix, "")
+
+
+def _block(tree: ast.Module | None, lines: list[str], line: int) -> tuple[int, int]:
+    """The 1-based lines of the definition starting at `line` (decorators included): from the
+    syntax tree of a Python file, else up to the next blank line."""
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
+            node.lineno == line
+        ):
+            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            return first, node.end_lineno or line
+    end = line
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    return line, end
