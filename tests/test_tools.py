@@ -555,6 +555,8 @@ def test_git_log(tools: Tools, repo: Path) -> None:
     assert newest["sha"] == git(repo, "rev-parse", "HEAD").strip()
     assert newest["author"] == "Dev"
     assert re.match(r"\d{4}-\d\d-\d\dT", newest["date"])
+    assert newest["files"] == ["second.txt"]  # what it changed, without another call
+    assert "second.txt" not in log["commits"][1]["files"]
     assert len(assert_ok(tools["git_log"](max_count=1))["commits"]) == 1
     only = assert_ok(tools["git_log"](path="second.txt"))
     assert [c["subject"] for c in only["commits"]] == ["second commit"]

@@ -190,9 +190,16 @@ class GitDiffTool(RepoTool):
         return data
 
 
+#: Files listed per commit by git_log.
+COMMIT_FILES = 20
+
+
 class GitLogTool(RepoTool):
     name = "git_log"
-    description = "List recent commits (newest first), optionally only those touching a path."
+    description = (
+        "List recent commits (newest first) with the files each changed, optionally only "
+        "those touching a path."
+    )
     inputs = {
         "max_count": {
             "type": "integer",
@@ -218,7 +225,13 @@ class GitLogTool(RepoTool):
         require_git_repo(self.ctx)
         if head_sha(self.ctx) is None:
             return {"commits": [], "note": "the repository has no commits yet"}
-        args = ["log", f"--max-count={count}", "--format=%H%x1f%an%x1f%aI%x1f%s%x1e"]
+        # each record starts with a separator; the files it changed follow its fields
+        args = [
+            "log",
+            f"--max-count={count}",
+            "--name-only",
+            "--format=%x1e%H%x1f%an%x1f%aI%x1f%s%x1f",
+        ]
         if rel is not None:
             args += ["--", rel]
         result = run_git(self.ctx, *args)
@@ -226,10 +239,15 @@ class GitLogTool(RepoTool):
             raise git_failure(result, "log")
         commits = []
         for record in result.stdout.split("\x1e"):
-            fields = record.strip().split("\x1f")
-            if len(fields) == 4:
-                sha, author, date, subject = fields
-                commits.append({"sha": sha, "author": author, "date": date, "subject": subject})
+            fields = record.split("\x1f")
+            if len(fields) == 5:
+                sha, author, date, subject, names = fields
+                files = [name for name in names.splitlines() if name.strip()]
+                commit = {"sha": sha, "author": author, "date": date, "subject": subject}
+                commit["files"] = files[:COMMIT_FILES]
+                if len(files) > COMMIT_FILES:
+                    commit["more_files"] = len(files) - COMMIT_FILES
+                commits.append(commit)
         return {"commits": commits}
 
 
