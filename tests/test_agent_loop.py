@@ -280,3 +280,24 @@ def test_a_block_with_only_a_short_comment_asks_for_the_call(
     outcome, requests = run(repo, settings, turns, "what does add() in app/calc.py return?")
     assert "only a comment and no code" in requests[1].prompt_text()
     assert outcome.answer == "add() returns a - b."
+
+
+@pytest.mark.parametrize(
+    ("task", "told"),
+    [
+        ("what does add in app/calc.py return?", "Answer the task now, in plain sentences"),
+        ("Fix the bug in add in app/calc.py", "Make the change now: propose_patch("),
+    ],
+)
+def test_a_refused_repeat_is_told_what_to_do_with_the_result(
+    repo: Path, settings: Settings, task: str, told: str
+) -> None:
+    """Seen on the 1.5B model: the same read_file four times, though the file was above."""
+    read = block('print(read_file(path="app/calc.py"))')
+    turns = [read, read, "add() returns a - b instead of a + b.", "I cannot make it."]
+    outcome, requests = run(repo, settings, turns, task)
+    assert told in requests[2].prompt_text()
+    assert told not in requests[1].prompt_text()
+    if "what does" in task:  # prose after reading is the answer
+        assert outcome.status == "completed"
+        assert outcome.answer == "add() returns a - b instead of a + b."

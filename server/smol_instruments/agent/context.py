@@ -272,7 +272,10 @@ class _Gatherer:
     def _render(self) -> Context:
         if not self.pieces and not self.uses:
             return Context()
-        parts = ["Code this task names, read for you just now (read other files with the tools):"]
+        parts = [
+            "Code this task names, read for you just now (answer from it when it is enough; "
+            "read anything else with the tools):"
+        ]
         for piece in self.pieces:
             parts.append(f"{piece.title}:\n```{piece.language}\n{piece.body.rstrip()}\n```")
         parts.extend(self.uses)

@@ -2,14 +2,15 @@
 
 What a small model does wrong, and what the loop does about it (the loop itself is upstream's):
 
-- It answers in prose. A plain question gets that prose as its answer at once. A question about
+- It answers in prose, as it is told to (a code block calling final_answer works too). A plain
+  question gets that prose as its answer at once. A question about
   the repository's code, while nothing has been read yet, is sent back once: read first. Prose
   that only announces a plan ("I will read the file.") is never an answer: do it now.
 - It copies an instruction's placeholder (`final_answer("...")`) as its answer: refused.
 - It says "fixed" when nothing was proposed: a task that asks for a change gets one reminder
   to propose it; the session then judges the outcome by what really happened.
-- It gets stuck: a refused repeat, or the same failing reply twice, makes the next reply
-  sampled hotter (once), so it can differ; the same failing reply three times in a row, or three
+- It gets stuck: a refused repeat is told to answer now (or, for a change, to propose it now),
+  and it and the same failing reply twice make the next reply sampled hotter (once); the same failing reply three times in a row, or three
   calls refused as loops, ends the run early and honestly (`RunStuck`) instead of burning the
   remaining steps.
 - At the step limit, smolagents' summary call replaces the system prompt, so a model server
@@ -39,6 +40,8 @@ from .executor import ToolFunctionsExecutor
 from .outcome import needs_a_change
 from .prompts import (
     AFTER_OBSERVATION,
+    ANSWER_NOW,
+    CHANGE_NOW,
     DO_IT_NOW,
     READ_FIRST,
     SHORT_FORMAT_ERROR,
@@ -209,6 +212,13 @@ class SmolCodeAgent(CodeAgent):
             raise RunStuck(f"the model kept repeating {repeated}, which had already run", step)
         if watch is not None and watch.loops() > self._loops_seen:
             self._shake()  # a refused repeat: at a low temperature the next reply is the same
+            # it has what it needs and asks for it again: say what to do with it instead
+            wanted = (
+                CHANGE_NOW if needs_a_change(watch.task, "") and not watch.changed() else ANSWER_NOW
+            )
+            step.observations = (
+                (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.task)
+            )
         self._loops_seen = watch.loops() if watch is not None else 0
         previous = self._previous_action(step)
         failing = step.error is not None and not step.is_final_answer
