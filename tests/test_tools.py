@@ -616,16 +616,32 @@ def test_propose_patch_ambiguous_lists_lines(tools: Tools) -> None:
     assert "more surrounding lines" in err["recovery_suggestion"]
 
 
-def test_propose_patch_no_match_points_at_closest_line(tools: Tools) -> None:
+def test_propose_patch_no_match_shows_the_closest_lines(tools: Tools, repo: Path) -> None:
+    """Seen on the 1.5B model: old_text written from memory. The error shows the real lines,
+    ready to copy, instead of sending it to read the file again."""
+    old = "def add(a, b):\n    return a - c"
     err = assert_error(
-        tools["propose_patch"](path=CALC, old_text="    return a - c", new_text="return a + b"),
+        tools["propose_patch"](path=CALC, old_text=old, new_text="return a + b"),
         ErrorType.NO_MATCH,
         "propose_patch",
     )
-    assert err["context"]["closest_line"] == 2
-    assert "line 2" in err["recovery_suggestion"]
-    assert "'return a - b'" in err["recovery_suggestion"]
-    assert f"read_file(path='{CALC}'" in err["recovery_suggestion"]
+    assert err["context"]["closest_lines"] == [1, 2]
+    real = "\n".join((repo / CALC).read_text().splitlines()[:2])
+    assert f"The closest lines in {CALC} are 1-2:\n{real}\n" in err["recovery_suggestion"]
+    copied = tools["propose_patch"](
+        path=CALC, old_text=real, new_text="def add(a, b):\n    return a + b"
+    )
+    assert "patch_id" in copied, copied
+
+
+def test_propose_patch_no_match_shows_nothing_unlike(tools: Tools) -> None:
+    err = assert_error(
+        tools["propose_patch"](path=CALC, old_text="zzzz qqqq xxxx", new_text="y"),
+        ErrorType.NO_MATCH,
+        "propose_patch",
+    )
+    assert "closest_lines" not in err["context"]
+    assert "Copy old_text exactly" in err["recovery_suggestion"]
 
 
 def test_propose_patch_tolerates_trailing_whitespace(yes_tools: Tools, repo: Path) -> None:

@@ -143,29 +143,52 @@ def _find_unique(text: str, old: str, rel: str) -> tuple[int, int]:
 
 
 def _no_match(text: str, old: str, rel: str) -> ToolError:
+    """NO_MATCH, showing the lines of the file closest to old_text so they can be copied."""
     text_lines = text.splitlines()
-    first = next((ln.strip() for ln in old.splitlines() if ln.strip()), "")
     hint = (
         "Copy old_text exactly from read_file output (same indentation), or use a smaller old_text."
     )
     context: dict[str, Any] = {"path": rel, "total_lines": len(text_lines)}
-    if first:
-        candidates = [ln.strip() for ln in text_lines]
-        near = difflib.get_close_matches(first, candidates, n=1, cutoff=0.6)
-        if near:
-            line_no = candidates.index(near[0]) + 1
-            context["closest_line"] = line_no
-            hint = (
-                f"The closest text is at line {line_no}: {text_lines[line_no - 1].strip()!r}. "
-                f"Call read_file(path='{rel}', start_line={max(1, line_no - 3)}, "
-                f"end_line={line_no + 8}) and copy old_text exactly."
-            )
+    near = _closest_lines(text_lines, old)
+    if near is not None:
+        first, last = near
+        context["closest_lines"] = [first, last]
+        shown = "\n".join(text_lines[first - 1 : last])
+        hint = (
+            f"The closest lines in {rel} are {first}-{last}:\n{shown}\n"
+            "Copy old_text from these lines exactly (same indentation), then change new_text."
+        )
     return ToolError(
         ErrorType.NO_MATCH,
         f"old_text was not found in {rel}",
         recovery_suggestion=hint,
         context=context,
     )
+
+
+#: Lines shown at most as the closest match, and how alike they must be to be shown.
+CLOSEST_MAX_LINES = 15
+CLOSEST_CUTOFF = 0.5
+
+
+def _closest_lines(lines: list[str], old: str) -> tuple[int, int] | None:
+    """The 1-based span of `lines` most like `old` (as many lines, give or take one)."""
+    wanted = [ln.strip() for ln in old.strip("\n").splitlines()]
+    if not wanted or not lines or len(wanted) > CLOSEST_MAX_LINES:
+        return None
+    target = "\n".join(wanted)
+    best, span = 0.0, None
+    stripped = [ln.strip() for ln in lines]
+    for size in {max(1, len(wanted) - 1), len(wanted), len(wanted) + 1}:
+        for start in range(0, max(1, len(lines) - size + 1)):
+            window = "\n".join(stripped[start : start + size])
+            matcher = difflib.SequenceMatcher(None, target, window, autojunk=False)
+            if matcher.real_quick_ratio() <= best or matcher.quick_ratio() <= best:
+                continue
+            ratio = matcher.ratio()
+            if ratio > best:
+                best, span = ratio, (start + 1, min(len(lines), start + size))
+    return span if best >= CLOSEST_CUTOFF else None
 
 
 class ProposePatchTool(RepoTool):
