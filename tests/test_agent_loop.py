@@ -301,3 +301,28 @@ def test_a_refused_repeat_is_told_what_to_do_with_the_result(
     if "what does" in task:  # prose after reading is the answer
         assert outcome.status == "completed"
         assert outcome.answer == "add() returns a - b instead of a + b."
+
+
+def test_code_written_without_its_fence_runs_and_is_not_the_answer(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model once prose answers were allowed: the call without its fence."""
+    turns = [
+        '# Read the file.\nresult = read_file(path="app/calc.py")\nprint(result)\n```',
+        "add() returns a - b.",
+    ]
+    outcome, requests = run(repo, settings, turns, "what does the function adder do?")
+    assert "def add(a, b)" in requests[1].prompt_text()  # it ran: its output was shown
+    assert outcome.answer == "add() returns a - b."
+
+
+def test_a_list_of_steps_to_take_is_not_the_answer(repo: Path, settings: Settings) -> None:
+    plan = (
+        "# Analyze the test failures\n# Find the function with the bug\n"
+        "# Examine the test case and the function's implementation\n# Run the tests again"
+    )
+    read = block('print(read_file(path="app/calc.py"))')
+    turns = [read, plan, read.replace("calc", "main"), "add() returns a - b."]
+    outcome, requests = run(repo, settings, turns, "One of the tests fails. Which function?")
+    assert "only a comment and no code, so nothing ran" in requests[2].prompt_text()
+    assert outcome.answer == "add() returns a - b."

@@ -103,7 +103,24 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
         code = "\n\n".join(b for b in blocks if not b.lstrip().startswith("{"))
         if code and _parses(code):
             return code
+    unfenced = text.strip().removesuffix("```").strip()
+    if _calls_a_tool(unfenced, tool_names | {"final_answer"}):
+        return unfenced  # code written without its fence ("# Read it.\nprint(read_file(...))")
     return json_tool_calls(text, tool_names | {"final_answer"})
+
+
+def _calls_a_tool(code: str, names: set[str]) -> bool:
+    """`code` is Python that calls one of `names` (prose never parses as such)."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+        for node in ast.walk(tree)
+    )
 
 
 def _parses(code: str) -> bool:

@@ -106,10 +106,22 @@ _PLAN = re.compile(
 )
 
 
+#: A line of a plan: "# Find the function with the bug", "1. Read the test".
+_STEP = re.compile(
+    r"^(?:[#*\-\s]|\d+[.)])*\s*(?:then\s+|next,?\s+|first,?\s+)?(?:read|find|analy[sz]e|examine|"
+    r"identify|run|check|look|search|open|fix|call|list|locate|inspect|review|determine|"
+    r"understand|verify|test|write|propose|use|get|see|go|start)\b",
+    re.IGNORECASE,
+)
+
+
 def is_plan(reply: str) -> bool:
-    """True when a prose reply only says what it is about to do (or ends on a colon)."""
-    text = reply.strip()
-    return bool(_PLAN.match(text)) or text.endswith(":")
+    """True when a prose reply only says what it is about to do (or ends on a colon), or is a
+    list of steps to take ("# Find the function", "# Examine the test")."""
+    text = reply.strip().removesuffix("```").strip()
+    lines = [line for line in text.splitlines() if line.strip(" #*-")]
+    steps = bool(lines) and all(_STEP.match(line) for line in lines)
+    return bool(_PLAN.match(text.lstrip("# "))) or text.endswith(":") or steps
 
 
 def is_placeholder(answer: str) -> bool:
