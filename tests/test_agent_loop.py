@@ -326,3 +326,18 @@ def test_a_list_of_steps_to_take_is_not_the_answer(repo: Path, settings: Setting
     outcome, requests = run(repo, settings, turns, "One of the tests fails. Which function?")
     assert "only a comment and no code, so nothing ran" in requests[2].prompt_text()
     assert outcome.answer == "add() returns a - b."
+
+
+def test_a_follow_up_is_answered_from_what_an_earlier_turn_read(
+    repo: Path, settings: Settings
+) -> None:
+    """Turn 2 ("which test checks it?") names no code; turn 1 read it: no read-first nudge."""
+    with ScriptedModel(["add() returns a - b.", "test_add in tests/test_calc.py."]) as model:
+        session = session_for(repo, settings, model)
+        first = session.run("What does add in app/calc.py return?")
+        second = session.run("Which test checks it?")
+        session.close()
+        requests = model.requests
+    assert len(requests) == 2
+    assert (first.status, second.status) == ("completed", "completed")
+    assert second.answer == "test_add in tests/test_calc.py."

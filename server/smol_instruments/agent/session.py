@@ -175,6 +175,7 @@ class AgentSession:
             context_tokens=self.context_tokens,
         )
         self.turns = 0
+        self._code_read = False  # some turn of this conversation read code
         self._watch: RunWatch | None = None
         self._running = threading.Lock()
         # The host's model endpoint, asked before each run (it may start a local server).
@@ -249,7 +250,8 @@ class AgentSession:
         )
         first = 0 if self.turns == 0 else len(self.agent.memory.steps)
         context, context_ms = self._gather(task)
-        self._watch.context_given = bool(context)
+        # code read in an earlier turn is in the history too ("which test checks it?")
+        self._watch.context_given = bool(context) or self._code_read
         prompt = f"{task}\n\n{context.text}" if context else task
         try:
             self._connect()
@@ -309,6 +311,7 @@ class AgentSession:
             status = "cancelled" if self.cancel_event.is_set() else "failed"
             error = None if status == "cancelled" else self._model_failure(exc)
         watch, self._watch, self.agent.watch = self._watch, None, None
+        self._code_read = self._code_read or (watch is not None and watch.tools_used())
         if (
             status == "completed"
             and watch is not None
