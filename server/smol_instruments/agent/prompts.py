@@ -25,7 +25,7 @@ To act, reply with exactly one ```python code block and nothing else: a # commen
 result = read_file(path="<a file from the list below>")
 print(result)
 ```
-To answer, reply in plain sentences with no code block, once you have read what the answer needs.
+To answer, reply in plain sentences with no code block, once you have read what the answer needs. Be specific: name the files, functions, values and defaults the answer rests on.
 Rules:
 - Answer questions about this repository from its code, never from a file's name. Code the task names is given with the task; read anything else with read_file or rg_search.
 - Tools return dicts. An error dict has "error" and "recovery_suggestion": do what the suggestion says.
