@@ -341,3 +341,16 @@ def test_a_follow_up_is_answered_from_what_an_earlier_turn_read(
     assert len(requests) == 2
     assert (first.status, second.status) == ("completed", "completed")
     assert second.answer == "test_add in tests/test_calc.py."
+
+
+def test_an_error_retold_in_one_breath_is_not_an_answer(repo: Path, settings: Settings) -> None:
+    """Seen on the 1.5B model: the message and its suggestion, retold as the answer."""
+    snippet = block('print(read_file_snippet(path="app/calc.py", pattern="def nothing_here"))')
+    retold = (
+        "The pattern `def nothing_here` does not occur in `app/calc.py`. Use a shorter or "
+        "simpler pattern, or rg_search(pattern=...) to search every file."
+    )
+    turns = [snippet, retold, "add() returns a - b."]
+    outcome, requests = run(repo, settings, turns, "what does the function nothing_here do?")
+    assert "that is the text of an error message" in requests[2].prompt_text()
+    assert outcome.answer == "add() returns a - b."

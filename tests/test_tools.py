@@ -466,6 +466,9 @@ def test_read_file_snippet(tools: Tools) -> None:
 def test_read_file_snippet_several_matches_and_literal_fallback(tools: Tools) -> None:
     result = assert_ok(tools["read_file_snippet"](path=CALC, pattern="(a, b"))  # not a regex
     assert [m["line"] for m in result["matches"]] == [1, 5]
+    # a valid regex that matches nothing, meant as text (seen on the 1.5B model)
+    result = assert_ok(tools["read_file_snippet"](path=CALC, pattern="def add(a, b):"))
+    assert [m["line"] for m in result["matches"]] == [1]
 
 
 def test_read_file_snippet_no_match(tools: Tools) -> None:

@@ -386,6 +386,11 @@ def the_answer_is_real(answer: Any, memory: AgentMemory, agent: Any = None) -> b
     return True
 
 
+#: An answer of at least this many words, this share of them words of an error, retells it.
+ECHO_MIN_WORDS = 8
+ECHO_SHARE = 0.9
+
+
 def _echoes_an_error(answer: str, memory: AgentMemory) -> bool:
     """The answer repeats (most of) an error or recovery suggestion the run was shown."""
     text = " ".join(answer.split()).strip(" .")
@@ -401,6 +406,14 @@ def _echoes_an_error(answer: str, memory: AgentMemory) -> bool:
         if getattr(step, "error", None) is not None:
             shown.append(str(step.error))
         if any(text in " ".join(part.split()) for part in shown):
+            return True
+        # the message and its suggestion retold in one breath ("The pattern ... does not occur
+        # in x. Use a shorter ..."): nearly every word of the answer is a word of the errors
+        words = re.findall(r"\w+", text.lower())
+        told = set(re.findall(r"\w+", " ".join(shown).lower()))
+        if len(words) >= ECHO_MIN_WORDS and sum(w in told for w in words) >= ECHO_SHARE * len(
+            words
+        ):
             return True
     return False
 

@@ -158,6 +158,10 @@ class ReadFileSnippetTool(RepoTool):
         regex = compile_pattern(pattern)
         lines = text.splitlines()
         hits = [i for i, line in enumerate(lines) if regex.search(line)]
+        if not hits and regex.pattern != re.escape(pattern):
+            # "def average(values):" is valid as a regex and matches nothing: the text was meant
+            regex = re.compile(re.escape(pattern))
+            hits = [i for i, line in enumerate(lines) if regex.search(line)]
         if not hits:
             folded = re.compile(regex.pattern, re.IGNORECASE)
             near = [i + 1 for i, line in enumerate(lines) if folded.search(line)][:5]
