@@ -354,3 +354,12 @@ def test_an_error_retold_in_one_breath_is_not_an_answer(repo: Path, settings: Se
     outcome, requests = run(repo, settings, turns, "what does the function nothing_here do?")
     assert "that is the text of an error message" in requests[2].prompt_text()
     assert outcome.answer == "add() returns a - b."
+
+
+def test_streamed_text_is_held_back_only_where_it_may_be_a_repeat() -> None:
+    from smol_instruments.agent.model import _safe_to_pass_on
+
+    said = "# add() returns a - b although it is called add.\n"
+    assert _safe_to_pass_on("Thinking about it... ") == len("Thinking about it... ")
+    assert _safe_to_pass_on(said + "# It is used") == len(said + "# It is used")
+    assert _safe_to_pass_on(said + "# add() returns") == len(said)  # may become the repeat

@@ -21,6 +21,8 @@ from bench.real import agents, fixtures
 from bench.real.proxy import Call
 from tests.support.lsp import Recorder, _plain, daemon_env, start_daemon, wait_until
 
+from smol_instruments.agent.model import before_repetition
+
 from .conftest import RealModel
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(900)]
@@ -37,16 +39,18 @@ def _options(model: RealModel) -> agents.RunOptions:
 def assert_calls_sound(calls: list[Call], prompt_tokens: int | None = None) -> None:
     """Every call answered; the counted tokens are the server's; the prefix cache is reused.
 
-    A reply that goes on after its code block without meeting one of the server-side stops is
-    cut by the client (by design: nothing after the first block is wanted); such a call ends
-    without the server's usage, so only the others are counted.
+    A reply that goes on after its code block without meeting one of the server-side stops, or
+    that begins to repeat a line, is cut by the client (by design: nothing after the first block
+    is wanted); such a call ends without the server's usage, so only the others are counted.
     """
     assert calls, "no model call reached the server"
     assert all(c.status == 200 and c.error is None for c in calls)
     cut = [c for c in calls if c.client_gone]
-    assert all(re.search(r"```[\w]*\n.*?\n```", c.reply, re.DOTALL) for c in cut), [
-        c.reply for c in cut
-    ]
+    assert all(
+        re.search(r"```[\w]*\n.*?\n```", c.reply, re.DOTALL)  # went on after its block
+        or before_repetition(c.reply) != c.reply  # or began to repeat a line
+        for c in cut
+    ), [c.reply for c in cut]
     whole = [c for c in calls if not c.client_gone]
     assert all((c.completion_tokens or 0) > 0 for c in whole)
     if prompt_tokens is not None:

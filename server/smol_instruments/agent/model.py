@@ -178,6 +178,20 @@ def _unclosed_block(text: str) -> bool:
     return opened is not None and "\n```" not in text[opened.end() :]
 
 
+def _safe_to_pass_on(text: str) -> int:
+    """How much of a streaming reply can be passed on: all of it, except an unfinished last
+    line that so far repeats the start of an earlier long line (it may become a repeat, and
+    a repeat is cut where it begins)."""
+    start = text.rfind("\n") + 1
+    tail = text[start:].strip()
+    if not tail:
+        return len(text)
+    earlier = (line.strip() for line in text[:start].splitlines())
+    if any(len(line) >= REPEATED_LINE_CHARS and line.startswith(tail) for line in earlier):
+        return start
+    return len(text)
+
+
 class _StreamTracker:
     """The LiteLLM client, recording each stream it opens so a cancel can close it at once."""
 
@@ -282,8 +296,8 @@ class AgentModel(LiteLLMModel):
         self._check_cancel()
         saved = self._temperature_for_this_reply()
         stream = super().generate_stream(messages, **_block_stops(kwargs))
-        text = ""  # what was passed on: whole lines only, so a cut never leaves half a line
-        pending = ""  # the line being written
+        text = ""  # what was passed on (never the start of a line that may be a repeat)
+        pending = ""  # held back: the start of a line that may turn out to be a repeat
         size = 0
         deadline = time.monotonic() + self.reply_timeout_s
         try:
@@ -296,7 +310,7 @@ class AgentModel(LiteLLMModel):
                 candidate = text + pending + delta.content
                 whole = first_block_only(before_repetition(candidate))
                 ended = len(whole) < len(candidate)  # the first block closed, or a line came back
-                upto = len(whole) if ended else candidate.rfind("\n") + 1
+                upto = len(whole) if ended else _safe_to_pass_on(candidate)
                 emit = candidate[len(text) : max(upto, len(text))]
                 pending = "" if ended else candidate[len(text) + len(emit) :]
                 size += len(delta.content)
