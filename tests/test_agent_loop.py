@@ -363,3 +363,13 @@ def test_streamed_text_is_held_back_only_where_it_may_be_a_repeat() -> None:
     assert _safe_to_pass_on("Thinking about it... ") == len("Thinking about it... ")
     assert _safe_to_pass_on(said + "# It is used") == len(said + "# It is used")
     assert _safe_to_pass_on(said + "# add() returns") == len(said)  # may become the repeat
+
+
+def test_a_call_written_before_an_empty_block_runs(repo: Path, settings: Settings) -> None:
+    """Seen on the 1.5B model: the call unfenced, then a fence and the same call again, cut
+    where it began to repeat: the block is empty, the call before it is what was meant."""
+    call = '# Read the file app/calc.py to see add.\nresult = read_file(path="app/calc.py")\nprint(result)\n'
+    turns = [Turn(call + "```python\n" + call, forever=True), "add() returns a - b."]
+    outcome, requests = run(repo, settings, turns, "what does the function adder do?")
+    assert "def add(a, b)" in requests[1].prompt_text()  # the call ran once; its output shown
+    assert outcome.answer == "add() returns a - b."

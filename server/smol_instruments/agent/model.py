@@ -109,6 +109,28 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
     return json_tool_calls(text, tool_names | {"final_answer"})
 
 
+def code_before_an_empty_block(text: str, tool_names: set[str]) -> str | None:
+    """The calls written before a ```python block that has no code (seen on the 1.5B model:
+    the call unfenced, then a fence and the same call again, cut where it began to repeat)."""
+    opened = _PY_BLOCK.search(text)
+    if opened is None:
+        return None
+    blocks = re.findall(r"```(?:python|py)[^\n]*\n(.*?)(?:\n```|$)", text, re.DOTALL | re.I)
+    if any(_statements(block) for block in blocks):
+        return None
+    before = text[: opened.start()].strip()
+    return before if _calls_a_tool(before, tool_names | {"final_answer"}) else None
+
+
+def _statements(code: str) -> bool:
+    import ast
+
+    try:
+        return bool(ast.parse(code).body)
+    except SyntaxError:
+        return True  # broken code is still code: the model is told about it
+
+
 def _calls_a_tool(code: str, names: set[str]) -> bool:
     """`code` is Python that calls one of `names` (prose never parses as such)."""
     import ast
@@ -348,12 +370,14 @@ class AgentModel(LiteLLMModel):
             raise EmptyReply(
                 "the model server sent no completion text (an empty or malformed response)"
             )
-        if _unclosed_block(text):  # the reply hit its token limit inside the block
-            yield ChatMessageStreamDelta(content="\n```")
-            return
-        code = normalise_reply(text, self.tool_names)
+        closing = "\n```" if _unclosed_block(text) else ""  # cut inside the block: close it
+        code = code_before_an_empty_block(text + closing, self.tool_names)
+        if code is None and not closing:
+            code = normalise_reply(text, self.tool_names)
         if code is not None:
-            yield ChatMessageStreamDelta(content=f"\n```python\n{code}\n```")
+            closing += f"\n```python\n{code}\n```"
+        if closing:
+            yield ChatMessageStreamDelta(content=closing)
 
     def _check_cancel(self) -> None:
         if self.cancel.is_set():
