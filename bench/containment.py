@@ -2,7 +2,8 @@
 
 `true` shows the sandbox's start-up alone; `python -m pytest -q` on the sample project shows
 what an ordinary development command pays. Both run through the process runner, contained
-and uncontained, alternating.
+and uncontained, alternating. The lifeline (the watcher that ends a command with us) is
+measured on its own: a contained `true` with it against the same without it.
 """
 
 from __future__ import annotations
@@ -56,6 +57,28 @@ def _timer(argv: list[str], repo: Path, contained: bool, ok: tuple[int, ...] = (
     return run
 
 
+def _launch_timer(repo: Path, lifeline: bool):  # type: ignore[no-untyped-def]
+    from smol_instruments.base.containment import Containment
+
+    def run() -> float:
+        start = time.perf_counter()
+        launch = Containment(repo).prepare(["true"], lifeline=lifeline)
+        try:
+            subprocess.run(
+                launch.argv,
+                env=launch.env,
+                pass_fds=launch.pass_fds,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                check=True,
+            )
+        finally:
+            launch.close()
+        return time.perf_counter() - start
+
+    return run
+
+
 #: pytest's exit codes when the tests ran (the sample project has failing tests on purpose).
 TESTS_RAN = (0, 1)
 
@@ -72,6 +95,9 @@ def containment_overhead(quick: bool = False) -> list[Figure]:
         true = ["true"]
         value, baseline = _median_alternating(
             _timer(true, repo, True), _timer(true, repo, False), 10 if quick else 60
+        )
+        tied, untied = _median_alternating(
+            _launch_timer(repo, True), _launch_timer(repo, False), 10 if quick else 60
         )
         pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
         tests, tests_bare = _median_alternating(
@@ -92,6 +118,15 @@ def containment_overhead(quick: bool = False) -> list[Figure]:
             target_on="report",
             note=f"{availability.detail}; overhead {1000 * (value - baseline):.1f} ms per command "
             "(the sandbox's start-up: what every contained command pays once)",
+        ),
+        Figure(
+            "contain_lifeline",
+            "contained `true` with the lifeline (the watcher that ends it with us) vs without",
+            tied * 1000,
+            "ms",
+            untied * 1000,
+            target_on="report",
+            note=f"the lifeline adds {1000 * (tied - untied):.1f} ms per command",
         ),
         Figure(
             "contain_pytest",

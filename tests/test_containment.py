@@ -9,13 +9,15 @@ inherits it.
 from __future__ import annotations
 
 import os
+import secrets
+import signal
 import socket
 import socketserver
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,9 @@ from tests.conftest import git, make_repo
 from tests.support.containment import outside_dir, require_bwrap
 
 from smol_instruments.base import containment
-from smol_instruments.base.containment import Availability, Containment, plan_command
+from smol_instruments.base.containment import Availability, Containment, Launch, plan_command
+from smol_instruments.base.lifeline import wrap as lifeline_wrap
+from smol_instruments.base.process import run_process
 
 pytestmark = pytest.mark.usefixtures("bwrap")
 
@@ -44,6 +48,10 @@ def run(
     timeout: float = 30,
 ) -> subprocess.CompletedProcess[str]:
     launch = spec.prepare(["sh", "-c", script], cwd=cwd, environ=environ)
+    return run_launch(launch, timeout)
+
+
+def run_launch(launch: Launch, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             launch.argv,
@@ -307,57 +315,153 @@ def test_unix_sockets_are_refused(repo: Path) -> None:
         server.close()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known gap: when the parent is SIGKILLed, bubblewrap's --die-with-parent sometimes "
-    "leaves its init and the command running on a loaded machine (docs/security.md)",
-)
-def test_the_command_dies_with_its_parent(repo: Path) -> None:
-    tag = f"{os.getpid() % 10000 + 50000}"
-    parent = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import subprocess, sys, time\n"
-            "from pathlib import Path\n"
-            "from smol_instruments.base.containment import Containment\n"
-            f"launch = Containment(Path({str(repo)!r})).prepare("
-            f"['sh', '-c', 'sleep {tag}.5 & sleep {tag}.25; echo survived > survived.txt'])\n"
-            "subprocess.Popen(launch.argv, env=launch.env, pass_fds=launch.pass_fds)\n"
-            "print('started', flush=True)\n"
-            "time.sleep(600)\n",
-        ],
+#: A host: a real process of ours that runs one command through the runner, contained, and
+#: is SIGKILLed while it does (the command comes on stdin, so no argv of it names the token).
+HOST = """
+import sys
+from pathlib import Path
+from smol_instruments.base.containment import Containment
+from smol_instruments.base.process import run_process
+repo, script = Path(sys.argv[1]), sys.stdin.readline()
+print("starting", flush=True)
+run_process(["sh", "-c", script], cwd=repo, timeout=600, contain=Containment(repo))
+"""
+
+
+@pytest.mark.parametrize("moment", ["running", "starting"])
+def test_the_command_dies_with_its_parent(repo: Path, moment: str) -> None:
+    """SIGKILLed once the command runs, and while bubblewrap still sets up: the window that
+    --die-with-parent alone leaves open."""
+    token = _token()
+    short, long = f"2.{token}", f"600.{token}"
+    host = _host(repo, f"sleep {long} & sleep {short}; echo survived > survived.txt")
+    try:
+        if moment == "running":
+            # The scan sees the command and its child inside the sandbox's PID namespace.
+            _wait_until(lambda: _sleeping(short) and _sleeping(long), "the command never started")
+        else:
+            _wait_until(lambda: _processes_with(token), "bubblewrap never started", interval=0)
+        started = time.monotonic()
+        host.kill()
+        host.wait()
+        _wait_until(lambda: not _processes_with(token), "the command outlived its parent")
+        # Had the shell survived, it would have written its marker two seconds in.
+        time.sleep(max(0.0, started + 3.5 - time.monotonic()))
+        assert not (repo / "survived.txt").exists()
+    finally:
+        _end(host, token)
+
+
+def test_what_a_command_leaves_running_ends_with_it(repo: Path) -> None:
+    token = _token()
+    result = run_process(
+        ["sh", "-c", f"sleep 600.{token} & echo left it"],
+        cwd=repo,
+        timeout=30,
+        contain=Containment(repo),
+    )
+    try:
+        assert (result.exit_code, result.stdout) == (0, "left it\n")
+        # Killed as the runner returns; give the kernel a moment to finish it off.
+        _wait_until(lambda: not _processes_with(token), "the background job outlived it", 10)
+    finally:
+        _kill(_processes_with(token))
+
+
+def test_the_command_keeps_its_streams_status_and_descriptors(repo: Path) -> None:
+    result = run_process(
+        ["sh", "-c", 'read line; echo "$line"; echo to-stderr >&2; ls /proc/self/fd; exit 7'],
+        cwd=repo,
+        timeout=30,
+        contain=Containment(repo),
+        stdin_text="from-stdin\n",
+    )
+    # 0-2 and the descriptor `ls` opens to list them: the lifeline is not among them.
+    assert result.stdout.split() == ["from-stdin", "0", "1", "2", "3"]
+    assert (result.exit_code, result.stderr) == (7, "to-stderr\n")
+
+
+def test_a_watcher_that_cannot_work_says_so_and_kills_nothing(repo: Path) -> None:
+    spec = Containment(repo)
+    command = ["sh", "-c", "echo ran; exit 4"]
+    # A read end that is not there: the command runs, with its own status.
+    unopened = run_launch(spec.prepare(lifeline_wrap(command, 987), lifeline=False))
+    assert (unopened.returncode, unopened.stdout) == (4, "ran\n")
+    assert "/proc/1/fd/987" in unopened.stderr
+    # Not PID 2 (a child of another shell): `kill -1` could reach too far, so no watcher.
+    nested = ["sh", "-c", '"$@"', "outer", *lifeline_wrap(command, 987)]
+    child = run_launch(spec.prepare(nested, lifeline=False))
+    assert (child.returncode, child.stdout) == (4, "ran\n")
+    assert "not PID 2 of a sandbox, no watcher" in child.stderr
+
+
+def _token() -> str:
+    return f"{os.getpid()}{secrets.randbelow(10**6):06d}"
+
+
+def _host(repo: Path, script: str) -> subprocess.Popen[str]:
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST, str(repo)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
-    try:
-        assert parent.stdout is not None and parent.stdout.readline() == "started\n"
-        deadline = time.monotonic() + 10
-        while not _processes_with(tag) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _processes_with(tag), "the contained command never started"
-        parent.kill()
-        parent.wait()
-        deadline = time.monotonic() + 10
-        while _processes_with(tag) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _processes_with(tag) == []
-    finally:
-        parent.kill()
-    assert not (repo / "survived.txt").exists()
+    assert host.stdin is not None and host.stdout is not None
+    host.stdin.write(script + "\n")
+    host.stdin.flush()
+    assert host.stdout.readline() == "starting\n"
+    return host
 
 
-def _processes_with(text: str) -> list[int]:
+def _wait_until(
+    condition: Callable[[], object], message: str, timeout: float = 15, interval: float = 0.02
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, message
+        time.sleep(interval)
+
+
+def _processes_with(token: str) -> list[int]:
+    """Every process (in any PID namespace below ours) whose command line holds `token`."""
     found = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
             try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                cmdline = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if f"sleep {text}" in cmdline and "sh -c" not in cmdline and "bwrap" not in cmdline:
+            if token.encode() in cmdline:
                 found.append(int(entry.name))
     return found
+
+
+def _sleeping(duration: str) -> list[int]:
+    """The `sleep DURATION` processes themselves (not a shell or bubblewrap naming them)."""
+    wanted = f"sleep\0{duration}\0".encode()
+    found = []
+    for pid in _processes_with(duration):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() == wanted:
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def _end(host: subprocess.Popen[str], token: str) -> None:
+    """Clean up after a failure: the host, and whatever of its sandbox is left, by pid."""
+    host.kill()
+    host.wait()
+    _kill(_processes_with(token))
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root has capabilities to drop")

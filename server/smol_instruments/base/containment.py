@@ -18,8 +18,9 @@ its seccomp filter from. Inside:
   (that directory is mounted read-only too). The git runner mounts the repository
   read-only altogether (`writable=False`);
 - no network (a new network namespace has only `lo`), its own PID namespace, killed with its
-  parent, a new session (no terminal to push keystrokes into), no capabilities, and no
-  Unix-domain sockets (`seccomp.py`: a Docker socket on a read-only mount is still root);
+  parent however it ends (`lifeline.py`: a pipe only we can write, watched inside), a new
+  session (no terminal to push keystrokes into), no capabilities, and no Unix-domain
+  sockets (`seccomp.py`: a Docker socket on a read-only mount is still root);
 - a minimal environment from an allowlist: never API keys, tokens or our own settings.
 
 A command the user approves may be *widened* by exactly what the approval names: `network`
@@ -36,6 +37,7 @@ a command uncontained), `off` (the policy's verdict alone; doctor warns).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import platform
@@ -52,6 +54,7 @@ from pathlib import Path
 from typing import Literal
 
 from . import seccomp
+from .lifeline import wrap as lifeline_wrap
 
 Mode = Literal["auto", "required", "off"]
 Widening = Literal["network", "git"]
@@ -218,18 +221,26 @@ class Availability:
 
 @dataclass(frozen=True)
 class Launch:
-    """A contained command ready for Popen: pass `pass_fds`, then `close()` after it started."""
+    """A command ready for Popen: pass `pass_fds`, call `started()` once it started and
+    `close()` once it ended. Contained, `lifeline` is the write end we hold: closing it
+    kills whatever is left in the sandbox (lifeline.py). Uncontained, both are empty."""
 
     argv: list[str]
     env: dict[str, str]
     pass_fds: tuple[int, ...] = ()
+    lifeline: int | None = None
+
+    def started(self) -> None:
+        """Close our copies of what the sandbox was given (it holds its own now)."""
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def close(self) -> None:
-        for fd in self.pass_fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self.started()
+        if self.lifeline is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.lifeline)
 
 
 @dataclass(frozen=True)
@@ -250,14 +261,18 @@ class Containment:
         cwd: Path | None = None,
         environ: Mapping[str, str] | None = None,
         extra_env: Mapping[str, str] | None = None,
+        lifeline: bool = True,
     ) -> Launch:
-        """The bubblewrap command line that runs `argv` in `cwd` (default: the root)."""
+        """The bubblewrap command line that runs `argv` in `cwd` (default: the root).
+
+        `lifeline=False` leaves out the watcher that ends the command with us: only to
+        measure what it costs (bench/containment.py)."""
         source = os.environ if environ is None else environ
         homes = home_directories(source)
         env = contained_env(source, homes[0], self.widens)
         if extra_env:
             env.update(extra_env)
-        fd = _seccomp_fd()
+        fd = seccomp.filter_fd()
         args = [
             bwrap_path() or "bwrap",
             *self.mounts(homes, source),
@@ -271,10 +286,18 @@ class Containment:
             args.append("--unshare-net")
         if os.geteuid() == 0:
             args += ["--cap-drop", "ALL"]
+        fds: tuple[int, ...] = ()
         if fd is not None:
             args += ["--seccomp", str(fd)]
-        args += ["--chdir", str(cwd or self.root), "--", *argv]
-        return Launch(args, env, (fd,) if fd is not None else ())
+            fds = (fd,)
+        args += ["--chdir", str(cwd or self.root)]
+        if not lifeline:
+            return Launch([*args, "--", *argv], env, fds)
+        # Both ends close-on-exec: bubblewrap gets the read end alone (pass_fds), no child
+        # of ours ever gets the write end.
+        read_end, write_end = os.pipe()
+        args += ["--sync-fd", str(read_end), "--", *lifeline_wrap(argv, read_end)]
+        return Launch(args, env, (*fds, read_end), write_end)
 
     def mounts(self, homes: Sequence[Path], environ: Mapping[str, str]) -> list[str]:
         """The filesystem, in order: each mount hides what an earlier one showed at its path."""
@@ -492,16 +515,6 @@ def _outermost(paths: Iterable[Path]) -> list[Path]:
 
 def _existing(paths: Iterable[str]) -> list[str]:
     return [p for p in paths if os.path.lexists(p)]
-
-
-def _seccomp_fd() -> int | None:
-    """A fresh in-memory file holding the filter (bubblewrap reads it to the end once)."""
-    if not seccomp.supported():
-        return None
-    fd = os.memfd_create("smol-instruments-seccomp", 0)
-    os.write(fd, seccomp.unix_socket_filter())
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
 
 
 # --- is bubblewrap usable here? ----------------------------------------------------------

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .containment import Containment
+from .containment import Containment, Launch
 
 POLL_S = 0.05
 
@@ -99,8 +99,9 @@ def run_process(
 
     With `contain`, the command runs inside that containment (bubblewrap): `env` (default:
     ours) is then only the source its allowlisted environment is taken from, and
-    `extra_env` is set inside. Killing bubblewrap ends the sandbox's PID namespace, so a
-    timeout or cancel still kills everything the command started.
+    `extra_env` is set inside. When the command ends, times out or is cancelled we let go
+    of its lifeline (`lifeline.py`), and everything it started in the sandbox is killed;
+    if we are killed, the kernel lets go for us.
 
     Output beyond `max_output_bytes` per stream is dropped so a runaway command cannot fill
     memory; the caller truncates further for the model.
@@ -108,25 +109,25 @@ def run_process(
     start = time.monotonic()
     if contain is not None:
         launch = contain.prepare(argv, cwd=cwd, environ=env, extra_env=extra_env)
-        command, child, fds = launch.argv, launch.env, launch.pass_fds
     else:
-        command, fds = list(argv), ()
         child = dict(env) if env is not None else child_env()
         child.update(extra_env or {})
+        launch = Launch(list(argv), child)
     try:
         proc = subprocess.Popen(
-            command,
+            launch.argv,
             cwd=str(cwd),
-            env=child,
-            pass_fds=fds,
+            env=launch.env,
+            pass_fds=launch.pass_fds,
             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-    finally:
-        if contain is not None:
-            launch.close()
+    except BaseException:
+        launch.close()
+        raise
+    launch.started()
     if registry is not None:
         registry.add(proc.pid)
     chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
@@ -182,7 +183,9 @@ def run_process(
         if proc.poll() is None:
             kill_group(proc.pid)
             proc.wait()
-        # A killed group may leave grandchildren holding the pipes; don't wait forever on them.
+        # Contained, this kills what the command left running; uncontained, a killed group
+        # may leave grandchildren holding the pipes: don't wait forever on them.
+        launch.close()
         for reader in readers:
             reader.join(timeout=2)
         for stream in (proc.stdout, proc.stderr, proc.stdin):

@@ -14,6 +14,7 @@ libseccomp, is a C library that is not on PyPI.
 
 from __future__ import annotations
 
+import os
 import platform
 import struct
 
@@ -66,3 +67,13 @@ def unix_socket_filter(machine: str | None = None) -> bytes:
         struct.pack("=HBBI", code, offset(i, jt), offset(i, jf), k)
         for i, (code, jt, jf, k) in enumerate(program)
     )
+
+
+def filter_fd() -> int | None:
+    """A fresh in-memory file holding the filter (bubblewrap reads it to the end once)."""
+    if not supported():
+        return None
+    fd = os.memfd_create("smol-instruments-seccomp", 0)
+    os.write(fd, unix_socket_filter())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
