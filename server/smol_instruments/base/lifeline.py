@@ -45,10 +45,14 @@ def watch_script(read_fd: int) -> str:
     killed: outside a PID namespace of its own (the shell is not PID 2) `kill -1` would
     reach every process of the user, and a read end it cannot open proves nothing.
     """
-    watcher = f"exec </proc/1/fd/{read_fd} >/dev/null 2>&1 || exit 0; read -r _; kill -KILL -1"
+    line = f"/proc/1/fd/{read_fd}"
+    watcher = f"exec <{line} >/dev/null 2>&1 || exit 0; read -r _; kill -KILL -1"
+    # said before the command starts: a message from the watcher itself could be lost when
+    # the command ends first and the sandbox goes with it
     return (
-        f'if [ "$$" = 2 ]; then ( ( {watcher} ) & ); '
-        f'else echo "{NAME}: not PID 2 of a sandbox, no watcher" >&2; fi; exec "$@"'
+        f'if [ "$$" != 2 ]; then echo "{NAME}: not PID 2 of a sandbox, no watcher" >&2; '
+        f'elif [ ! -e {line} ]; then echo "{NAME}: no lifeline at {line}, no watcher" >&2; '
+        f'else ( ( {watcher} ) & ); fi; exec "$@"'
     )
 
 
