@@ -62,6 +62,17 @@ def session_for(
     )
 
 
+def run(repo: Path, settings: Settings, turns: list[Any], task: str, **overrides: Any) -> Any:
+    """(outcome, requests) of one run of `task` against a model scripted with `turns`."""
+    with ScriptedModel(turns) as model:
+        session = session_for(repo, settings, model, **overrides)
+        try:
+            outcome = session.run(task)
+        finally:
+            session.close()
+        return outcome, model.requests
+
+
 def tree_digest(root: Path) -> str:
     h = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts):
@@ -160,11 +171,9 @@ def test_a_question_about_the_code_is_answered_from_the_code(
     repo: Path, settings: Settings, script: str
 ) -> None:
     """Answering before reading gets one nudge that says how to find the code."""
-    with ScriptedModel(getattr(transcripts, script)()) as model:
-        session = session_for(repo, settings, model)
-        outcome = session.run("what does the function `adder` do?")  # nothing of that name
-        session.close()
-        requests = model.requests
+    turns = getattr(transcripts, script)()
+    # nothing of that name
+    outcome, requests = run(repo, settings, turns, "what does the function `adder` do?")
     assert len(requests) == 2
     assert "Code this task names" not in requests[0].prompt_text()
     assert 'rg_search(pattern="adder")' in requests[1].prompt_text()
@@ -178,11 +187,8 @@ def test_the_code_a_question_names_comes_with_it(
     repo: Path, settings: Settings, script: str
 ) -> None:
     """A question naming a file and a function gets their code with it: one call answers."""
-    with ScriptedModel(getattr(transcripts, script)()) as model:
-        session = session_for(repo, settings, model)
-        outcome = session.run("what does add() in app/calc.py do?")
-        session.close()
-        requests = model.requests
+    turns = getattr(transcripts, script)()
+    outcome, requests = run(repo, settings, turns, "what does add() in app/calc.py do?")
     assert len(requests) == 1
     prompt = requests[0].prompt_text()
     assert "app/calc.py (the whole file)" in prompt

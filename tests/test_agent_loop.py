@@ -8,11 +8,10 @@ run's status and answer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.support.scripted_model import ScriptedModel, Turn, estimate_tokens
-from tests.test_agent import session_for
+from tests.test_agent import run, session_for
 
 from smol_instruments.agent.outcome import NOT_DONE, asks_for_change, claims_change
 from smol_instruments.base.config import Settings
@@ -22,16 +21,6 @@ pytestmark = pytest.mark.timeout(180)
 
 def block(code: str, before: str = "I will do that.") -> str:
     return f"{before}\n```python\n{code.strip()}\n```"
-
-
-def run(repo: Path, settings: Settings, turns: list[Any], task: str, **overrides: Any) -> Any:
-    with ScriptedModel(turns) as model:
-        session = session_for(repo, settings, model, **overrides)
-        try:
-            outcome = session.run(task)
-        finally:
-            session.close()
-        return outcome, model.requests
 
 
 def test_a_final_answer_beside_tool_calls_waits_for_their_results(

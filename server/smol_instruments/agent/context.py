@@ -63,6 +63,7 @@ _STOP = frozenset(
 )
 _DEFINITION = r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn)\s+({names})\b"
 _BUILTINS = frozenset(dir(builtins))
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _LANGUAGE = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
 
 
@@ -84,7 +85,7 @@ class _Piece:
     body: str
     language: str
     start: int = 1
-    end: int = 0  # 0: to the file's end
+    end: int = 1
     name: str = ""
 
 
@@ -116,9 +117,9 @@ class _Gatherer:
         for path in self._named_files(task)[:MAX_FILES]:
             text = self._text(path)
             if text is not None and text.count("\n") <= WHOLE_FILE_LINES:
-                self._add(
-                    _Piece(path, f"{path} (the whole file)", text, _language(path), end=10**9)
-                )
+                whole = _Piece(path, f"{path} (the whole file)", text, _language(path))
+                whole.end = len(text.splitlines())
+                self._add(whole)
                 self.whole.add(path)
         names = self._names(task)
         found = self._definitions(names)
@@ -223,9 +224,7 @@ class _Gatherer:
             return ""
         inner = ""
         for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
-                node.lineno < line <= (node.end_lineno or node.lineno)
-            ):
+            if isinstance(node, _DEFS) and node.lineno < line <= (node.end_lineno or node.lineno):
                 inner = node.name  # ast.walk is breadth-first: the last hit is the innermost
         return f" (in {inner})" if inner else ""
 
@@ -246,17 +245,16 @@ class _Gatherer:
         names: dict[str, None] = {}
         shown = {piece.name for piece in self.pieces}
         for piece in self.pieces:
-            if piece.language != "python":
-                continue
-            try:
-                tree = ast.parse(piece.body)
-            except SyntaxError:
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                    name = node.func.id
-                    if name not in shown and name not in _BUILTINS:
-                        names.setdefault(name, None)
+            tree = self._tree(piece.path) if piece.language == "python" else None
+            for node in ast.walk(tree) if tree is not None else ():
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and piece.start <= node.lineno <= piece.end
+                    and node.func.id not in shown
+                    and node.func.id not in _BUILTINS
+                ):
+                    names.setdefault(node.func.id, None)
         return list(names)[:10]
 
     def _add(self, piece: _Piece) -> None:
@@ -267,6 +265,7 @@ class _Gatherer:
         if len(piece.body) > room:
             kept = piece.body[:room].rsplit("\n", 1)[0] + "\n"
             piece.title, piece.body = piece.title + " (cut to fit)", kept
+            piece.end = piece.start + kept.count("\n") - 1
         self.pieces.append(piece)
 
     def _render(self) -> Context:
@@ -296,9 +295,7 @@ def _block(tree: ast.Module | None, lines: list[str], line: int) -> tuple[int, i
     """The 1-based lines of the definition starting at `line` (decorators included): from the
     syntax tree of a Python file, else up to the next blank line."""
     for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
-            node.lineno == line
-        ):
+        if isinstance(node, _DEFS) and node.lineno == line:
             first = min([d.lineno for d in node.decorator_list] + [node.lineno])
             return first, node.end_lineno or line
     end = line

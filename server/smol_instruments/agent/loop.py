@@ -3,16 +3,16 @@
 What a small model does wrong, and what the loop does about it (the loop itself is upstream's):
 
 - It answers in prose, as it is told to (a code block calling final_answer works too). A plain
-  question gets that prose as its answer at once. A question about
-  the repository's code, while nothing has been read yet, is sent back once: read first. Prose
-  that only announces a plan ("I will read the file.") is never an answer: do it now.
+  question gets that prose as its answer at once. A question about the repository's code,
+  while nothing has been read yet, is sent back once: read first. Prose that only announces a
+  plan ("I will read the file.") is never an answer: do it now.
 - It copies an instruction's placeholder (`final_answer("...")`) as its answer: refused.
 - It says "fixed" when nothing was proposed: a task that asks for a change gets one reminder
   to propose it; the session then judges the outcome by what really happened.
-- It gets stuck: a refused repeat is told to answer now (or, for a change, to propose it now),
-  and it and the same failing reply twice make the next reply sampled hotter (once); the same failing reply three times in a row, or three
-  calls refused as loops, ends the run early and honestly (`RunStuck`) instead of burning the
-  remaining steps.
+- It gets stuck: a refused repeat is told to answer now (or, for a change, to propose it now);
+  it, and the same failing reply twice, make the next reply sampled hotter (once); the same
+  failing reply three times in a row, or three calls refused as loops, ends the run early and
+  honestly (`RunStuck`) instead of burning the remaining steps.
 - At the step limit, smolagents' summary call replaces the system prompt, so a model server
   re-reads the whole history (minutes on a CPU). Here the summary keeps every message and asks
   as the last user message, so the server's cached prefix is reused.
@@ -326,8 +326,9 @@ def _tidy(messages: list[ChatMessage]) -> list[ChatMessage]:
 
     smolagents repeats each code block as a "Calling tools: [{'id': ...}]" message (a small
     model then writes that text itself), heads each error with "Call id: call_3" (copied too)
-    and ends each observation with "Last output from code snippet: None". All three go; each observation ends with what to do next, the same words every
-    time, so the server's cached prefix stays valid.
+    and ends each observation with "Last output from code snippet: None". All three go; each
+    observation ends with what to do next, the same words every time, so the server's cached
+    prefix stays valid.
     """
     tidy = []
     for message in messages:

@@ -23,6 +23,7 @@ LiteLLM is imported lazily (about 3 s) and with its bundled cost map, never the 
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import logging
@@ -122,37 +123,30 @@ def code_before_an_empty_block(text: str, tool_names: set[str]) -> str | None:
     return before if _calls_a_tool(before, tool_names | {"final_answer"}) else None
 
 
-def _statements(code: str) -> bool:
-    import ast
-
+def _tree(code: str) -> ast.Module | None:
     try:
-        return bool(ast.parse(code).body)
+        return ast.parse(code)
     except SyntaxError:
-        return True  # broken code is still code: the model is told about it
+        return None
+
+
+def _statements(code: str) -> bool:
+    """`code` is more than comments (broken code counts: the model is told about it)."""
+    tree = _tree(code)
+    return tree is None or bool(tree.body)
 
 
 def _calls_a_tool(code: str, names: set[str]) -> bool:
     """`code` is Python that calls one of `names` (prose never parses as such)."""
-    import ast
-
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return False
-    return any(
+    tree = _tree(code)
+    return tree is not None and any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
         for node in ast.walk(tree)
     )
 
 
 def _parses(code: str) -> bool:
-    import ast
-
-    try:
-        ast.parse(code)
-    except SyntaxError:
-        return False
-    return True
+    return _tree(code) is not None
 
 
 #: What follows a closed block when a model goes on writing, never an opening fence. A server
@@ -330,7 +324,8 @@ class AgentModel(LiteLLMModel):
                     yield delta
                     continue
                 candidate = text + pending + delta.content
-                whole = first_block_only(before_repetition(candidate))
+                unrepeated = before_repetition(candidate)
+                whole = first_block_only(unrepeated)
                 ended = len(whole) < len(candidate)  # the first block closed, or a line came back
                 upto = len(whole) if ended else _safe_to_pass_on(candidate)
                 emit = candidate[len(text) : max(upto, len(text))]
@@ -340,23 +335,19 @@ class AgentModel(LiteLLMModel):
                     text += emit
                     yield dataclasses.replace(delta, content=emit)
                 if ended:
-                    if len(before_repetition(candidate)) < len(candidate):
+                    if len(unrepeated) < len(candidate):
                         log.info("model reply cut where it began to repeat itself")
                     break
                 if size > self.max_reply_chars:
                     log.warning("model reply cut at %d characters (it did not stop)", size)
-                    if pending:
-                        text += pending
-                        yield ChatMessageStreamDelta(content=pending)
                     break
                 if time.monotonic() > deadline:
                     raise TimeoutError(
                         f"the model kept streaming for more than {self.reply_timeout_s:g} s"
                     )
-            else:
-                if pending:
-                    text += pending
-                    yield ChatMessageStreamDelta(content=pending)
+            if pending:  # the reply ended (or hit its size limit) inside a held-back line
+                text += pending
+                yield ChatMessageStreamDelta(content=pending)
         except Exception:
             if self.cancel.is_set():
                 raise RunCancelled("cancelled while the model was answering") from None

@@ -243,9 +243,13 @@ class GitLogTool(RepoTool):
             if len(fields) == 5:
                 sha, author, date, subject, names = fields
                 files = [name for name in names.splitlines() if name.strip()]
-                commit: dict[str, Any] = {"sha": sha, "author": author, "date": date}
-                commit["subject"] = subject
-                commit["files"] = files[:COMMIT_FILES]
+                commit: dict[str, Any] = {
+                    "sha": sha,
+                    "author": author,
+                    "date": date,
+                    "subject": subject,
+                    "files": files[:COMMIT_FILES],
+                }
                 if len(files) > COMMIT_FILES:
                     commit["more_files"] = len(files) - COMMIT_FILES
                 commits.append(commit)
