@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 CONTEXT = 3
+#: The most characters a proposed change (old_text, new_text, a diff) may have.
+MAX_PATCH_CHARS = 200_000
 MAX_FUZZ = 2
 
 HunkStatus = Literal["pending", "accepted", "rejected", "stale", "failed"]

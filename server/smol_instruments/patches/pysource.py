@@ -1,0 +1,218 @@
+"""Python source as lines and top-level statements: what merging definitions by name reads.
+
+Lines are split where Python's tokenizer ends them (\\r\\n, \\r, \\n) so that `ast` line numbers
+index them; a statement's span takes in its decorators and the comments right above it. Text
+read with surrogateescape (a file that is not UTF-8) parses as if each such byte were '?'.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from typing import Any
+
+from ..base.errors import ErrorType, ToolError
+
+USE_OLD_TEXT = "use old_text (copied exactly from read_file) and new_text instead"
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+#: Lines as Python's tokenizer ends them (\r\n, \r or \n), each with its ending.
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+#: Bytes a non-UTF-8 file was read with (surrogateescape): one character each, like '?'.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAIN_TESTS = {
+    ast.dump(ast.parse(test, mode="eval").body)
+    for test in ('__name__ == "__main__"', '"__main__" == __name__')
+}
+
+
+class MergeError(ToolError):
+    """What the merge cannot do, with what the model can do instead."""
+
+    def __init__(self, message: str, recovery_suggestion: str, **context: Any) -> None:
+        super().__init__(
+            ErrorType.INVALID_ARGUMENT,
+            message,
+            recovery_suggestion=recovery_suggestion,
+            context=context,
+        )
+
+
+def parse(text: str) -> ast.Module:
+    """The module `text` holds; SyntaxError (with a line) for anything that does not parse."""
+    try:
+        return ast.parse(_SURROGATE.sub("?", text))
+    except SyntaxError:
+        raise
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, deep nesting
+        raise SyntaxError(str(exc).split("\n")[0], ("<text>", 1, 0, "")) from None
+
+
+def _layout(text: str) -> tuple[str, set[int]]:
+    """The first indentation `text` uses and the (1-based) lines inside a multi-line string."""
+    indent, inside = "", set[int]()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.INDENT and not indent:
+                indent = tok.string
+            elif tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+                inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return indent, inside
+
+
+def match_indentation(block: str, tree: ast.Module, original: str) -> tuple[str, ast.Module]:
+    """The block indented with tabs when the file uses tabs and it spaces (and the reverse):
+    mixing both in one file breaks or misleads."""
+    unit, _ = _layout(original)
+    own, inside = _layout(block)
+    if not unit or not own or (unit[0] == "\t") == (own[0] == "\t"):
+        return block, tree
+    out = []
+    for number, line in enumerate(LINE.findall(block), 1):
+        run = len(line) - len(line.lstrip(own[0]))
+        if number in inside or not line.strip() or not run:
+            out.append(line)
+            continue
+        levels, extra = divmod(run, len(own))
+        out.append(unit * levels + line[run - extra :])
+    retabbed = "".join(out)
+    try:
+        return retabbed, parse(retabbed)
+    except SyntaxError:
+        return block, tree
+
+
+def content(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def first_line(node: ast.stmt) -> int:
+    """The 1-based line a statement starts on, its decorators included."""
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno] + [d.lineno for d in decorators])
+
+
+def last_line(node: ast.stmt) -> int:
+    return node.end_lineno or node.lineno
+
+
+def docstring(body: list[ast.stmt]) -> ast.Expr | None:
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        return first if isinstance(first.value.value, str) else None
+    return None
+
+
+def assigned_name(node: ast.stmt) -> str | None:
+    """X for `X = ...` and `X: T = ...`; None for any other statement."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target: ast.expr = node.targets[0]
+    elif isinstance(node, ast.AnnAssign):
+        target = node.target
+    else:
+        return None
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def is_main(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and ast.dump(node.test) in _MAIN_TESTS
+
+
+def is_filler(node: ast.stmt) -> bool:
+    """`pass` or `...`: what a model writes in a class for "the rest as it is"."""
+    if isinstance(node, ast.Pass):
+        return True
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and node.value.value is Ellipsis
+    )
+
+
+def dedent(text: str) -> str:
+    """`text` without the indentation of its first line, wherever a line starts with it.
+
+    Unlike textwrap.dedent, a line of a multi-line string that starts further left (at
+    column 0, say) does not keep the whole block indented.
+    """
+    lines = LINE.findall(text)
+    first = next((line for line in lines if line.strip()), "")
+    prefix = first[: len(first) - len(first.lstrip())]
+    return "".join(line[len(prefix) :] if line.startswith(prefix) else line for line in lines)
+
+
+def reindent(lines: list[str], strip: str, add: str) -> list[str]:
+    """Lines moved from indentation `strip` to `add`; blank lines become empty."""
+    return [
+        "" if not line.strip() else add + line[len(strip) :] if line.startswith(strip) else line
+        for line in lines
+    ]
+
+
+class Source:
+    """A text as lines without endings, and its module, for spans of statements."""
+
+    def __init__(self, lines: list[str], tree: ast.Module, name: str) -> None:
+        self.lines = lines
+        self.body = tree.body
+        self.name = name
+
+    def indent(self, node: ast.stmt) -> str:
+        line = self.lines[first_line(node) - 1]
+        return line[: len(line) - len(line.lstrip())]
+
+    def span(self, node: ast.stmt, body: list[ast.stmt], comments: bool) -> tuple[int, int]:
+        """The 0-based lines [start, end) of `node` (decorators, and comments right above it)."""
+        at = next(i for i, sibling in enumerate(body) if sibling is node)
+        before = last_line(body[at - 1]) if at else 0
+        start, end = first_line(node) - 1, last_line(node)
+        shared = start + 1 if before > start else None
+        if at + 1 < len(body) and first_line(body[at + 1]) <= end:
+            shared = end
+        if shared is not None:
+            raise MergeError(
+                f"line {shared} of {self.name} holds more than one statement",
+                f"Put each statement on its own line, or {USE_OLD_TEXT}.",
+                line=shared,
+            )
+        while comments and start > before and self.lines[start - 1].lstrip().startswith("#"):
+            start -= 1
+        return start, end
+
+    def piece(
+        self, node: ast.stmt, body: list[ast.stmt], strip: str = "", add: str = ""
+    ) -> list[str]:
+        start, end = self.span(node, body, comments=True)
+        return reindent(self.lines[start:end], strip, add)
+
+
+def class_header(cls: ast.ClassDef) -> list[str]:
+    """What a class line says (decorators, bases, keywords), to compare two classes by."""
+    parts = [*cls.decorator_list, *cls.bases, *cls.keywords, *getattr(cls, "type_params", [])]
+    return [ast.dump(part) for part in parts]
+
+
+def members(cls: ast.ClassDef) -> set[str]:
+    """What a class has, by name: its definitions, attributes, docstring and class line."""
+    names = {getattr(node, "name", None) or assigned_name(node) for node in cls.body}
+    if docstring(cls.body):
+        names.add("__doc__")
+    if class_header(cls):
+        names.add("(class line)")
+    return {name for name in names if name}
+
+
+def takes_self(node: ast.stmt) -> bool:
+    if not isinstance(node, FUNCTIONS):
+        return False
+    params = [*node.args.posonlyargs, *node.args.args]
+    return bool(params) and params[0].arg in ("self", "cls")
+
+
+def alias_text(alias: ast.alias) -> str:
+    return f"{alias.name} as {alias.asname}" if alias.asname else alias.name
