@@ -81,6 +81,12 @@ def as_json(result: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(result.stdout)
 
 
+def call_tool(
+    cli: Cli, repo: Path, name: str, args: dict[str, Any], *flags: str
+) -> subprocess.CompletedProcess[str]:
+    return cli("tool", name, *flags, "--repo", str(repo), "--args", json.dumps(args))
+
+
 # --- packaging -------------------------------------------------------------------------------
 
 
@@ -233,15 +239,7 @@ def test_patch_across_separate_invocations(cli: Cli, repo: Path) -> None:
     assert (repo / CALC).read_text() == original
 
     patch_id = propose()
-    accepted = cli(
-        "tool",
-        "apply_patch",
-        "--yes",
-        "--repo",
-        str(repo),
-        "--args",
-        json.dumps({"patch_id": patch_id}),
-    )
+    accepted = call_tool(cli, repo, "apply_patch", {"patch_id": patch_id}, "--yes")
     assert accepted.returncode == 0
     assert as_json(accepted)["applied"] is True
     assert (repo / CALC).read_text() == original.replace("a - b", "a + b")
@@ -257,6 +255,108 @@ def test_tool_non_utf8_file_does_not_crash(cli: Cli, repo: Path) -> None:
     args = json.dumps({"path": "legacy.py", "old_text": "x = 1", "new_text": "x = 2"})
     result = Cli(cli.cwd, env)("tool", "propose_patch", "--repo", str(repo), "--args", args)
     assert result.returncode == 0
+
+
+STATS = """\"\"\"Small statistics.\"\"\"
+
+from app.util import clamp
+
+
+def average(xs):
+    return sum(xs) / len(xs)
+
+
+def spread(xs):
+    return max(xs) - min(xs)
+
+
+def clamped(xs, low, high):
+    return [clamp(x, low, high) for x in xs]
+
+
+def total(xs):
+    return sum(xs)
+"""
+
+
+def propose_and_apply(cli: Cli, repo: Path, args: dict[str, Any]) -> dict[str, Any]:
+    """propose_patch, then apply_patch --yes: the proposal's result."""
+    proposed = call_tool(cli, repo, "propose_patch", args)
+    assert proposed.returncode == 0, proposed.stdout
+    data = as_json(proposed)
+    applied = call_tool(cli, repo, "apply_patch", {"patch_id": data["patch_id"]}, "--yes")
+    assert as_json(applied)["applied"] is True, applied.stdout
+    return dict(data)
+
+
+def test_patch_merges_complete_functions_by_name(cli: Cli, repo: Path) -> None:
+    """What small models write well: the whole new function, not old_text copied exactly."""
+    (repo / "app/stats.py").write_text(STATS)
+    new_text = (
+        "from app.util import truncate\n\n"
+        "def average(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n\n"
+        "def top(xs, n):\n    return truncate(sorted(xs), n)\n"
+    )
+    args = {"path": "app/stats.py", "old_text": "", "new_text": new_text}
+    data = propose_and_apply(cli, repo, args)
+    assert data["merged"] == "merged: replaced average; added top; import extended: truncate"
+    assert data["summary"] == data["merged"]
+    assert [(h["line"], h["added"], h["removed"]) for h in data["hunks"]] == [
+        (3, 1, 1),
+        (7, 2, 0),
+        (20, 4, 0),
+    ]
+    assert "+from app.util import clamp, truncate\n" in data["diff"]
+    assert (repo / "app/stats.py").read_text() == (
+        STATS.replace("import clamp", "import clamp, truncate").replace(
+            "def average(xs):\n", "def average(xs):\n    if not xs:\n        return 0.0\n"
+        )
+        + "\n\ndef top(xs, n):\n    return truncate(sorted(xs), n)\n"
+    )
+
+
+def test_patch_merges_a_method_into_its_class_keeping_crlf(cli: Cli, repo: Path) -> None:
+    original = "class Stack:\r\n    def push(self, x):\r\n        self.items.append(x)\r\n\r\n"
+    original += "    def pop(self):\r\n        return self.items.pop(0)\r\n"
+    (repo / "app/stack.py").write_bytes(original.encode())
+    new_text = "def pop(self):\n    return self.items.pop()\n"
+    args = {"path": "app/stack.py", "old_text": "", "new_text": new_text}
+    data = propose_and_apply(cli, repo, args)
+    assert data["merged"] == "merged: replaced Stack.pop"
+    assert "-        return self.items.pop(0)" in data["diff"]
+    assert (repo / "app/stack.py").read_bytes() == original.replace("pop(0)", "pop()").encode()
+
+
+@pytest.mark.parametrize(
+    ("new_text", "message", "suggestion"),
+    [
+        ("def add(a, b):\n    return a - b\n", "is the same as what app/calc.py has (add)", "fix"),
+        ("def add(a, b:\n    return a + b\n", "not valid Python (line 1:", "Fix line 1"),
+        ("print(add(1, 2))\n", "line 1 of new_text (`print(add(1, 2))`)", "old_text"),
+    ],
+)
+def test_patch_merge_refusals_say_what_to_do(
+    cli: Cli, repo: Path, new_text: str, message: str, suggestion: str
+) -> None:
+    result = call_tool(
+        cli, repo, "propose_patch", {"path": CALC, "old_text": "", "new_text": new_text}
+    )
+    assert result.returncode == 1
+    data = as_json(result)
+    assert data["error"] == "INVALID_ARGUMENT"
+    assert message in data["message"]
+    assert suggestion in data["recovery_suggestion"]
+    assert not (repo / ".git/smol-instruments/patches").exists()
+
+
+def test_patch_empty_old_text_on_an_existing_non_python_file(cli: Cli, repo: Path) -> None:
+    args = {"path": "README.md", "old_text": " ", "new_text": "# Other\n"}
+    result = call_tool(cli, repo, "propose_patch", args)
+    assert result.returncode == 1
+    data = as_json(result)
+    assert data["error"] == "INVALID_ARGUMENT"
+    assert "README.md already exists" in data["message"]
+    assert "only for Python" in data["recovery_suggestion"]
 
 
 def test_tool_run_cmd_needs_yes_for_approval(cli: Cli, repo: Path) -> None:

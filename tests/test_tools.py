@@ -675,9 +675,26 @@ def test_propose_patch_new_file(tools: Tools, yes_tools: Tools, repo: Path) -> N
 
 def test_propose_patch_empty_old_text_on_existing_file(tools: Tools) -> None:
     err = assert_error(
-        tools["propose_patch"](path=CALC, old_text="", new_text="x"), ErrorType.INVALID_ARGUMENT
+        tools["propose_patch"](path="README.md", old_text="", new_text="x"),
+        ErrorType.INVALID_ARGUMENT,
     )
     assert "already exists" in err["message"]
+    assert "only for Python" in err["recovery_suggestion"]
+
+
+def test_propose_patch_empty_old_text_on_a_python_file_merges(tools: Tools, repo: Path) -> None:
+    """old_text='' on an existing .py file: new_text's functions replace their namesakes."""
+    result = assert_ok(
+        tools["propose_patch"](path=CALC, old_text="", new_text="def add(a, b):\n    return a + b")
+    )
+    assert result["merged"] == "merged: replaced add"
+    assert "-    return a - b\n+    return a + b\n" in result["diff"]
+    assert "old_text=''" in tools["propose_patch"].description
+    assert "old_text=''" in tools["propose_patch"].example
+    err = assert_error(
+        tools["propose_patch"](path=CALC, old_text="", new_text="x"), ErrorType.INVALID_ARGUMENT
+    )
+    assert "line 1 of new_text (`x`)" in err["message"]
 
 
 def test_propose_patch_no_change(tools: Tools) -> None:

@@ -1,4 +1,5 @@
-"""Patch tools: propose (search-and-replace or unified diff), show, and apply with the user's accept.
+"""Patch tools: propose (search-and-replace, definitions merged by name, or unified diff), show,
+and apply with the user's accept.
 
 Thin over the patch service (patches/service.py), which owns the lifecycle. Proposing never
 touches the working tree: the change is computed in memory, validated in the sandbox, stored
@@ -13,7 +14,8 @@ from typing import Any
 from ..base.errors import ErrorType, ToolError
 from ..patches.diff import DiffError, parse
 from ..patches.guard import patch_path
-from ..patches.model import Patch, printable
+from ..patches.merge import merge_definitions
+from ..patches.model import MAX_PATCH_CHARS, Patch, printable
 from ..patches.service import Outcome, diff_of
 from ..patches.store import read_text
 from ..safety.approval import ApprovalRequest, Decision
@@ -21,7 +23,6 @@ from .base import RepoTool, ToolContext, guarded
 from .files import read_repo_text
 from .validation import optional_str, require_path, require_str
 
-MAX_PATCH_CHARS = 200_000
 #: Who answered when nobody decided: the patch stays pending for a later decision.
 UNDECIDED = frozenset({"timeout", "cancelled", "error"})
 
@@ -195,6 +196,8 @@ class ProposePatchTool(RepoTool):
     name = "propose_patch"
     description = (
         "Propose replacing old_text (which must occur exactly once in the file) with new_text. "
+        "With old_text='' on an existing Python file, new_text holds complete new versions of "
+        "functions or classes: each replaces the one of the same name (new ones are added). "
         "With old_text='' and a new path, proposes a new file. Nothing is written until the "
         "user accepts; returns patch_id, diff and validation."
     )
@@ -204,7 +207,11 @@ class ProposePatchTool(RepoTool):
         "new_text": {"type": "string", "description": "replacement text"},
         "description": {"type": "string", "description": "one line saying why", "nullable": True},
     }
-    example = "propose_patch(path='<file>', old_text='<lines copied from read_file>', new_text='<the new lines>', description='<what it changes>')"
+    example = (
+        "propose_patch(path='<file>', old_text='<lines copied from read_file>', "
+        "new_text='<the new lines>', description='<what it changes>'), or "
+        "propose_patch(path='<file>.py', old_text='', new_text='<the complete new function>')"
+    )
 
     @guarded
     def forward(
@@ -219,25 +226,36 @@ class ProposePatchTool(RepoTool):
         if not resolved.exists():
             if old_text.strip():
                 read_repo_text(self.ctx, path)  # raises FILE_NOT_FOUND with the closest paths
-            change: tuple[str, str | None, str | None] = (rel, None, new_text)
-        else:
-            rel, text = read_repo_text(self.ctx, path, errors="surrogateescape")  # exact bytes
-            if not old_text.strip():
-                raise ToolError(
-                    ErrorType.INVALID_ARGUMENT,
-                    f"old_text is empty but {rel} already exists",
-                    recovery_suggestion="Pass the exact lines to replace as old_text.",
-                )
-            start, end = _find_unique(text, old_text, rel)
-            new_file = text[:start] + new_text + text[end:]
-            if new_file == text:
-                raise ToolError(
-                    ErrorType.INVALID_ARGUMENT,
-                    "new_text is the same as old_text: the patch changes nothing",
-                    recovery_suggestion="Put the changed code in new_text.",
-                )
-            change = (rel, text, new_file)
-        return propose(self.ctx, [change], description)
+            return propose(self.ctx, [(rel, None, new_text)], description)
+        rel, text = read_repo_text(self.ctx, path, errors="surrogateescape")  # exact bytes
+        if not old_text.strip():
+            return self._merge(rel, text, new_text, description)
+        start, end = _find_unique(text, old_text, rel)
+        new_file = text[:start] + new_text + text[end:]
+        if new_file == text:
+            raise ToolError(
+                ErrorType.INVALID_ARGUMENT,
+                "new_text is the same as old_text: the patch changes nothing",
+                recovery_suggestion="Put the changed code in new_text.",
+            )
+        return propose(self.ctx, [(rel, text, new_file)], description)
+
+    def _merge(self, rel: str, text: str, new_text: str, description: str | None) -> dict[str, Any]:
+        """old_text='' on an existing file: new_text's definitions merged in by name."""
+        if not rel.endswith(".py"):
+            raise ToolError(
+                ErrorType.INVALID_ARGUMENT,
+                f"old_text is empty but {rel} already exists",
+                recovery_suggestion=(
+                    "Pass the exact lines to replace as old_text. (old_text='' merges complete "
+                    "functions into a file only for Python .py files.)"
+                ),
+            )
+        merged = merge_definitions(text, new_text, rel)
+        summary = merged.summary()
+        result = propose(self.ctx, [(rel, text, merged.text)], description or summary)
+        result["merged"] = summary
+        return result
 
 
 def _not_a_diff(why: str) -> ToolError:
