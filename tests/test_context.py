@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,12 +55,19 @@ def context_for(repo: Path, task: str, budget: int = BUDGET_CHARS) -> str:
     return gather(ctx, task, list_repo_files(ctx), budget=budget).text
 
 
-def test_a_named_file_comes_whole_with_the_tests_that_use_the_name(repo: Path) -> None:
+def test_a_named_function_comes_with_the_tests_that_use_it(repo: Path) -> None:
     text = context_for(repo, "What does the function multiply in calc/ops.py return?")
-    assert "calc/ops.py (the whole file)" in text
-    assert OPS.strip() in text
+    # the function, not the whole file: small models describe its neighbours as part of it
+    assert "calc/ops.py, lines 4-5: `multiply`" in text
+    assert "(the whole file)" not in text and "def average" not in text
     # the line that calls it, and the test it is in: "which test checks it?" needs the name
     assert "tests/test_ops.py:5 (in test_multiply): assert multiply(4, 3) == 12" in text
+
+
+def test_a_named_file_comes_whole_when_the_task_names_nothing_in_it(repo: Path) -> None:
+    text = context_for(repo, "Explain calc/ops.py to me")
+    assert "calc/ops.py (the whole file)" in text
+    assert OPS.strip() in text
 
 
 def test_a_named_test_brings_the_function_it_calls(repo: Path) -> None:
@@ -87,3 +96,50 @@ def test_what_is_shown_stays_within_the_budget(repo: Path) -> None:
     text = context_for(repo, "What does big() return?", budget=1500)
     assert "`big` (cut: it ends at line 403)" in text
     assert len(text) < 1500 + 400  # titles and fences on top of the code's budget
+
+
+# --- what the task's words ask to be looked at (agent/evidence.py) --------------------------
+
+GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"]
+
+
+@pytest.fixture()
+def project(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The repository as a runnable project with two commits; `python` is this environment's."""
+    (repo / ".env").unlink()
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["."]\n')
+    (repo / ".gitignore").write_text(".pytest_cache/\n__pycache__/\n")
+    subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "First version"], cwd=repo, check=True)
+    (repo / "calc" / "ops.py").write_text(OPS.replace("return a * b", "return a * b  # product"))
+    subprocess.run([*GIT, "commit", "-qam", "Say what multiply returns"], cwd=repo, check=True)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    return repo
+
+
+def test_a_task_that_says_tests_fail_gets_the_failures_and_their_code(project: Path) -> None:
+    text = context_for(project, "One of the tests fails. Which function has the bug?")
+    assert "The tests, run with `python -m pytest -q`: 1 failed, 1 passed" in text
+    assert "assert 6.0 == 4" in text
+    # the failing test's code, and one hop to the function it calls
+    assert "tests/test_ops.py, lines 8-9: `test_average`" in text
+    assert "return sum(values) / (len(values) - 1)" in text
+
+
+def test_the_tests_never_run_unasked_in_a_folder_the_user_does_not_trust(project: Path) -> None:
+    ctx = ToolContext.create(project, Settings(_env_file=None), trusted=False)
+    text = gather(ctx, "One of the tests fails. Which one?", list_repo_files(ctx)).text
+    assert "The tests, run with" not in text
+    assert not (project / ".pytest_cache").exists()
+
+
+def test_a_task_that_does_not_speak_of_failing_tests_runs_nothing(project: Path) -> None:
+    context_for(project, "What does the function multiply in calc/ops.py return?")
+    assert not (project / ".pytest_cache").exists()
+
+
+def test_a_question_about_the_last_commit_gets_the_history_and_its_diff(project: Path) -> None:
+    text = context_for(project, "What did the last commit change?")
+    assert "The last 2 commits, newest first" in text
+    assert "Say what multiply returns (changed: calc/ops.py)" in text
+    assert "+    return a * b  # product" in text

@@ -5,7 +5,10 @@ textutils/strings.py"), and often guesses instead of looking. Editors' agents at
 before the model starts (the open file, the selection, the definitions of the names in the
 question); this does the same from the task's words:
 
-- files the task names (a path, or a file name that only one file has), whole when short;
+- files the task names (a path, or a file name that only one file has), whole when short and
+  when the task names no definition in them (then the definition is what is shown: a whole
+  file beside it is read as part of the answer);
+- what agent/evidence.py finds for the task's words: the failing tests' output, the history;
 - definitions of the names it mentions (a Python `def`/`class` whole, from its syntax tree;
   in other languages the lines from the definition to the next blank line), and the places
   that use each name, so "which test checks it?" has its answer in the history;
@@ -29,6 +32,7 @@ from pathlib import PurePosixPath
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
+from .evidence import Evidence, recent_history, test_failures
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +73,12 @@ _LANGUAGE = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "
 
 @dataclass
 class Context:
-    """What was read for a task: the text given to the model, and where each part came from."""
+    """What was read for a task: the text given to the model, where each part came from, and
+    the repository's files the task names."""
 
     text: str = ""
     sources: list[str] = field(default_factory=list)
+    named_files: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -100,6 +106,23 @@ def gather(
         return Context()
 
 
+def defining_files(ctx: ToolContext, names: list[str], repo_files: list[str]) -> dict[str, list[str]]:
+    """The repository's files that define each of `names` (functions, classes, methods)."""
+    if not names:
+        return {}
+    listed = {path for path in repo_files if not _SECRET.search(path)}
+    pattern = _DEFINITION.format(names="|".join(re.escape(n) for n in names))
+    result = RgSearchTool(ctx).forward(pattern=pattern, max_results=200)
+    found: dict[str, list[str]] = {}
+    for match in result.get("matches", []):
+        hit = re.match(_DEFINITION.format(names=r"\w+"), match["text"])
+        if hit and hit.group(1) in names and match["path"] in listed:
+            paths = found.setdefault(hit.group(1), [])
+            if match["path"] not in paths:
+                paths.append(match["path"])
+    return found
+
+
 class _Gatherer:
     def __init__(self, ctx: ToolContext, repo_files: list[str], budget: int) -> None:
         self.ctx = ctx
@@ -107,6 +130,7 @@ class _Gatherer:
         self.listed = set(self.files)
         self.budget = budget
         self.pieces: list[_Piece] = []
+        self.evidence: list[Evidence] = []
         self.uses: list[str] = []
         self.whole: set[str] = set()
         self.shown: set[tuple[str, int]] = set()
@@ -114,15 +138,23 @@ class _Gatherer:
         self.trees: dict[str, ast.Module | None] = {}
 
     def run(self, task: str) -> Context:
-        for path in self._named_files(task)[:MAX_FILES]:
+        for part in (test_failures(self.ctx, task), recent_history(self.ctx, task)):
+            if part is not None:
+                self.evidence.append(part)
+        names = self._names(task)
+        failing = [name for part in self.evidence for name in part.names]
+        names = list(dict.fromkeys(failing + names))
+        found = self._definitions(names)
+        named = self._named_files(task)
+        for path in named[:MAX_FILES]:
+            if any(where == path for _, where, _ in found[:MAX_DEFINITIONS]):
+                continue  # the task names code in it: that code is shown, not the whole file
             text = self._text(path)
             if text is not None and text.count("\n") <= WHOLE_FILE_LINES:
                 whole = _Piece(path, f"{path} (the whole file)", text, _language(path))
                 whole.end = len(text.splitlines())
                 self._add(whole)
                 self.whole.add(path)
-        names = self._names(task)
-        found = self._definitions(names)
         for name, path, line in found[:MAX_DEFINITIONS]:
             self._add_definition(name, path, line)
         for name in dict.fromkeys(name for name, _, _ in found[:MAX_DEFINITIONS]):
@@ -132,7 +164,9 @@ class _Gatherer:
         if called:
             for name, path, line in self._definitions(called)[:2]:
                 self._add_definition(name, path, line)
-        return self._render()
+        context = self._render()
+        context.named_files = named
+        return context
 
     # --- what the task names -----------------------------------------------------------------
 
@@ -259,6 +293,7 @@ class _Gatherer:
 
     def _add(self, piece: _Piece) -> None:
         used = sum(len(p.body) + len(p.title) for p in self.pieces)
+        used += sum(len(part.body) + len(part.title) for part in self.evidence)
         room = self.budget - used
         if room < 200:
             return
@@ -269,16 +304,16 @@ class _Gatherer:
         self.pieces.append(piece)
 
     def _render(self) -> Context:
-        if not self.pieces and not self.uses:
+        if not self.pieces and not self.uses and not self.evidence:
             return Context()
-        parts = [
-            "Code this task names, read for you just now (answer from it when it is enough; "
-            "read anything else with the tools):"
-        ]
+        parts = ["Read for you just now, for this task:"]
+        for part in self.evidence:
+            parts.append(f"{part.title}:\n```text\n{part.body}\n```" if part.body else part.title)
         for piece in self.pieces:
             parts.append(f"{piece.title}:\n```{piece.language}\n{piece.body.rstrip()}\n```")
         parts.extend(self.uses)
-        sources = [piece.title for piece in self.pieces] + [u.splitlines()[0] for u in self.uses]
+        sources = [part.title for part in self.evidence] + [piece.title for piece in self.pieces]
+        sources += [use.splitlines()[0] for use in self.uses]
         return Context("\n\n".join(parts), sources)
 
 

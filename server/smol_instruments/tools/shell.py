@@ -79,6 +79,19 @@ def test_summary(stdout: str, stderr: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
+def runs_unasked(ctx: ToolContext, command: str) -> bool:
+    """True when `command` would run now without asking anyone: the folder is trusted, the
+    policy allows it, and it can be contained (or the user turned containment off)."""
+    if not ctx.trusted:
+        return False
+    decision = ctx.policy.verdict(command)
+    if decision.verdict != "allow":
+        return False
+    mode = ctx.settings.command_containment
+    plan = plan_command(decision.verdict, decision.rule, mode, availability_for(ctx.root, mode))
+    return not plan.ask and plan.refuse is None
+
+
 def gated_run(
     ctx: ToolContext, command: str, timeout: float
 ) -> tuple[ProcessResult, dict[str, Any]]:

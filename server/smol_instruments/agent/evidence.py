@@ -1,0 +1,116 @@
+"""What a task's words ask to be looked at before the first step, besides its code.
+
+"One of the tests fails: which function has the bug?" and "What did the last commit change?"
+name no code, so agent/context.py finds nothing to read, and a small model then guesses: it
+searches for "git log", or answers from a test's name. An editor's agent attaches the failing
+test's output or the commit it is asked about (Copilot's /fix, Continue's @git); this does the
+same from the task's words:
+
+- a task that says tests fail gets the tests' failures: the project's test command, run only
+  when it would run without asking anyone (a trusted folder, a command the policy allows, run
+  contained; tools/shell.py decides, as for `run_tests`), and the failing tests' names, so
+  context.py shows their code and what they call;
+- a task about commits gets the recent history (subjects and files) and, for the last commit,
+  its diff.
+
+Each part is bounded and says what it is; nothing here writes to the repository (the test
+command runs contained, like `run_tests`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..base.truncate import truncate_output
+from ..tools.base import ToolContext
+from ..tools.git import GitLogTool, run_git
+from ..tools.shell import detect_test_command, gated_run, runs_unasked, test_summary
+
+#: How long the tests may run for a task's context (the model waits for it).
+TESTS_TIMEOUT_S = 60.0
+FAILURE_CHARS = 1400
+DIFF_CHARS = 1500
+HISTORY_COMMITS = 3
+
+#: "One of the tests fails", "test_average is failing", "why does the test break?", "the
+#: failing tests"; not "run the tests and tell me how many fail" (that asks to run them).
+_FAILING = re.compile(
+    r"\b(?:tests?|specs?|test_\w+)\s+(?:\w+\s+){0,2}(?:fails?|failing|failed|errors?|breaks?"
+    r"|broke|(?:is|are)\s+(?:broken|red))\b"
+    r"|\b(?:failing|failed|broken)\s+(?:\w+\s+)?(?:tests?|specs?|test_\w+)\b",
+    re.IGNORECASE,
+)
+_HISTORY = re.compile(
+    r"\b(?:commits?|committed|history|git log|(?:last|latest|recent)\s+changes?)\b", re.IGNORECASE
+)
+_LAST_COMMIT = re.compile(
+    r"\b(?:last|latest|recent|newest|previous|head)\s+commit\b|\bHEAD\b", re.IGNORECASE
+)
+#: pytest's summary lines: "FAILED tests/test_ops.py::test_average - assert 6.0 == 4".
+_FAILED_ID = re.compile(r"^(?:FAILED|ERROR)\s+(\S+?)::(?:\w+::)*(\w+)(?:\[[^\]]*\])?", re.M)
+_FAILURES = re.compile(
+    r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ short test summary info =+$", re.M | re.S
+)
+
+
+@dataclass
+class Evidence:
+    """One part of a task's context: a title, a text, and names whose code is worth showing."""
+
+    title: str
+    body: str
+    names: list[str] = field(default_factory=list)
+
+
+def about_failing_tests(task: str) -> bool:
+    return _FAILING.search(task) is not None
+
+
+def about_history(task: str) -> bool:
+    return _HISTORY.search(task) is not None
+
+
+def test_failures(ctx: ToolContext, task: str) -> Evidence | None:
+    """The project's tests, run for a task that says they fail (None when they cannot run
+    without asking, or when the task says nothing of failing tests)."""
+    if not about_failing_tests(task):
+        return None
+    command = detect_test_command(ctx.root)
+    if command is None or not runs_unasked(ctx, command):
+        return None
+    result, _ = gated_run(ctx, command, min(TESTS_TIMEOUT_S, ctx.settings.command_timeout_s))
+    summary = test_summary(result.stdout, result.stderr)
+    title = f"The tests, run with `{command}`: {summary or f'exit status {result.exit_code}'}"
+    if result.exit_code == 0:
+        return Evidence(title + " (they pass now)", "")
+    output = result.stdout + ("\n" + result.stderr if result.stderr.strip() else "")
+    failing = list(dict.fromkeys(name for _, name in _FAILED_ID.findall(output)))
+    found = _FAILURES.search(output)
+    detail = found.group(1).strip("\n") if found else output
+    detail, _ = truncate_output(detail, FAILURE_CHARS, 60, keep="head" if found else "tail")
+    lines = [line for line in output.splitlines() if _FAILED_ID.match(line)][:10]
+    body = detail.rstrip() + ("\n" + "\n".join(lines) if lines and found else "")
+    return Evidence(title, body, failing[:4])
+
+
+def recent_history(ctx: ToolContext, task: str) -> Evidence | None:
+    """The last commits (subject and files) and, for a question about the last one, its diff."""
+    if not about_history(task):
+        return None
+    log = GitLogTool(ctx).forward(max_count=HISTORY_COMMITS)
+    commits = log.get("commits") or []
+    if not commits:
+        return None
+    lines = [
+        f"{c['sha'][:8]} {c['subject']} (changed: {', '.join(c['files']) or 'no files'})"
+        for c in commits
+    ]
+    body = "\n".join(lines)
+    title = f"The last {len(commits)} commits, newest first"
+    if _LAST_COMMIT.search(task):
+        shown = run_git(ctx, "show", "--no-color", "--format=", "--patch", "HEAD")
+        if shown.exit_code == 0 and shown.stdout.strip():
+            diff, _ = truncate_output(shown.stdout, DIFF_CHARS, 80)
+            body += f"\n\nThe diff of the last commit ({commits[0]['sha'][:8]}):\n{diff.rstrip()}"
+    return Evidence(title, body)
