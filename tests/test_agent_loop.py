@@ -275,7 +275,7 @@ def test_a_block_with_only_a_short_comment_asks_for_the_call(
     ("task", "told"),
     [
         ("what does add in app/calc.py return?", "Answer the task now, in plain sentences"),
-        ("Fix the bug in add in app/calc.py", "Make the change now: propose_patch("),
+        ("Fix the bug in add in app/calc.py", "Make the change now: one ```python block whose"),
     ],
 )
 def test_a_refused_repeat_is_told_what_to_do_with_the_result(
@@ -330,6 +330,21 @@ def test_a_follow_up_is_answered_from_what_an_earlier_turn_read(
     assert len(requests) == 2
     assert (first.status, second.status) == ("completed", "completed")
     assert second.answer == "test_add in tests/test_calc.py."
+    # the code the conversation is about comes again, beside the follow-up that points at it
+    follow_up = requests[1].last_user_text()
+    assert "app/calc.py (the whole file)" in follow_up
+    assert follow_up.index("def add(a, b)") < follow_up.index("The task: Which test checks it?")
+
+
+def test_a_follow_up_that_points_at_nothing_gets_no_context_again(
+    repo: Path, settings: Settings
+) -> None:
+    with ScriptedModel(["add() returns a - b.", "Hello!"]) as model:
+        session = session_for(repo, settings, model)
+        session.run("What does add in app/calc.py return?")
+        session.run("Thanks, bye")
+        session.close()
+    assert "def add(a, b)" not in model.requests[1].last_user_text()
 
 
 def test_an_error_retold_in_one_breath_is_not_an_answer(repo: Path, settings: Settings) -> None:
@@ -362,3 +377,16 @@ def test_a_call_written_before_an_empty_block_runs(repo: Path, settings: Setting
     outcome, requests = run(repo, settings, turns, "what does the function adder do?")
     assert "def add(a, b)" in requests[1].prompt_text()  # the call ran once; its output shown
     assert outcome.answer == "add() returns a - b."
+
+
+def test_a_run_of_lines_that_differ_only_in_their_numbers_is_cut() -> None:
+    """Seen on the 1.5B model writing a test: the same assert with 1, 2, 3, ... for 1,024
+    tokens (9 minutes on a loaded CPU)."""
+    from smol_instruments.agent.model import SAME_SHAPE_RUN, before_repetition
+
+    head = "def test_truncate():\n"
+    lines = [f'    assert truncate("A man, a plan", {i}, "!!!") == "!!!"\n' for i in range(30)]
+    cut = before_repetition(head + "".join(lines))
+    assert cut == head + "".join(lines[:SAME_SHAPE_RUN])
+    varied = head + '    assert add(1, 2) == 3\n    assert add(2, 2) == 4\n    x = compute()\n'
+    assert before_repetition(varied) == varied

@@ -256,6 +256,9 @@ class ToolFunctionsExecutor(LocalPythonExecutor):
     """smolagents' local interpreter, given each tool as a plain function."""
 
     tool_names: set[str] = set()
+    #: The agent's look at a block before it runs: the code to run instead, or the step's
+    #: output when the block is not code to run (agent/loop.py: a change, an illustration).
+    route: Callable[[str], str | CodeOutput] | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -278,6 +281,11 @@ class ToolFunctionsExecutor(LocalPythonExecutor):
         self.state["_print_outputs"] += HELD_BACK_NOTE + "\n"
 
     def __call__(self, code_action: str) -> CodeOutput:
+        if self.route is not None:
+            routed = self.route(code_action)
+            if isinstance(routed, CodeOutput):
+                return routed
+            code_action = routed
         answer = comments_only(code_action)
         if answer is not None:
             if len(answer) < ANSWER_IN_COMMENTS_CHARS or is_plan(answer):

@@ -31,20 +31,26 @@ from typing import Any
 
 from smolagents import ActionStep, CodeAgent
 from smolagents.agents import ActionOutput, populate_template
-from smolagents.memory import AgentMemory
+from smolagents.local_python_executor import CodeOutput, InterpreterError
+from smolagents.memory import AgentMemory, ToolCall
 from smolagents.models import ChatMessage, MessageRole
 from smolagents.utils import AgentMaxStepsError, AgentParsingError
 
 from ..base.errors import ErrorType
+from ..patches.model import Patch
+from .edits import NO_FILE, choose_file, defined_names, edit_call, file_header
 from .executor import ToolFunctionsExecutor
-from .outcome import needs_a_change
+from .outcome import asks_for_change, describe_proposal, needs_a_change
 from .prompts import (
     AFTER_OBSERVATION,
+    AFTER_OBSERVATION_CHANGE,
+    AFTER_PROPOSAL,
     ANSWER_NOW,
     CHANGE_NOW,
     DO_IT_NOW,
     READ_FIRST,
     SHORT_FORMAT_ERROR,
+    WRITE_THE_CHANGE,
     is_placeholder,
     is_plan,
 )
@@ -55,6 +61,8 @@ log = logging.getLogger(__name__)
 _FENCE = "```"
 #: Identical failing replies, or calls refused as loops, before a run is stopped.
 STUCK_AFTER = 3
+#: Prose at least this long before a block that changes nothing is a written answer.
+ILLUSTRATED_ANSWER_CHARS = 120
 _NO_OUTPUT = "Last output from code snippet:\nNone"
 _CALL_ID = re.compile(r"Call id: \S+\n")
 #: Characters per token when estimating a history's size (code is dense; err on the safe side).
@@ -66,6 +74,20 @@ _CODE_NOUNS = re.compile(
     r"\b(?:function|method|class|module|file|files|test|tests|bug|code|repo|repository|"
     r"project|commit|line|variable|import|error)s?\b",
     re.IGNORECASE,
+)
+
+
+#: What the task asks to do first, and the call that does it.
+_FIRST_CALLS = (
+    (re.compile(r"\b(?:run|execute|start)\b[^.?!]{0,40}\btests?\b", re.I), "run_tests()"),
+    (
+        re.compile(r"\b(?:commits?|history|committed|git log)\b", re.I),
+        "git_log(max_count=3)",
+    ),
+    (
+        re.compile(r"\b(?:which|what|list)\b[^.?!]{0,30}\bfiles\b", re.I),
+        'list_files(pattern="*")',
+    ),
 )
 
 
@@ -90,13 +112,24 @@ class RunWatch:
     repo_files: list[str] = field(default_factory=list)
     first_call: int = 0
     first_loop_count: int = 0
-    #: Patches proposed in this run (the session counts them as they arrive).
-    proposed: int = 0
+    #: Patches proposed in this run, by id, in the order proposed (the session adds them as
+    #: they arrive and replaces them as their state changes).
+    patches: dict[str, Patch] = field(default_factory=dict)
+    #: The changes written as blocks in this run (path, block), so a repeat can end it.
+    blocks: set[tuple[str, str]] = field(default_factory=set)
+    patches_seen: int = 0  # patches the model has been told of
     #: Whether the working tree changed since the run began (the session knows how to look).
     tree_changed: Callable[[], bool] = lambda: False
     nudged: set[str] = field(default_factory=set)
     #: Code the task names was read before the first step (agent/context.py).
     context_given: bool = False
+    #: The repository's files the task names (agent/context.py).
+    named_files: list[str] = field(default_factory=list)
+
+    @property
+    def change(self) -> bool:
+        """The task asks for a change (agent/outcome.py)."""
+        return asks_for_change(self.task)
 
     @classmethod
     def begin(cls, task: str, state: AgentState, repo_files: list[str], **kw: Any) -> RunWatch:
@@ -121,7 +154,10 @@ class RunWatch:
         return self.state.loops_detected - self.first_loop_count
 
     def changed(self) -> bool:
-        return self.proposed > 0 or self.tree_changed()
+        return bool(self.patches) or self.tree_changed()
+
+    def last_patch(self) -> Patch | None:
+        return next(reversed(self.patches.values()), None)
 
     def about_code(self) -> bool:
         """The task names something of this repository (a path, a file, an identifier)."""
@@ -133,11 +169,15 @@ class RunWatch:
         return bool(words & names or _CODE_NAMES.search(task) or _CODE_NOUNS.search(task))
 
     def first_read(self) -> str:
-        """The call that starts reading what the task is about."""
+        """The call that starts doing what the task asks: run the tests, read the history, read
+        the file it names, find the name it mentions."""
+        for intent, call in _FIRST_CALLS:
+            if intent.search(self.task):
+                return call
         for path in self.repo_files:
             if path in self.task:
                 return f'read_file(path="{path}")'
-        for word in re.findall(r"`([^`]+)`|\b(\w+)\(\)", self.task):
+        for word in re.findall(r"`([^`]+)`|\b(\w+)\(\)|\b([a-z]+_[a-z0-9_]+)\b", self.task):
             name = next(part for part in word if part)
             return f'rg_search(pattern="{name}")'
         return 'rg_search(pattern="<a name from the question>")'
@@ -146,7 +186,13 @@ class RunWatch:
 class SmolCodeAgent(CodeAgent):
     """CodeAgent with small-model recovery in its step generator (the loop itself is upstream's)."""
 
-    def __init__(self, *args: Any, context_tokens: Callable[[], int | None], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        context_tokens: Callable[[], int | None],
+        locate: Callable[[list[str]], dict[str, list[str]]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         kwargs.setdefault(
             "final_answer_checks",
             [the_answer_is_real, the_code_was_read, the_change_was_proposed],
@@ -154,6 +200,11 @@ class SmolCodeAgent(CodeAgent):
         super().__init__(*args, **kwargs)
         self.watch: RunWatch | None = None
         self.context_tokens = context_tokens
+        #: Where the repository defines names (for a change written without its file).
+        self.locate = locate or (lambda names: {})
+        self._reply = ""  # the model's reply in the step being run
+        #: What each step's observation ends with (by the run it belongs to), id(step) -> text.
+        self._after: dict[int, str] = {}
         self._trim_floor = 0  # steps below this number have their outputs shortened
         self._same_failures = 0
         self._loops_seen = 0
@@ -161,17 +212,60 @@ class SmolCodeAgent(CodeAgent):
 
     def create_python_executor(self) -> ToolFunctionsExecutor:
         """The interpreter gets plain functions for the tools, never the tool objects."""
-        return ToolFunctionsExecutor(
+        executor = ToolFunctionsExecutor(
             self.additional_authorized_imports,
             max_print_outputs_length=self.max_print_outputs_length,
             **self.executor_kwargs,
         )
+        executor.route = self._route
+        return executor
+
+    # --- a block that is a change, or an illustration -----------------------------------------
+
+    def _route(self, code: str) -> str | CodeOutput:
+        """The code to run for a reply's block (agent/edits.py): a block of definitions headed
+        by `# file: <path>` (or, in a run that asks for a change, one whose file is clear) is
+        proposed as a change; in a question, one under a written answer is part of it."""
+        watch = self.watch
+        tools = set(self.tools)
+        files = set(watch.repo_files) if watch is not None else set()
+        path, body = file_header(code, files)
+        names = defined_names(body, tools)
+        if names is None:
+            return code
+        if path is None and watch is not None and watch.change:
+            path = choose_file(names, self.locate, watch.named_files)
+            if path is None:
+                raise InterpreterError(NO_FILE.format(names=", ".join(names)))
+        if path is not None:
+            return self._edit(path, body)
+        prose = _before_first_block(self._reply)
+        # "..., like this:" ends an answer that shows code; "I will read it:" is a plan
+        if len(prose) >= ILLUSTRATED_ANSWER_CHARS and not is_plan(prose.rstrip(": \n")):
+            return CodeOutput(output=self._reply.strip(), logs="", is_final_answer=True)
+        return code
+
+    def _edit(self, path: str, body: str) -> str | CodeOutput:
+        """The call that proposes a change block; the run's end when it was proposed already
+        (small models propose the same change again instead of saying they are done)."""
+        watch = self.watch
+        if watch is None:
+            return edit_call(path, body)
+        key = (path, body.strip())
+        last = watch.last_patch()
+        if key in watch.blocks and last is not None:
+            return CodeOutput(output=describe_proposal(last), logs="", is_final_answer=True)
+        watch.blocks.add(key)
+        return edit_call(path, body)
 
     # --- replies without code --------------------------------------------------------------
 
     def _step_stream(self, memory_step: ActionStep) -> Generator[Any]:
         try:
-            yield from super()._step_stream(memory_step)
+            for item in super()._step_stream(memory_step):
+                if isinstance(item, ToolCall):  # the reply is complete: its block runs next
+                    self._reply = memory_step.model_output or ""
+                yield item
         except AgentParsingError:
             prose = (memory_step.model_output or "").strip()
             if prose.endswith(_FENCE) and _FENCE not in prose[:-3]:
@@ -204,9 +298,13 @@ class SmolCodeAgent(CodeAgent):
 
     def _check_progress(self, step: ActionStep, **_: Any) -> None:
         """After each step: stop the run when the model only repeats itself."""
+        watch = self.watch
+        if watch is not None and watch.change:
+            proposed = len(watch.patches) > watch.patches_seen
+            self._after[id(step)] = AFTER_PROPOSAL if proposed else AFTER_OBSERVATION_CHANGE
+            watch.patches_seen = len(watch.patches)
         if isinstance(step.error, AgentMaxStepsError):
             return
-        watch = self.watch
         if watch is not None and watch.loops() >= STUCK_AFTER:
             repeated = watch.state.last_loop_call() or "the same tool call"
             raise RunStuck(f"the model kept repeating {repeated}, which had already run", step)
@@ -289,7 +387,7 @@ class SmolCodeAgent(CodeAgent):
     # --- the context window ------------------------------------------------------------------
 
     def write_memory_to_messages(self, summary_mode: bool = False) -> list[ChatMessage]:
-        messages = _tidy(super().write_memory_to_messages(summary_mode=summary_mode))
+        messages = self._messages(summary_mode)
         limit = self.context_tokens()
         if not limit:
             return messages
@@ -299,7 +397,7 @@ class SmolCodeAgent(CodeAgent):
             return messages
         steps = [s for s in self.memory.steps if isinstance(s, ActionStep)]
         for floor in range(max(self._trim_floor, 1), (steps[-1].step_number if steps else 1) + 1):
-            trimmed = self._messages_trimmed_below(floor, summary_mode)
+            trimmed = self._messages(summary_mode, floor)
             if _estimate(trimmed) <= budget or floor == steps[-1].step_number:
                 if floor > self._trim_floor:
                     log.info("history trimmed below step %d to fit %d tokens", floor, limit)
@@ -307,9 +405,11 @@ class SmolCodeAgent(CodeAgent):
                 return trimmed
         return messages
 
-    def _messages_trimmed_below(self, floor: int, summary_mode: bool) -> list[ChatMessage]:
-        messages = self.memory.system_prompt.to_messages(summary_mode=summary_mode)
+    def _messages(self, summary_mode: bool, floor: int = 0) -> list[ChatMessage]:
+        """The history, tidied (`_tidy`); outputs of steps below `floor` cut to a line."""
+        messages = _tidy(self.memory.system_prompt.to_messages(summary_mode=summary_mode))
         for step in self.memory.steps:
+            after = self._after.get(id(step), AFTER_OBSERVATION)
             if isinstance(step, ActionStep) and step.step_number < floor and step.observations:
                 step = copy.copy(step)
                 size = len(step.observations)
@@ -317,18 +417,18 @@ class SmolCodeAgent(CodeAgent):
                     f"[the output of step {step.step_number} ({size} characters) was cut to fit "
                     "the model's context window; call the tool again if you need it]"
                 )
-            messages.extend(step.to_messages(summary_mode=summary_mode))
-        return _tidy(messages)
+            messages.extend(_tidy(step.to_messages(summary_mode=summary_mode), after))
+        return messages
 
 
-def _tidy(messages: list[ChatMessage]) -> list[ChatMessage]:
+def _tidy(messages: list[ChatMessage], after: str = AFTER_OBSERVATION) -> list[ChatMessage]:
     """The history as a small model reads it best.
 
     smolagents repeats each code block as a "Calling tools: [{'id': ...}]" message (a small
     model then writes that text itself), heads each error with "Call id: call_3" (copied too)
     and ends each observation with "Last output from code snippet: None". All three go; each
-    observation ends with what to do next, the same words every time, so the server's cached
-    prefix stays valid.
+    observation ends with what to do next (`after`: the words of the run it belongs to, fixed
+    once written, so the server's cached prefix stays valid).
     """
     tidy = []
     for message in messages:
@@ -340,10 +440,15 @@ def _tidy(messages: list[ChatMessage]) -> list[ChatMessage]:
             text = _CALL_ID.sub("", text, count=1)
             message = ChatMessage(role=message.role, content=[{"type": "text", "text": text}])
         if message.role == MessageRole.TOOL_RESPONSE and text.startswith("Observation:"):
-            text = text.removesuffix(_NO_OUTPUT).rstrip() + "\n" + AFTER_OBSERVATION
+            text = text.removesuffix(_NO_OUTPUT).rstrip() + "\n" + after
             message = ChatMessage(role=message.role, content=[{"type": "text", "text": text}])
         tidy.append(message)
     return tidy
+
+
+def _before_first_block(reply: str) -> str:
+    """The prose a reply starts with, up to its first fence."""
+    return reply.split(_FENCE, 1)[0].strip()
 
 
 def _text_of(message: ChatMessage) -> str:
@@ -442,8 +547,9 @@ def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None)
     if not needs_a_change(watch.task, str(answer)):
         return True
     watch.nudged.add("change")
+    path = watch.named_files[0] if len(watch.named_files) == 1 else "<path>"
     raise ValueError(
-        "no change has been proposed for this task yet. Read the file, then call "
-        "propose_patch(path=..., old_text=..., new_text=...). If you cannot make the change, "
-        "call final_answer and say why."
+        "no change has been proposed for this task yet. Reply with the change: "
+        + WRITE_THE_CHANGE.format(path=path)
+        + ". If you cannot make the change, say why in plain sentences."
     )

@@ -37,6 +37,7 @@ from typing import Any
 from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
 from ..base.config import Settings
+from .edits import is_change_block
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
         if code and _parses(code):
             return code
     unfenced = text.strip().removesuffix("```").strip()
-    if _calls_a_tool(unfenced, tool_names | {"final_answer"}):
+    if _calls_a_tool(unfenced, tool_names | {"final_answer"}) or is_change_block(unfenced):
         return unfenced  # code written without its fence ("# Read it.\nprint(read_file(...))")
     return json_tool_calls(text, tool_names | {"final_answer"})
 
@@ -173,10 +174,18 @@ def first_block_only(text: str) -> str:
 REPEATED_LINE_CHARS = 30
 
 
+#: Lines in a row that differ only in their numbers and strings, before the rest is cut
+#: (`assert truncate("...", 1) == "..."`, then 2, 3, ... until the token limit).
+SAME_SHAPE_RUN = 8
+_LITERALS = re.compile(r"\d+|\"[^\"]*\"|'[^']*'")
+
+
 def before_repetition(text: str) -> str:
-    """`text` up to where a complete line of `REPEATED_LINE_CHARS`+ characters comes back."""
+    """`text` up to where a complete line of `REPEATED_LINE_CHARS`+ characters comes back, or
+    where a run of `SAME_SHAPE_RUN` lines that differ only in their literals goes on."""
     seen: set[str] = set()
     offset = 0
+    shape, run = "", 0
     for line in text.splitlines(keepends=True):
         if not line.endswith("\n"):
             break  # not complete yet
@@ -185,6 +194,13 @@ def before_repetition(text: str) -> str:
             if key in seen:
                 return text[:offset]
             seen.add(key)
+            this = _LITERALS.sub("_", key)
+            run = run + 1 if this == shape else 1
+            shape = this
+            if run > SAME_SHAPE_RUN:
+                return text[:offset]
+        else:
+            shape, run = "", 0
         offset += len(line)
     return text
 

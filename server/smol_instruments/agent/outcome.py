@@ -9,6 +9,10 @@ answer says so first.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from ..patches.model import Patch
+from ..tools.shell import test_summary
 
 _CHANGE_VERBS = (
     r"fix|add|implement|change|update|refactor|rename|write|create|remove|delete|modify|"
@@ -33,6 +37,7 @@ _CLAIMS = re.compile(
 )
 
 NOT_DONE = "Not done: no change was proposed or made in this run."
+NOT_VERIFIED = "Not done: the proposed change fails its checks."
 
 
 def asks_for_change(task: str) -> bool:
@@ -48,3 +53,31 @@ def claims_change(answer: str) -> bool:
 
 def needs_a_change(task: str, answer: str) -> bool:
     return asks_for_change(task) or claims_change(answer)
+
+
+def failed_checks(validation: dict[str, Any]) -> list[dict[str, Any]]:
+    """The checks of a patch's validation that failed (a patch that does not apply: one)."""
+    if validation.get("applies") is False:
+        return [{"command": "apply", "output": validation.get("message") or ""}]
+    return [check for check in validation.get("checks", []) if not check.get("passed")]
+
+
+def describe_proposal(patch: Patch) -> str:
+    """What a run proposed, in the user's words: the files, the change, what the checks said."""
+    added, removed = patch.stats()
+    files = ", ".join(change.path for change in patch.files)
+    text = (
+        f"I proposed a change to {files} (patch {patch.id}, +{added} -{removed}): "
+        f"{patch.summary.rstrip('.')}."
+    )
+    validation = patch.validation
+    failed = failed_checks(validation)
+    checks = [check.get("command", "") for check in validation.get("checks", [])]
+    if failed:
+        said = test_summary(failed[0].get("output") or "", "")
+        text += f" It fails `{failed[0].get('command')}`" + (f": {said}" if said else "") + "."
+    elif checks:
+        text += " It applies, and " + ", ".join(f"`{c}`" for c in checks) + " passed with it."
+    elif validation.get("message"):
+        text += f" ({validation['message']})"
+    return text + " Nothing is written until you accept it."

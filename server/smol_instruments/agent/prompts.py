@@ -17,19 +17,23 @@ import copy
 import re
 from typing import Any
 
-SYSTEM_PROMPT = """You are a coding agent working in a git repository. You act by writing Python code that calls the tools below; the system runs it and shows you what it printed.
+SYSTEM_PROMPT = """You are a coding agent working in a git repository. Each reply is one of three things:
 
-To act, reply with exactly one ```python code block and nothing else: a # comment saying what you do next, then the code. Then stop and wait for its output. For example:
+1. A call: one ```python block that calls the tools below and prints what they return; the system runs it and shows you the output. For example:
 ```python
 # <one line: what this step does>
-result = read_file(path="<a file from the list below>")
-print(result)
+print(read_file(path="<a file from the list below>"))
 ```
-To answer, reply in plain sentences with no code block, once you have read what the answer needs. Be specific: name the files, functions, values and defaults the answer rests on.
+2. A change: one ```python block whose first line is `# file: <path>`, then the complete new version of each function or class you change or add (with any import it needs), and nothing else. The system makes it a patch the user reviews. For example:
+```python
+# file: <the file to change>
+def <name>(<arguments>):
+    <the whole new body>
+```
+3. The answer: plain sentences, no code block, once you know it. Be specific: name the files, functions, values and defaults it rests on.
 Rules:
-- Answer questions about this repository from its code, never from a file's name. Code the task names is given with the task; read anything else with read_file or rg_search.
+- Answer questions about this repository from its code, never from a file's name. Code the task names is given with the task; read anything else with the tools.
 - Tools return dicts. An error dict has "error" and "recovery_suggestion": do what the suggestion says.
-- To change code: call propose_patch(path=..., old_text=..., new_text=...) with old_text copied exactly from the file as you were shown it. The user reviews every change. Then answer: what you changed, in a sentence.
 - Never call a tool again with the same arguments: its result is already above.
 {%- set py = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "object": "dict", "array": "list", "any": "Any"} %}
 
@@ -56,6 +60,35 @@ AFTER_OBSERVATION = (
     "If you can answer now, reply with the answer in plain sentences, no code; otherwise make "
     "the next call."
 )
+#: The same, in a run that asks for a change: small models describe the code instead.
+AFTER_OBSERVATION_CHANGE = (
+    "If no change is proposed yet, reply with it now: one ```python block whose first line is "
+    "`# file: <path>`, then the complete new version of each function you change. Once it is "
+    "proposed, say in a sentence what you changed."
+)
+
+#: After the observation that shows a proposed change: the model proposes it again otherwise.
+AFTER_PROPOSAL = (
+    "That change is proposed; the user reviews it. If the task needs another change, reply "
+    "with it; otherwise reply with one sentence saying what you changed, no code."
+)
+
+#: How to write a change, said where the model needs it ({path}: the file, or a slot).
+WRITE_THE_CHANGE = (
+    "one ```python block whose first line is `# file: {path}`, then the complete new version "
+    "of each function or class you change or add (with any import it needs)"
+)
+
+#: The last line of a task's message: how to reply to it, by what the task asks.
+HOW_TO_ANSWER = (
+    "Answer from what is above in plain sentences when it is enough: go through it step by "
+    "step, naming the functions, values and defaults your answer rests on. Otherwise make a "
+    "call to read more."
+)
+HOW_TO_CHANGE = "Make the change now: reply with " + WRITE_THE_CHANGE + "."
+HOW_TO_CHANGE_UNREAD = (
+    "Read the code you need first; then reply with the change: " + WRITE_THE_CHANGE + "."
+)
 
 #: After a call refused as a repeat: the model has what it needs and keeps asking for it.
 ANSWER_NOW = (
@@ -64,7 +97,8 @@ ANSWER_NOW = (
 )
 CHANGE_NOW = (
     "You already have that result above. Do not call it again. Make the change now: "
-    "propose_patch(path=..., old_text=..., new_text=...) with old_text copied from the file above."
+    + WRITE_THE_CHANGE.format(path="<path>")
+    + "."
 )
 
 SHORT_FORMAT_ERROR = (
@@ -128,6 +162,19 @@ def is_placeholder(answer: str) -> bool:
     """True when `answer` is empty, an ellipsis, or an instruction's slot such as `<...>`."""
     text = answer.strip().strip("\"'`").strip().lower()
     return text in PLACEHOLDERS or bool(re.fullmatch(r"<[^<>]{0,80}>", text))
+
+
+def task_message(task: str, context: str, *, change: bool, path: str | None = None) -> str:
+    """The task as the model gets it: the code read for it first, then the task itself, then
+    how to reply. Small models answer the last thing they read: a question put before a page
+    of code is answered from memory, after it from the code."""
+    if change:
+        how = (HOW_TO_CHANGE if context else HOW_TO_CHANGE_UNREAD).format(path=path or "<path>")
+    else:
+        how = HOW_TO_ANSWER if context else ""
+    if not context:
+        return f"{task}\n{how}".rstrip()
+    return f"{context}\n\nThe task: {task}\n{how}".rstrip()
 
 
 def default_prompt_templates() -> dict[str, Any]:

@@ -16,6 +16,7 @@ ends `incomplete` (agent/outcome.py), a model that only repeats itself ends `fai
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 import uuid
@@ -38,7 +39,7 @@ from ..patches.service import PatchService
 from ..patches.validation import NoneSandbox, Sandbox
 from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
-from .context import Context, gather
+from .context import Context, defining_files, gather
 from .events import (
     CodeEvent,
     ErrorEvent,
@@ -56,15 +57,17 @@ from .events import (
 )
 from .loop import RunStuck, RunWatch, SmolCodeAgent
 from .model import AgentModel, RunCancelled, build_model, context_window
-from .outcome import NOT_DONE, needs_a_change
+from .outcome import NOT_DONE, NOT_VERIFIED, describe_proposal, failed_checks, needs_a_change
 from .pipeline import instrument
-from .prompts import prompt_templates
+from .prompts import prompt_templates, task_message
 from .state import AgentState
 
 log = logging.getLogger(__name__)
 
 
 UNTRUSTED_VALIDATION = "the folder is not trusted, so nothing runs to check the patch"
+#: A follow-up that points back at what the conversation was about ("it", "that function").
+_REFERS_BACK = re.compile(r"\b(?:it|its|this|that|these|those|them|they|the same)\b", re.I)
 
 
 class _NoLive:
@@ -173,8 +176,10 @@ class AgentSession:
             logger=_quiet_logger(),
             verbosity_level=LogLevel.OFF,
             context_tokens=self.context_tokens,
+            locate=lambda names: defining_files(self.ctx, names, self.repo_files),
         )
         self.turns = 0
+        self._topic = ""  # the last task of this conversation that named code
         self._code_read = False  # some turn of this conversation read code
         self._watch: RunWatch | None = None
         self._running = threading.Lock()
@@ -196,7 +201,7 @@ class AgentSession:
         if patch.session_id in (None, self.session_id):
             watch = self._watch
             if watch is not None and patch.session_id == self.session_id:
-                watch.proposed += 1  # proposed or changed status while this run goes on
+                watch.patches[patch.id] = patch  # proposed, or its state changed, in this run
             self.emitter(PatchEvent(patch=patch_view(patch, self.ctx.root)))
 
     def cancel(self) -> None:
@@ -250,9 +255,17 @@ class AgentSession:
         )
         first = 0 if self.turns == 0 else len(self.agent.memory.steps)
         context, context_ms = self._gather(task)
+        if not context and self._topic and _REFERS_BACK.search(task):
+            # "Which test checks it?": the code the conversation is about comes again, beside
+            # the question (a small model does not look back three messages for it)
+            context, context_ms = self._gather(self._topic)
+        elif context:
+            self._topic = task
         # code read in an earlier turn is in the history too ("which test checks it?")
         self._watch.context_given = bool(context) or self._code_read
-        prompt = f"{task}\n\n{context.text}" if context else task
+        self._watch.named_files = context.named_files
+        named = context.named_files[0] if len(context.named_files) == 1 else None
+        prompt = task_message(task, context.text, change=self._watch.change, path=named)
         try:
             self._connect()
             stream = self.agent.run(
@@ -298,6 +311,11 @@ class AgentSession:
             status, error = "failed", f"stopped early: {exc}"
             if exc.step is not None and id(exc.step) not in reported:
                 self._report_step(exc.step, steps, usage)
+            last = self._watch.last_patch() if self._watch is not None else None
+            if last is not None and self._watch is not None and self._watch.change:
+                # the change was proposed before the model began repeating itself: that is
+                # the outcome, and the checks below judge it
+                status, error, answer = "completed", None, describe_proposal(last)
         except ModelSetupError as exc:  # no model to talk to: one line with its fix
             status = "cancelled" if self.cancel_event.is_set() else "failed"
             error = None if status == "cancelled" else str(exc)
@@ -319,6 +337,11 @@ class AgentSession:
             and not watch.changed()
         ):
             status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
+        last = watch.last_patch() if watch is not None else None
+        if status == "completed" and last is not None and failed_checks(last.validation):
+            # proposed, but what checks it says it is wrong: not done, and the answer says why
+            status = "incomplete"
+            answer = f"{NOT_VERIFIED} {describe_proposal(last)}\n\n{answer}".strip()
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":

@@ -1,0 +1,133 @@
+"""A reply that is a change: a block holding the new version of some functions, made a patch.
+
+Small models cannot copy `old_text` exactly, but they write the complete new version of a
+function well (measured on Qwen2.5-Coder-1.5B: the right fix at once, three times of three,
+where a propose_patch call was never made). So a block whose first line is `# file: <path>`
+and that holds only definitions (functions, classes, imports, constants) is taken as the
+change it is: `propose_patch(path=..., old_text="", new_text=<the block>)`, which merges the
+definitions into the file by name (patches/merge.py) and proposes the result like any other
+patch: validated, shown, never written until the user accepts. In a run that asks for a
+change, a block of definitions without the header goes to the one file that defines those
+names (or the one file the task names).
+
+Such a block does nothing when run (it defines functions nobody calls), so taking it as a change
+never loses an action the model meant.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+#: `# file: calc/ops.py`, `# path: calc/ops.py`, `# File: `calc/ops.py``.
+_HEADER = re.compile(r"^\s*#\s*(?:file|path|filename)\s*:\s*`?([^\s`]+)`?\s*$", re.IGNORECASE)
+#: `# calc/ops.py` alone on the first line: a path, when the repository has it.
+_BARE_PATH = re.compile(r"^\s*#\s*`?([\w./-]+\.\w+)`?\s*:?\s*$")
+#: `calc/ops.py` as the first line: what is left of a fence that named its file
+#: ("```python calc/ops.py"), never a line of code anyone means.
+_FENCE_PATH = re.compile(r"^\s*([\w.-]+(?:/[\w.-]+)*\.py)\s*$")
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_ALSO_ALLOWED = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)
+
+NO_FILE = (
+    "This block only defines {names}: that changes no file. To change a file, put "
+    "`# file: <path>` as the block's first line, then the complete new version of each "
+    "function you change."
+)
+
+
+def file_header(code: str, repo_files: set[str]) -> tuple[str | None, str]:
+    """The path a block's first line names (`# file: <path>`), and the block without it."""
+    lines = code.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return None, code
+    header = _HEADER.match(lines[first]) or _FENCE_PATH.match(lines[first])
+    bare = _BARE_PATH.match(lines[first]) if header is None else None
+    path = header.group(1) if header else bare.group(1) if bare else None
+    if path is None or (bare is not None and path.lstrip("./") not in repo_files):
+        return None, code
+    return path.removeprefix("./"), "\n".join(lines[first + 1 :]).strip("\n") + "\n"
+
+
+def is_change_block(code: str) -> bool:
+    """`code` starts with a file header and the rest is Python (a change written unfenced)."""
+    lines = code.strip().splitlines()
+    if not lines or _HEADER.match(lines[0]) is None:
+        return False
+    try:
+        ast.parse("\n".join(lines[1:]))
+    except SyntaxError:
+        return False
+    return True
+
+
+def defined_names(code: str, tool_names: set[str]) -> list[str] | None:
+    """The functions and classes a block defines when that is all it does (with imports,
+    constants, a docstring or a `__main__` guard beside them), else None.
+
+    A block that calls a tool at its top level is an action, not a change."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    names: list[str] = []
+    for index, node in enumerate(tree.body):
+        if isinstance(node, _DEFINITIONS):
+            names.append(node.name)
+        elif isinstance(node, _ALSO_ALLOWED) or _is_main_guard(node):
+            if _calls(node, tool_names):
+                return None
+        elif not (index == 0 and _is_docstring(node)):
+            return None
+    return names or None
+
+
+def edit_call(path: str, body: str) -> str:
+    """The code that proposes `body` as the new version of its definitions in `path`."""
+    return f"print(propose_patch(path={path!r}, old_text='', new_text={body!r}))"
+
+
+def choose_file(
+    names: list[str],
+    locate: Callable[[list[str]], dict[str, list[str]]],
+    named_files: list[str],
+) -> str | None:
+    """The one Python file a header-less block of definitions belongs to: the file that
+    defines the names it redefines, else the one Python file the task names."""
+    found = locate(names)
+    homes = {path for paths in found.values() for path in paths if path.endswith(".py")}
+    if len(homes) == 1:
+        return homes.pop()
+    if not homes:
+        named = [path for path in named_files if path.endswith(".py")]
+        if len(named) == 1:
+            return named[0]
+    return None
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+    )
+
+
+def _calls(node: ast.AST, tool_names: set[str]) -> bool:
+    return any(
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Name)
+        and inner.func.id in tool_names
+        for inner in ast.walk(node)
+    )

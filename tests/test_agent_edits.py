@@ -1,0 +1,174 @@
+"""A reply that is a change (agent/edits.py), through the real agent, LiteLLM and patch store.
+
+Small models write the complete new version of a function well and an exact `old_text`
+badly. A block headed `# file: <path>` that only defines things is proposed as a patch that
+replaces those definitions; the file on disk is never touched until the user accepts.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.scripted_model import ScriptedModel
+from tests.test_agent import session_for
+
+from smol_instruments.agent.outcome import NOT_VERIFIED
+from smol_instruments.agent.prompts import (
+    AFTER_OBSERVATION,
+    AFTER_OBSERVATION_CHANGE,
+    AFTER_PROPOSAL,
+)
+from smol_instruments.base.config import Settings
+from smol_instruments.sandbox.local import LocalSandbox
+
+pytestmark = pytest.mark.timeout(180)
+
+FIXED_ADD = "def add(a, b):\n    return a + b\n"
+
+
+def run_keeping_patches(
+    repo: Path, settings: Settings, turns: list[Any], task: str
+) -> tuple[Any, list[Any], list[Any]]:
+    """(outcome, requests, patches proposed) of one run."""
+    with ScriptedModel(turns) as model:
+        session = session_for(repo, settings, model)
+        try:
+            outcome = session.run(task)
+            patches = session.ctx.patches.all()
+        finally:
+            session.close()
+        return outcome, model.requests, patches
+
+
+def the_one_patch(patches: list[Any]) -> str:
+    assert len(patches) == 1, patches
+    (change,) = patches[0].files
+    assert change.path == "app/calc.py"
+    return change.proposed
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f"```python\n# file: app/calc.py\n{FIXED_ADD}```",  # as the prompt asks
+        f"# file: app/calc.py\n{FIXED_ADD}",  # seen on the 1.5B model: no fence at all
+        f"```python app/calc.py\n{FIXED_ADD}```",  # the path in the fence's info string
+        f"```python\n{FIXED_ADD}```",  # no header: the one file that defines add
+    ],
+    ids=["header", "unfenced", "fence-path", "no-header"],
+)
+def test_a_block_with_the_new_function_is_proposed_as_a_patch(
+    repo: Path, settings: Settings, reply: str
+) -> None:
+    turns = [reply, "add() now returns a + b."]
+    outcome, requests, patches = run_keeping_patches(
+        repo, settings, turns, "Fix the bug in add in app/calc.py"
+    )
+    assert outcome.status == "completed", outcome
+    new_text = the_one_patch(patches)
+    assert "return a + b" in new_text and "def mul(a, b):\n    return a * b" in new_text
+    assert "return a - b" in (repo / "app" / "calc.py").read_text()  # nothing written
+    assert "patch_id" in requests[1].last_user_text()
+
+
+def test_the_task_comes_after_its_code_and_says_how_to_write_the_change(
+    repo: Path, settings: Settings
+) -> None:
+    turns = [
+        '```python\nprint(read_file(path="app/main.py"))\n```',
+        f"```python\n# file: app/calc.py\n{FIXED_ADD}```",
+        "Done: add returns a + b.",
+    ]
+    _, requests, _ = run_keeping_patches(repo, settings, turns, "Fix the bug in add in app/calc.py")
+    first = requests[0].last_user_text()
+    assert first.index("def add(a, b)") < first.index("The task: Fix the bug in add")
+    assert first.rstrip().endswith(
+        "Make the change now: reply with one ```python block whose first line is "
+        "`# file: app/calc.py`, then the complete new version of each function or class you "
+        "change or add (with any import it needs)."
+    )
+    assert requests[1].last_user_text().rstrip().endswith(AFTER_OBSERVATION_CHANGE)
+    assert requests[2].last_user_text().rstrip().endswith(AFTER_PROPOSAL)
+
+
+def test_a_question_ends_its_observations_with_the_answer_hint(
+    repo: Path, settings: Settings
+) -> None:
+    turns = ['```python\nprint(read_file(path="app/main.py"))\n```', "main prints add(2, 3)."]
+    _, requests, _ = run_keeping_patches(repo, settings, turns, "What does main do?")
+    assert requests[1].last_user_text().rstrip().endswith(AFTER_OBSERVATION)
+
+
+def test_a_new_function_whose_file_is_unclear_is_asked_for_its_file(
+    repo: Path, settings: Settings
+) -> None:
+    turns = [
+        "```python\ndef halve(x):\n    return x / 2\n```",
+        "```python\n# file: app/calc.py\ndef halve(x):\n    return x / 2\n```",
+        "I added halve to app/calc.py.",
+    ]
+    outcome, requests, patches = run_keeping_patches(repo, settings, turns, "Add a halve helper")
+    assert "`# file: <path>`" in requests[1].last_user_text()
+    assert outcome.status == "completed"
+    assert "def halve(x):" in the_one_patch(patches)
+
+
+def test_a_written_answer_with_an_illustration_is_the_answer(
+    repo: Path, settings: Settings
+) -> None:
+    """A question's answer that shows the corrected code is not a change and runs nothing."""
+    answer = (
+        "The bug is in `add` in app/calc.py: it returns `a - b`, so add(2, 3) gives -1 instead "
+        "of 5, which is why test_add fails. It should return the sum of its two arguments, "
+        "like this:"
+    )
+    turns = [f"{answer}\n```python\n{FIXED_ADD}```"]
+    outcome, requests, patches = run_keeping_patches(
+        repo, settings, turns, "Which function in app/calc.py has a bug?"
+    )
+    assert len(requests) == 1
+    assert outcome.status == "completed"
+    assert outcome.answer.startswith(answer) and "return a + b" in outcome.answer
+    assert patches == []
+
+
+def test_the_same_change_again_ends_the_run_with_what_was_proposed(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model: the fix, then the same fix again until stopped as a loop."""
+    change = f"# file: app/calc.py\n{FIXED_ADD}"
+    outcome, requests, patches = run_keeping_patches(
+        repo, settings, [change, change], "Fix the bug in add in app/calc.py"
+    )
+    assert len(requests) == 2
+    assert requests[1].last_user_text().rstrip().endswith(AFTER_PROPOSAL)
+    assert outcome.status == "completed"
+    patch = patches[0]
+    assert outcome.answer.startswith(f"I proposed a change to app/calc.py (patch {patch.id}, +1 -1)")
+    assert outcome.answer.endswith("Nothing is written until you accept it.")
+
+
+def test_a_change_whose_tests_fail_is_not_done(repo: Path, settings: Settings) -> None:
+    """The check command fails on the patched copy: the run says so instead of `completed`."""
+    wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b\n"
+    checked = settings.model_copy(
+        update={
+            "sandbox_backend": "local",
+            "sandbox_check_command": f"{sys.executable} -m pytest -q -p no:cacheprovider",
+        }
+    )
+    turns = [wrong, "add() now returns a + b."]
+    with ScriptedModel(turns) as model:
+        session = session_for(repo, checked, model)
+        session.ctx.sandbox = LocalSandbox(session.settings, repo)
+        try:
+            outcome = session.run("Fix the bug in add in app/calc.py")
+        finally:
+            session.close()
+    assert outcome.status == "incomplete"
+    assert outcome.answer.startswith(NOT_VERIFIED)
+    assert "fails `" in outcome.answer and "1 failed, 1 passed" in outcome.answer
+    assert "failed" in model.requests[1].last_user_text()  # the model saw it too
