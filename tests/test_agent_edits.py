@@ -7,6 +7,7 @@ replaces those definitions; the file on disk is never touched until the user acc
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from smol_instruments.agent.prompts import (
     AFTER_OBSERVATION_CHANGE,
     AFTER_PROPOSAL,
 )
+from smol_instruments.agent.session import AgentSession
 from smol_instruments.base.config import Settings
 from smol_instruments.sandbox.local import LocalSandbox
 
@@ -172,3 +174,58 @@ def test_a_change_whose_tests_fail_is_not_done(repo: Path, settings: Settings) -
     assert outcome.answer.startswith(NOT_VERIFIED)
     assert "fails `" in outcome.answer and "1 failed, 1 passed" in outcome.answer
     assert "failed" in model.requests[1].last_user_text()  # the model saw it too
+
+
+@pytest.fixture()
+def venv_python_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python` is this environment's (it has pytest), as for a user in their project's venv."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.mark.parametrize("check_tests", [True, False])
+def test_the_projects_tests_check_a_change_unless_turned_off(
+    repo: Path, settings: Settings, venv_python_first: None, check_tests: bool
+) -> None:
+    wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b\n"
+    local = settings.model_copy(
+        update={"sandbox_backend": "local", "sandbox_check_tests": check_tests}
+    )
+    with ScriptedModel([wrong, "add() now returns a + b."]) as model:
+        session = session_for(repo, local, model)
+        session.ctx.sandbox = LocalSandbox(session.settings, repo)
+        try:
+            outcome = session.run("Fix the bug in add in app/calc.py")
+            (patch,) = session.ctx.patches.all()
+        finally:
+            session.close()
+    commands = [check["command"] for check in patch.validation["checks"]]
+    if check_tests:
+        assert commands == ["python3 -m py_compile app/calc.py", "python -m pytest -q"]
+        assert outcome.status == "incomplete"
+        assert "It fails `python -m pytest -q`: 1 failed, 1 passed" in outcome.answer
+    else:
+        assert commands == ["python3 -m py_compile app/calc.py"]
+        assert outcome.status == "completed"
+    assert not (repo / ".pytest_cache").exists()  # the tests ran on the copy, not here
+
+
+def test_an_untrusted_folder_runs_no_tests_to_check_a_change(
+    repo: Path, settings: Settings, venv_python_first: None
+) -> None:
+    change = f"# file: app/calc.py\n{FIXED_ADD}"
+    with ScriptedModel([change, "add() now returns a + b."]) as model:
+        local = settings.model_copy(
+            update={
+                "sandbox_backend": "local",
+                "model_id": model.model_id,
+                "model_api_base": model.base_url,
+                "model_api_key": "x",
+            }
+        )
+        session = AgentSession(repo, local, sandbox=LocalSandbox(local, repo), trusted=False)
+        try:
+            session.run("Fix the bug in add in app/calc.py")
+            (patch,) = session.ctx.patches.all()
+        finally:
+            session.close()
+    assert all("pytest" not in check["command"] for check in patch.validation.get("checks", []))

@@ -53,6 +53,7 @@ export const DAEMON_SETTINGS = [
   'sandboxBackend',
   'sandboxImage',
   'sandboxCheckCommand',
+  'sandboxCheckTests',
   'sandboxTimeoutS',
   'sandboxMemory',
   'sandboxPidsLimit',

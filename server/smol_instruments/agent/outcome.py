@@ -56,10 +56,15 @@ def needs_a_change(task: str, answer: str) -> bool:
 
 
 def failed_checks(validation: dict[str, Any]) -> list[dict[str, Any]]:
-    """The checks of a patch's validation that failed (a patch that does not apply: one)."""
+    """The checks of a patch's validation that failed (a patch that does not apply: one). A
+    check killed at its timeout proves nothing either way (a large test suite): not counted."""
     if validation.get("applies") is False:
         return [{"command": "apply", "output": validation.get("message") or ""}]
-    return [check for check in validation.get("checks", []) if not check.get("passed")]
+    return [
+        check
+        for check in validation.get("checks", [])
+        if not check.get("passed") and not check.get("timed_out")
+    ]
 
 
 def describe_proposal(patch: Patch) -> str:
@@ -77,7 +82,12 @@ def describe_proposal(patch: Patch) -> str:
         said = test_summary(failed[0].get("output") or "", "")
         text += f" It fails `{failed[0].get('command')}`" + (f": {said}" if said else "") + "."
     elif checks:
-        text += " It applies, and " + ", ".join(f"`{c}`" for c in checks) + " passed with it."
+        passed = [c.get("command", "") for c in validation["checks"] if c.get("passed")]
+        slow = [c.get("command", "") for c in validation["checks"] if c.get("timed_out")]
+        if passed:
+            text += " It applies, and " + ", ".join(f"`{c}`" for c in passed) + " passed with it."
+        if slow:
+            text += " " + ", ".join(f"`{c}`" for c in slow) + " did not finish in time."
     elif validation.get("message"):
         text += f" ({validation['message']})"
     return text + " Nothing is written until you accept it."

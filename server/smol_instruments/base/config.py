@@ -184,6 +184,7 @@ class Settings(BaseSettings):
     sandbox_check_command: str | None = Field(
         None, json_schema_extra=_user_only("a shell command run on the patched copy, or empty")
     )
+    sandbox_check_tests: bool = Field(True, json_schema_extra=_allowed("true or false"))
     sandbox_timeout_s: float = Field(
         60.0, gt=0, le=3600, json_schema_extra=_allowed("seconds, more than 0 and at most 3600")
     )

@@ -28,9 +28,11 @@ def check_result(
     """One CheckResult, its output cut to the tail and a timeout said in words."""
     if timed_out:
         output = f"{output.rstrip()}\n[killed: still running after {timeout_s:g} s]".lstrip()
+    # pytest's 5 is "no tests were collected": nothing failed (a project without tests yet)
+    nothing_to_run = exit_code == 5 and "no tests ran" in output
     return CheckResult(
         command=command,
-        passed=exit_code == 0 and not timed_out,
+        passed=(exit_code == 0 or nothing_to_run) and not timed_out,
         output=keep_tail(output, max_chars),
         exit_code=exit_code,
         duration_ms=duration_ms,

@@ -21,6 +21,7 @@ from ..patches.store import read_text
 from ..safety.approval import ApprovalRequest, Decision
 from .base import RepoTool, ToolContext, guarded
 from .files import read_repo_text
+from .shell import detect_test_command, runs_unasked
 from .validation import optional_str, require_path, require_str
 
 #: Who answered when nobody decided: the patch stays pending for a later decision.
@@ -34,13 +35,29 @@ def _summary(description: str | None, paths: list[str]) -> str:
     return f"Edit {names}"
 
 
+def patch_checks(ctx: ToolContext) -> list[str] | None:
+    """What runs on the patched copy besides the syntax check: SANDBOX_CHECK_COMMAND, else the
+    project's own tests when they can run there as `run_tests` would (SANDBOX_CHECK_TESTS, the
+    local backend: the copy sees this machine's Python and packages; a folder the user trusts;
+    a command the policy allows and containment holds)."""
+    settings = ctx.settings
+    if settings.sandbox_check_command:
+        return [settings.sandbox_check_command]
+    if not settings.sandbox_check_tests or getattr(ctx.sandbox, "name", "") != "local":
+        return None
+    command = detect_test_command(ctx.root)
+    if command is None or not runs_unasked(ctx, command):
+        return None
+    return [command]
+
+
 def propose(
     ctx: ToolContext,
     changes: list[tuple[str, str | None, str | None]],
     description: str | None,
 ) -> dict[str, Any]:
     """Validate the change in the sandbox, store it as a pending patch, and describe it."""
-    checks = [ctx.settings.sandbox_check_command] if ctx.settings.sandbox_check_command else None
+    checks = patch_checks(ctx)
 
     def validate(diff: str) -> dict[str, Any]:
         try:
