@@ -273,7 +273,10 @@ def test_max_steps_ends_with_the_best_answer(repo: Path, settings: Settings) -> 
 def test_memory_is_kept_across_turns(repo: Path, settings: Settings) -> None:
     turns = [
         '```python\nfinal_answer("noted: the magic word is teapot")\n```',
-        Turn('```python\nfinal_answer("teapot")\n```', expect_user_contains="magic word is teapot"),
+        Turn(
+            '```python\nfinal_answer("teapot")\n```',
+            expect=lambda request: "magic word is teapot" in request.prompt_text(),
+        ),
     ]
     with ScriptedModel(turns) as model:
         session = session_for(repo, settings, model)

@@ -229,3 +229,30 @@ def test_an_untrusted_folder_runs_no_tests_to_check_a_change(
         finally:
             session.close()
     assert all("pytest" not in check["command"] for check in patch.validation.get("checks", []))
+
+
+def test_a_change_in_a_task_that_asks_none_is_not_proposed(repo: Path, settings: Settings) -> None:
+    """Seen on the 1.5B model: asked to run the tests, it wrote a new test file instead."""
+    change = "```python\n# file: tests/test_calc.py\ndef test_more():\n    assert True\n```"
+    turns = [change, '```python\nprint(run_tests(command="true"))\n```', "1 passed."]
+    outcome, requests, patches = run_keeping_patches(
+        repo, settings, turns, "Run the tests and tell me how many pass."
+    )
+    first = requests[0].last_user_text()
+    assert first.endswith("Start with the call it needs:\n```python\nprint(run_tests())\n```")
+    assert "does not ask to change any file, so nothing was proposed" in requests[1].prompt_text()
+    assert "print(run_tests())" in requests[1].last_user_text()
+    assert patches == []
+    assert outcome.answer == "1 passed."
+
+
+def test_a_change_cut_at_the_token_limit_is_proposed_without_its_last_line(
+    repo: Path, settings: Settings
+) -> None:
+    cut = '# file: app/calc.py\ndef add(a, b):\n    return a + b\n\n\ndef twice(x):\n    return ('
+    outcome, _, patches = run_keeping_patches(
+        repo, settings, [cut, "add returns a + b."], "Fix the bug in add in app/calc.py"
+    )
+    new_text = the_one_patch(patches)
+    assert "return a + b" in new_text and "twice" not in new_text
+    assert outcome.status == "completed"

@@ -390,3 +390,20 @@ def test_a_run_of_lines_that_differ_only_in_their_numbers_is_cut() -> None:
     assert cut == head + "".join(lines[:SAME_SHAPE_RUN])
     varied = head + '    assert add(1, 2) == 3\n    assert add(2, 2) == 4\n    x = compute()\n'
     assert before_repetition(varied) == varied
+
+
+def test_a_follow_up_answered_with_the_previous_answer_is_sent_back(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model: turn 2 repeated turn 1's answer word for word."""
+    first = "add() in app/calc.py returns a - b, the difference of its arguments."
+    with ScriptedModel([first, first, "test_add in tests/test_calc.py."]) as model:
+        session = session_for(repo, settings, model)
+        session.run("What does add in app/calc.py return?")
+        second = session.run("Which test checks it?")
+        session.close()
+        requests = model.requests
+    assert "that is your answer to the previous question" in requests[2].prompt_text()
+    assert second.answer == "test_add in tests/test_calc.py."
+    # the first answer is in the history once, as the model wrote it, not echoed as output
+    assert requests[1].prompt_text().count(first) == 1

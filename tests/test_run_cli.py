@@ -154,7 +154,10 @@ def test_chat_keeps_memory_across_turns(repo: Path) -> None:
 
     turns = [
         '```python\nfinal_answer("noted: the magic word is teapot")\n```',
-        Turn('```python\nfinal_answer("teapot")\n```', expect_user_contains="magic word is teapot"),
+        Turn(
+            '```python\nfinal_answer("teapot")\n```',
+            expect=lambda request: "magic word is teapot" in request.prompt_text(),
+        ),
     ]
     base = {k: v for k, v in os.environ.items() if not k.startswith(SETTINGS)}
     with ScriptedModel(turns) as model:

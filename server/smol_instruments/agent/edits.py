@@ -37,6 +37,28 @@ NO_FILE = (
 )
 
 
+NOT_ASKED = (
+    "This task does not ask to change any file, so nothing was proposed. Do what it asks: "
+    "start with print({call}), then answer in plain sentences."
+)
+#: Lines dropped at most from the end of a block cut off mid-line (the token limit).
+CUT_LINES = 3
+
+
+def complete_prefix(code: str) -> str:
+    """`code`, or, when it does not parse, the longest start of it (at most `CUT_LINES` lines
+    shorter) that does: a reply cut at its token limit ends mid-statement."""
+    lines = code.rstrip().splitlines()
+    for drop in range(min(CUT_LINES, len(lines) - 1) + 1):
+        candidate = "\n".join(lines[: len(lines) - drop]) + "\n"
+        try:
+            ast.parse(candidate)
+        except SyntaxError:
+            continue
+        return candidate if drop else code
+    return code
+
+
 def file_header(code: str, repo_files: set[str]) -> tuple[str | None, str]:
     """The path a block's first line names (`# file: <path>`), and the block without it."""
     lines = code.splitlines()
@@ -56,8 +78,9 @@ def is_change_block(code: str) -> bool:
     lines = code.strip().splitlines()
     if not lines or _HEADER.match(lines[0]) is None:
         return False
+    rest = complete_prefix("\n".join(lines[1:]))
     try:
-        ast.parse("\n".join(lines[1:]))
+        ast.parse(rest)
     except SyntaxError:
         return False
     return True

@@ -6,7 +6,12 @@ What a small model does wrong, and what the loop does about it (the loop itself 
   question gets that prose as its answer at once. A question about the repository's code,
   while nothing has been read yet, is sent back once: read first. Prose that only announces a
   plan ("I will read the file.") is never an answer: do it now.
-- It copies an instruction's placeholder (`final_answer("...")`) as its answer: refused.
+- It copies an instruction's placeholder (`final_answer("...")`) as its answer, or repeats
+  the previous turn's answer: refused (agent/answers.py has every final-answer check).
+- It cannot copy old_text, but writes a whole corrected function well: a block of definitions
+  under `# file: <path>` is proposed as that change (agent/edits.py); the same change written
+  again ends the run with what was proposed. In a task that asks for no change, it is refused.
+  Prose long enough to be an answer, above a block that changes nothing, is the answer.
 - It says "fixed" when nothing was proposed: a task that asks for a change gets one reminder
   to propose it; the session then judges the outcome by what really happened.
 - It gets stuck: a refused repeat is told to answer now (or, for a change, to propose it now);
@@ -26,21 +31,32 @@ import copy
 import logging
 import re
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
 from typing import Any
 
 from smolagents import ActionStep, CodeAgent
 from smolagents.agents import ActionOutput, populate_template
 from smolagents.local_python_executor import CodeOutput, InterpreterError
-from smolagents.memory import AgentMemory, ToolCall
+from smolagents.memory import ToolCall
 from smolagents.models import ChatMessage, MessageRole
 from smolagents.utils import AgentMaxStepsError, AgentParsingError
 
-from ..base.errors import ErrorType
-from ..patches.model import Patch
-from .edits import NO_FILE, choose_file, defined_names, edit_call, file_header
+from .answers import (
+    the_answer_is_new,
+    the_answer_is_real,
+    the_change_was_proposed,
+    the_code_was_read,
+)
+from .edits import (
+    NO_FILE,
+    NOT_ASKED,
+    choose_file,
+    complete_prefix,
+    defined_names,
+    edit_call,
+    file_header,
+)
 from .executor import ToolFunctionsExecutor
-from .outcome import asks_for_change, describe_proposal, needs_a_change
+from .outcome import describe_proposal, needs_a_change
 from .prompts import (
     AFTER_OBSERVATION,
     AFTER_OBSERVATION_CHANGE,
@@ -50,11 +66,10 @@ from .prompts import (
     DO_IT_NOW,
     READ_FIRST,
     SHORT_FORMAT_ERROR,
-    WRITE_THE_CHANGE,
     is_placeholder,
     is_plan,
 )
-from .state import AgentState
+from .watch import RunWatch
 
 log = logging.getLogger(__name__)
 
@@ -67,30 +82,6 @@ _NO_OUTPUT = "Last output from code snippet:\nNone"
 _CALL_ID = re.compile(r"Call id: \S+\n")
 #: Characters per token when estimating a history's size (code is dense; err on the safe side).
 CHARS_PER_TOKEN = 3.0
-# What makes a task about the code: `backticks`, call(), snake_case or camelCase names, or
-# words that only make sense of a code base.
-_CODE_NAMES = re.compile(r"`[^`]+`|\b\w+\(\)|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b")
-_CODE_NOUNS = re.compile(
-    r"\b(?:function|method|class|module|file|files|test|tests|bug|code|repo|repository|"
-    r"project|commit|line|variable|import|error)s?\b",
-    re.IGNORECASE,
-)
-
-
-#: What the task asks to do first, and the call that does it.
-_FIRST_CALLS = (
-    (re.compile(r"\b(?:run|execute|start)\b[^.?!]{0,40}\btests?\b", re.I), "run_tests()"),
-    (
-        re.compile(r"\b(?:commits?|history|committed|git log)\b", re.I),
-        "git_log(max_count=3)",
-    ),
-    (
-        re.compile(r"\b(?:which|what|list)\b[^.?!]{0,30}\bfiles\b", re.I),
-        'list_files(pattern="*")',
-    ),
-)
-
-
 class RunStuck(Exception):
     """The model repeats itself without progress; the message says how, for the user.
 
@@ -101,86 +92,6 @@ class RunStuck(Exception):
     def __init__(self, message: str, step: ActionStep | None = None) -> None:
         super().__init__(message)
         self.step = step
-
-
-@dataclass
-class RunWatch:
-    """What one run has done so far, for the loop's judgments. The session makes one per run."""
-
-    task: str
-    state: AgentState
-    repo_files: list[str] = field(default_factory=list)
-    first_call: int = 0
-    first_loop_count: int = 0
-    #: Patches proposed in this run, by id, in the order proposed (the session adds them as
-    #: they arrive and replaces them as their state changes).
-    patches: dict[str, Patch] = field(default_factory=dict)
-    #: The changes written as blocks in this run (path, block), so a repeat can end it.
-    blocks: set[tuple[str, str]] = field(default_factory=set)
-    patches_seen: int = 0  # patches the model has been told of
-    #: Whether the working tree changed since the run began (the session knows how to look).
-    tree_changed: Callable[[], bool] = lambda: False
-    nudged: set[str] = field(default_factory=set)
-    #: Code the task names was read before the first step (agent/context.py).
-    context_given: bool = False
-    #: The repository's files the task names (agent/context.py).
-    named_files: list[str] = field(default_factory=list)
-
-    @property
-    def change(self) -> bool:
-        """The task asks for a change (agent/outcome.py)."""
-        return asks_for_change(self.task)
-
-    @classmethod
-    def begin(cls, task: str, state: AgentState, repo_files: list[str], **kw: Any) -> RunWatch:
-        return cls(
-            task,
-            state,
-            repo_files,
-            first_call=state.total_calls,
-            first_loop_count=state.loops_detected,
-            **kw,
-        )
-
-    def tools_used(self) -> bool:
-        """Code was read for this run: context given with the task, or a tool call that ran (a
-        refused or invalid call does not count)."""
-        return self.context_given or any(
-            record.error not in (ErrorType.LOOP_DETECTED, ErrorType.INVALID_ARGUMENT)
-            for record in self.state.calls_since(self.first_call)
-        )
-
-    def loops(self) -> int:
-        return self.state.loops_detected - self.first_loop_count
-
-    def changed(self) -> bool:
-        return bool(self.patches) or self.tree_changed()
-
-    def last_patch(self) -> Patch | None:
-        return next(reversed(self.patches.values()), None)
-
-    def about_code(self) -> bool:
-        """The task names something of this repository (a path, a file, an identifier)."""
-        task = self.task
-        names = {path for path in self.repo_files}
-        names |= {path.rsplit("/", 1)[-1] for path in self.repo_files}
-        names |= {name.rsplit(".", 1)[0] for name in names if len(name.rsplit(".", 1)[0]) >= 4}
-        words = set(re.findall(r"[\w./-]+", task))
-        return bool(words & names or _CODE_NAMES.search(task) or _CODE_NOUNS.search(task))
-
-    def first_read(self) -> str:
-        """The call that starts doing what the task asks: run the tests, read the history, read
-        the file it names, find the name it mentions."""
-        for intent, call in _FIRST_CALLS:
-            if intent.search(self.task):
-                return call
-        for path in self.repo_files:
-            if path in self.task:
-                return f'read_file(path="{path}")'
-        for word in re.findall(r"`([^`]+)`|\b(\w+)\(\)|\b([a-z]+_[a-z0-9_]+)\b", self.task):
-            name = next(part for part in word if part)
-            return f'rg_search(pattern="{name}")'
-        return 'rg_search(pattern="<a name from the question>")'
 
 
 class SmolCodeAgent(CodeAgent):
@@ -195,7 +106,7 @@ class SmolCodeAgent(CodeAgent):
     ) -> None:
         kwargs.setdefault(
             "final_answer_checks",
-            [the_answer_is_real, the_code_was_read, the_change_was_proposed],
+            [the_answer_is_real, the_answer_is_new, the_code_was_read, the_change_was_proposed],
         )
         super().__init__(*args, **kwargs)
         self.watch: RunWatch | None = None
@@ -230,9 +141,14 @@ class SmolCodeAgent(CodeAgent):
         tools = set(self.tools)
         files = set(watch.repo_files) if watch is not None else set()
         path, body = file_header(code, files)
+        if path is not None:
+            body = complete_prefix(body)  # a reply cut at its token limit mid-line
         names = defined_names(body, tools)
         if names is None:
             return code
+        if path is not None and watch is not None and not watch.change:
+            # a task that asks nothing to change gets no patch (the model writes one anyway)
+            raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
         if path is None and watch is not None and watch.change:
             path = choose_file(names, self.locate, watch.named_files)
             if path is None:
@@ -299,6 +215,10 @@ class SmolCodeAgent(CodeAgent):
     def _check_progress(self, step: ActionStep, **_: Any) -> None:
         """After each step: stop the run when the model only repeats itself."""
         watch = self.watch
+        if step.is_final_answer:
+            # "Last output from code snippet: <the answer>" under the answer: a later turn's
+            # model copies it as its next answer
+            step.observations = None
         if watch is not None and watch.change:
             proposed = len(watch.patches) > watch.patches_seen
             self._after[id(step)] = AFTER_PROPOSAL if proposed else AFTER_OBSERVATION_CHANGE
@@ -471,85 +391,3 @@ def _estimate(messages: list[ChatMessage]) -> int:
                 len(str(part.get("text", ""))) for part in content if isinstance(part, dict)
             )
     return int(size / CHARS_PER_TOKEN) + 4 * len(messages)
-
-
-# smolagents wraps a failing check as "Check <name> failed with error: <message>": the names
-# below are written to be read by the model in that sentence.
-
-
-def the_answer_is_real(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
-    """A final answer that is an instruction's slot ("...", "<answer>") is no answer."""
-    if isinstance(answer, str) and is_placeholder(answer):
-        raise ValueError(
-            "that is the placeholder from the instructions, not an answer. Call final_answer "
-            "with what you found, in your own words."
-        )
-    if isinstance(answer, str) and _echoes_an_error(answer, memory):
-        raise ValueError(
-            "that is the text of an error message, not an answer. Do what its suggestion says "
-            "first; call final_answer when you have found what the task asks."
-        )
-    return True
-
-
-#: An answer of at least this many words, this share of them words of an error, retells it.
-ECHO_MIN_WORDS = 8
-ECHO_SHARE = 0.9
-
-
-def _echoes_an_error(answer: str, memory: AgentMemory) -> bool:
-    """The answer repeats (most of) an error or recovery suggestion the run was shown."""
-    text = " ".join(answer.split()).strip(" .")
-    if len(text) < 20:
-        return False
-    for step in memory.steps[-4:]:
-        observed = str(getattr(step, "observations", None) or "")
-        shown = [
-            line
-            for line in observed.splitlines()
-            if line.lstrip().startswith(("message:", "recovery_suggestion:"))
-        ]
-        if getattr(step, "error", None) is not None:
-            shown.append(str(step.error))
-        if any(text in " ".join(part.split()) for part in shown):
-            return True
-        # the message and its suggestion retold in one breath ("The pattern ... does not occur
-        # in x. Use a shorter ..."): nearly every word of the answer is a word of the errors
-        words = re.findall(r"\w+", text.lower())
-        told = set(re.findall(r"\w+", " ".join(shown).lower()))
-        if len(words) >= ECHO_MIN_WORDS and sum(w in told for w in words) >= ECHO_SHARE * len(
-            words
-        ):
-            return True
-    return False
-
-
-def the_code_was_read(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
-    """A question about the repository's code, answered before anything was read, is sent back
-    once to be answered from the code."""
-    watch: RunWatch | None = getattr(agent, "watch", None)
-    if watch is None or "read-first" in watch.nudged or watch.tools_used():
-        return True
-    if not watch.about_code():
-        return True
-    watch.nudged.add("read-first")
-    raise ValueError(
-        "this is about the repository's code and nothing has been read yet. Read it first, "
-        f"e.g. print({watch.first_read()}), then answer from what it shows."
-    )
-
-
-def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
-    """A task that asks for a change gets one reminder when nothing was proposed yet."""
-    watch: RunWatch | None = getattr(agent, "watch", None)
-    if watch is None or "change" in watch.nudged or watch.changed():
-        return True
-    if not needs_a_change(watch.task, str(answer)):
-        return True
-    watch.nudged.add("change")
-    path = watch.named_files[0] if len(watch.named_files) == 1 else "<path>"
-    raise ValueError(
-        "no change has been proposed for this task yet. Reply with the change: "
-        + WRITE_THE_CHANGE.format(path=path)
-        + ". If you cannot make the change, say why in plain sentences."
-    )

@@ -81,10 +81,12 @@ WRITE_THE_CHANGE = (
 
 #: The last line of a task's message: how to reply to it, by what the task asks.
 HOW_TO_ANSWER = (
-    "Answer from what is above in plain sentences when it is enough: go through it step by "
-    "step, naming the functions, values and defaults your answer rests on. Otherwise make a "
+    "Answer from what is above in plain sentences when it is enough: go through what the code "
+    "does line by line, naming the functions, values and defaults it uses. Otherwise make a "
     "call to read more."
 )
+#: For a task that plainly asks for one call first (run the tests, read the history).
+HOW_TO_START = "Start with the call it needs:\n```python\nprint({call})\n```"
 HOW_TO_CHANGE = "Make the change now: reply with " + WRITE_THE_CHANGE + "."
 HOW_TO_CHANGE_UNREAD = (
     "Read the code you need first; then reply with the change: " + WRITE_THE_CHANGE + "."
@@ -164,14 +166,19 @@ def is_placeholder(answer: str) -> bool:
     return text in PLACEHOLDERS or bool(re.fullmatch(r"<[^<>]{0,80}>", text))
 
 
-def task_message(task: str, context: str, *, change: bool, path: str | None = None) -> str:
+def task_message(
+    task: str, context: str, *, change: bool, path: str | None = None, call: str | None = None
+) -> str:
     """The task as the model gets it: the code read for it first, then the task itself, then
     how to reply. Small models answer the last thing they read: a question put before a page
-    of code is answered from memory, after it from the code."""
+    of code is answered from memory, after it from the code. `call`: the one the task plainly
+    asks for first, when nothing was read for it."""
     if change:
         how = (HOW_TO_CHANGE if context else HOW_TO_CHANGE_UNREAD).format(path=path or "<path>")
+    elif context:
+        how = HOW_TO_ANSWER
     else:
-        how = HOW_TO_ANSWER if context else ""
+        how = HOW_TO_START.format(call=call) if call else ""
     if not context:
         return f"{task}\n{how}".rstrip()
     return f"{context}\n\nThe task: {task}\n{how}".rstrip()

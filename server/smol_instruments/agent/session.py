@@ -55,12 +55,13 @@ from .events import (
     ToolEvent,
     Usage,
 )
-from .loop import RunStuck, RunWatch, SmolCodeAgent
+from .loop import RunStuck, SmolCodeAgent
 from .model import AgentModel, RunCancelled, build_model, context_window
 from .outcome import NOT_DONE, NOT_VERIFIED, describe_proposal, failed_checks, needs_a_change
 from .pipeline import instrument
 from .prompts import prompt_templates, task_message
 from .state import AgentState
+from .watch import RunWatch, intended_call
 
 log = logging.getLogger(__name__)
 
@@ -265,7 +266,9 @@ class AgentSession:
         self._watch.context_given = bool(context) or self._code_read
         self._watch.named_files = context.named_files
         named = context.named_files[0] if len(context.named_files) == 1 else None
-        prompt = task_message(task, context.text, change=self._watch.change, path=named)
+        prompt = task_message(
+            task, context.text, change=self._watch.change, path=named, call=intended_call(task)
+        )
         try:
             self._connect()
             stream = self.agent.run(

@@ -1,0 +1,129 @@
+"""The checks a final answer passes before a run ends with it (smolagents' final_answer_checks).
+
+Each raises ValueError with a sentence the model reads ("Check <name> failed with error: ..."),
+at most once per run where the model may simply be right; the session judges the outcome after.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from smolagents import ActionStep
+from smolagents.memory import AgentMemory, TaskStep
+
+from .outcome import needs_a_change
+from .prompts import WRITE_THE_CHANGE, is_placeholder
+from .watch import RunWatch
+
+# smolagents wraps a failing check as "Check <name> failed with error: <message>": the names
+# below are written to be read by the model in that sentence.
+
+
+def the_answer_is_real(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A final answer that is an instruction's slot ("...", "<answer>") is no answer."""
+    if isinstance(answer, str) and is_placeholder(answer):
+        raise ValueError(
+            "that is the placeholder from the instructions, not an answer. Call final_answer "
+            "with what you found, in your own words."
+        )
+    if isinstance(answer, str) and _echoes_an_error(answer, memory):
+        raise ValueError(
+            "that is the text of an error message, not an answer. Do what its suggestion says "
+            "first; call final_answer when you have found what the task asks."
+        )
+    return True
+
+
+#: An answer of at least this many words, this share of them words of an error, retells it.
+ECHO_MIN_WORDS = 8
+ECHO_SHARE = 0.9
+
+
+def _echoes_an_error(answer: str, memory: AgentMemory) -> bool:
+    """The answer repeats (most of) an error or recovery suggestion the run was shown."""
+    text = " ".join(answer.split()).strip(" .")
+    if len(text) < 20:
+        return False
+    for step in memory.steps[-4:]:
+        observed = str(getattr(step, "observations", None) or "")
+        shown = [
+            line
+            for line in observed.splitlines()
+            if line.lstrip().startswith(("message:", "recovery_suggestion:"))
+        ]
+        if getattr(step, "error", None) is not None:
+            shown.append(str(step.error))
+        if any(text in " ".join(part.split()) for part in shown):
+            return True
+        # the message and its suggestion retold in one breath ("The pattern ... does not occur
+        # in x. Use a shorter ..."): nearly every word of the answer is a word of the errors
+        words = re.findall(r"\w+", text.lower())
+        told = set(re.findall(r"\w+", " ".join(shown).lower()))
+        if len(words) >= ECHO_MIN_WORDS and sum(w in told for w in words) >= ECHO_SHARE * len(
+            words
+        ):
+            return True
+    return False
+
+
+#: An answer at least this long, the same as the previous turn's, answers that turn again.
+REPEATED_ANSWER_CHARS = 40
+
+
+def the_answer_is_new(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A follow-up answered with the previous turn's answer, word for word, is sent back once
+    (seen on the 1.5B model: "which test checks it?" got the answer about what it returns)."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or "new-answer" in watch.nudged or not isinstance(answer, str):
+        return True
+    earlier = _previous_answer(memory)
+    text = " ".join(answer.split())
+    if len(text) < REPEATED_ANSWER_CHARS or earlier is None or " ".join(earlier.split()) != text:
+        return True  # "Yes." twice can be right
+    watch.nudged.add("new-answer")
+    raise ValueError(
+        f"that is your answer to the previous question, word for word. Answer this one: {watch.task}"
+    )
+
+
+def _previous_answer(memory: AgentMemory) -> str | None:
+    """The final answer of the conversation's previous turn (None in its first)."""
+    tasks = [i for i, step in enumerate(memory.steps) if isinstance(step, TaskStep)]
+    if len(tasks) < 2:
+        return None
+    for step in reversed(memory.steps[tasks[-2] : tasks[-1]]):
+        if isinstance(step, ActionStep) and step.is_final_answer:
+            return str(step.action_output)
+    return None
+
+
+def the_code_was_read(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A question about the repository's code, answered before anything was read, is sent back
+    once to be answered from the code."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or "read-first" in watch.nudged or watch.tools_used():
+        return True
+    if not watch.about_code():
+        return True
+    watch.nudged.add("read-first")
+    raise ValueError(
+        "this is about the repository's code and nothing has been read yet. Read it first, "
+        f"e.g. print({watch.first_read()}), then answer from what it shows."
+    )
+
+
+def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A task that asks for a change gets one reminder when nothing was proposed yet."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or "change" in watch.nudged or watch.changed():
+        return True
+    if not needs_a_change(watch.task, str(answer)):
+        return True
+    watch.nudged.add("change")
+    path = watch.named_files[0] if len(watch.named_files) == 1 else "<path>"
+    raise ValueError(
+        "no change has been proposed for this task yet. Reply with the change: "
+        + WRITE_THE_CHANGE.format(path=path)
+        + ". If you cannot make the change, say why in plain sentences."
+    )
