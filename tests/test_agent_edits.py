@@ -18,6 +18,7 @@ from tests.test_agent import session_for
 
 from smol_instruments.agent.outcome import NOT_VERIFIED
 from smol_instruments.agent.prompts import (
+    AFTER_FAILED_CHECK,
     AFTER_OBSERVATION,
     AFTER_OBSERVATION_CHANGE,
     AFTER_PROPOSAL,
@@ -173,7 +174,9 @@ def test_a_change_whose_tests_fail_is_not_done(repo: Path, settings: Settings) -
     assert outcome.status == "incomplete"
     assert outcome.answer.startswith(NOT_VERIFIED)
     assert "fails `" in outcome.answer and "1 failed, 1 passed" in outcome.answer
-    assert "failed" in model.requests[1].last_user_text()  # the model saw it too
+    seen = model.requests[1].last_user_text()
+    assert "failed" in seen  # the model saw it too, and is asked to correct it
+    assert seen.rstrip().endswith(AFTER_FAILED_CHECK)
 
 
 @pytest.fixture()
@@ -256,3 +259,19 @@ def test_a_change_cut_at_the_token_limit_is_proposed_without_its_last_line(
     new_text = the_one_patch(patches)
     assert "return a + b" in new_text and "twice" not in new_text
     assert outcome.status == "completed"
+
+
+@pytest.mark.parametrize(
+    ("task", "call"),
+    [
+        ("Which Python files does this repository have?", 'list_files(pattern="*.py")'),
+        ("What files are there?", 'list_files(pattern="*")'),
+        ("Run the tests, please.", "run_tests()"),
+    ],
+)
+def test_a_task_that_plainly_needs_one_call_names_it(
+    repo: Path, settings: Settings, task: str, call: str
+) -> None:
+    turns = ["Nothing to say.", "Nothing to say."]  # prose before any call: read first, once
+    _, requests, _ = run_keeping_patches(repo, settings, turns, task)
+    assert f"Start with the call it needs:\n```python\nprint({call})\n```" in requests[0].prompt_text()

@@ -60,8 +60,11 @@ def test_a_named_function_comes_with_the_tests_that_use_it(repo: Path) -> None:
     # the function, not the whole file: small models describe its neighbours as part of it
     assert "calc/ops.py, lines 4-5: `multiply`" in text
     assert "(the whole file)" not in text and "def average" not in text
-    # the line that calls it, and the test it is in: "which test checks it?" needs the name
-    assert "tests/test_ops.py:5 (in test_multiply): assert multiply(4, 3) == 12" in text
+    # the test that uses it, whole: "which test checks it?" needs the test's name
+    assert "tests/test_ops.py, lines 4-5: `test_multiply`" in text
+    assert "def test_multiply():\n    assert multiply(4, 3) == 12" in text
+    # and the other places, with where they are
+    assert "tests/test_ops.py:1: from calc.ops import average, multiply" in text
 
 
 def test_a_named_file_comes_whole_when_the_task_names_nothing_in_it(repo: Path) -> None:

@@ -10,8 +10,9 @@ question); this does the same from the task's words:
   file beside it is read as part of the answer);
 - what agent/evidence.py finds for the task's words: the failing tests' output, the history;
 - definitions of the names it mentions (a Python `def`/`class` whole, from its syntax tree;
-  in other languages the lines from the definition to the next blank line), and the places
-  that use each name, so "which test checks it?" has its answer in the history;
+  in other languages the lines from the definition to the next blank line), the tests that
+  use each name (whole, two at most) and the other places that use it, so "which test checks
+  it?" has its answer in the history;
 - one hop further: functions a shown definition calls that the repository defines
   (`test_average` shows `average`).
 
@@ -43,6 +44,8 @@ WHOLE_FILE_LINES = 80
 MAX_FILES = 2
 MAX_DEFINITIONS = 4
 MAX_USES = 6
+#: Tests that use a named function, shown whole beside it.
+MAX_TESTS = 2
 #: A definition longer than this is shown by its first lines.
 DEFINITION_LINES = 40
 
@@ -237,30 +240,44 @@ class _Gatherer:
 
     def _add_uses(self, name: str) -> None:
         result = RgSearchTool(self.ctx).forward(pattern=rf"\b{re.escape(name)}\b", max_results=40)
+        found = [
+            (match["path"], match["line"], match["text"])
+            for match in result.get("matches", [])
+            if match["path"] in self.listed and match["path"] not in self.whole
+        ]
+        # the tests that use it, whole: asked "which test checks it?", a small model names the
+        # test it was shown, not the one a line number points into
+        tests = 0
+        for path, line, _ in found:
+            enclosing = self._enclosing(path, line)
+            is_test = enclosing is not None and enclosing[0].startswith("test")
+            if is_test and enclosing and tests < MAX_TESTS and not self._inside_shown(path, line):
+                self._add_definition(enclosing[0], path, enclosing[1])
+                tests += 1
         uses = []
-        for match in result.get("matches", []):
-            path, line = match["path"], match["line"]
-            if path not in self.listed or path in self.whole or self._inside_shown(path, line):
+        for path, line, text in found:
+            if self._inside_shown(path, line):
                 continue
-            where = self._enclosing(path, line)
-            uses.append(f"{path}:{line}{where}: {match['text'].strip()}")
+            enclosing = self._enclosing(path, line)
+            where = f" (in {enclosing[0]})" if enclosing else ""
+            uses.append(f"{path}:{line}{where}: {text.strip()}")
         if uses:
             more = f" (and {len(uses) - MAX_USES} more)" if len(uses) > MAX_USES else ""
             self.uses.append(f"Where `{name}` is used{more}:\n" + "\n".join(uses[:MAX_USES]))
 
-    def _enclosing(self, path: str, line: int) -> str:
-        """` (in test_multiply)` when a Python function holds `line`: the answer to "which
-        test checks it?" is the test's name, which is not on the line that calls."""
+    def _enclosing(self, path: str, line: int) -> tuple[str, int] | None:
+        """The innermost Python function or class holding `line` (its name and first line):
+        the answer to "which test checks it?" is the test's name, not on the line that calls."""
         if not path.endswith(".py"):
-            return ""
+            return None
         tree = self._tree(path)
         if tree is None:
-            return ""
-        inner = ""
+            return None
+        inner = None
         for node in ast.walk(tree):
             if isinstance(node, _DEFS) and node.lineno < line <= (node.end_lineno or node.lineno):
-                inner = node.name  # ast.walk is breadth-first: the last hit is the innermost
-        return f" (in {inner})" if inner else ""
+                inner = (node.name, node.lineno)  # breadth-first: the last hit is the innermost
+        return inner
 
     def _tree(self, path: str) -> ast.Module | None:
         if path not in self.trees:

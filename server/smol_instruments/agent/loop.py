@@ -56,8 +56,9 @@ from .edits import (
     file_header,
 )
 from .executor import ToolFunctionsExecutor
-from .outcome import describe_proposal, needs_a_change
+from .outcome import describe_proposal, failed_checks, needs_a_change
 from .prompts import (
+    AFTER_FAILED_CHECK,
     AFTER_OBSERVATION,
     AFTER_OBSERVATION_CHANGE,
     AFTER_PROPOSAL,
@@ -221,7 +222,11 @@ class SmolCodeAgent(CodeAgent):
             step.observations = None
         if watch is not None and watch.change:
             proposed = len(watch.patches) > watch.patches_seen
-            self._after[id(step)] = AFTER_PROPOSAL if proposed else AFTER_OBSERVATION_CHANGE
+            last = watch.last_patch()
+            after = AFTER_OBSERVATION_CHANGE
+            if proposed and last is not None:
+                after = AFTER_FAILED_CHECK if failed_checks(last.validation) else AFTER_PROPOSAL
+            self._after[id(step)] = after
             watch.patches_seen = len(watch.patches)
         if isinstance(step.error, AgentMaxStepsError):
             return

@@ -17,20 +17,15 @@ import copy
 import re
 from typing import Any
 
-SYSTEM_PROMPT = """You are a coding agent working in a git repository. Each reply is one of three things:
+SYSTEM_PROMPT = """You are a coding agent working in a git repository. Each reply is one of two things:
 
 1. A call: one ```python block that calls the tools below and prints what they return; the system runs it and shows you the output. For example:
 ```python
 # <one line: what this step does>
 print(read_file(path="<a file from the list below>"))
 ```
-2. A change: one ```python block whose first line is `# file: <path>`, then the complete new version of each function or class you change or add (with any import it needs), and nothing else. The system makes it a patch the user reviews. For example:
-```python
-# file: <the file to change>
-def <name>(<arguments>):
-    <the whole new body>
-```
-3. The answer: plain sentences, no code block, once you know it. Be specific: name the files, functions, values and defaults it rests on.
+2. The answer: plain sentences, no code block, once you know it. Be specific: name the files, functions, values and defaults it rests on.
+When a task asks you to change code, it says how to write the change.
 Rules:
 - Answer questions about this repository from its code, never from a file's name. Code the task names is given with the task; read anything else with the tools.
 - Tools return dicts. An error dict has "error" and "recovery_suggestion": do what the suggestion says.
@@ -71,6 +66,13 @@ AFTER_OBSERVATION_CHANGE = (
 AFTER_PROPOSAL = (
     "That change is proposed; the user reviews it. If the task needs another change, reply "
     "with it; otherwise reply with one sentence saying what you changed, no code."
+)
+
+#: After the observation that shows a proposed change failing its checks.
+AFTER_FAILED_CHECK = (
+    "That change fails a check: its output is above. Reply with the corrected change: "
+    "one ```python block whose first line is `# file: <path>`, then the complete new version "
+    "of each function you change."
 )
 
 #: How to write a change, said where the model needs it ({path}: the file, or a slot).

@@ -33,17 +33,28 @@ _FIRST_CALLS = (
         re.compile(r"\b(?:commits?|history|committed|git log)\b", re.I),
         "git_log(max_count=3)",
     ),
-    (
-        re.compile(r"\b(?:which|what|list)\b[^.?!]{0,30}\bfiles\b", re.I),
-        'list_files(pattern="*")',
-    ),
+    (re.compile(r"\b(?:which|what|list)\b[^.?!]{0,30}\bfiles\b", re.I), "list_files"),
 )
+#: "Which Python files ...": the glob list_files is called with.
+_LANGUAGE_GLOBS = {
+    "python": "*.py",
+    "typescript": "*.ts",
+    "javascript": "*.js",
+    "rust": "*.rs",
+    "go": "*.go",
+    "java": "*.java",
+    "markdown": "*.md",
+}
 
 
 def intended_call(task: str) -> str | None:
     """The call a task plainly asks for first (run the tests, read the history, list files)."""
     for intent, call in _FIRST_CALLS:
         if intent.search(task):
+            if call == "list_files":
+                words = {word.lower() for word in re.findall(r"\w+", task)}
+                glob = next((g for lang, g in _LANGUAGE_GLOBS.items() if lang in words), "*")
+                return f'list_files(pattern="{glob}")'
             return call
     return None
 
