@@ -22,6 +22,11 @@ from smol_instruments.agent.prompts import (
     AFTER_OBSERVATION,
     AFTER_OBSERVATION_CHANGE,
     AFTER_PROPOSAL,
+    HOW_TO_ANSWER,
+    HOW_TO_EXPLAIN,
+    HOW_TO_TELL_HISTORY,
+    is_plan,
+    task_message,
 )
 from smol_instruments.agent.session import AgentSession
 from smol_instruments.base.config import Settings
@@ -275,3 +280,34 @@ def test_a_task_that_plainly_needs_one_call_names_it(
     turns = ["Nothing to say.", "Nothing to say."]  # prose before any call: read first, once
     _, requests, _ = run_keeping_patches(repo, settings, turns, task)
     assert f"Start with the call it needs:\n```python\nprint({call})\n```" in requests[0].prompt_text()
+
+
+@pytest.mark.parametrize(
+    ("task", "history", "how"),
+    [
+        ("What does the function slugify do?", False, HOW_TO_EXPLAIN),
+        ("Explain average() to me", False, HOW_TO_EXPLAIN),
+        ("Where is the function load_tasks defined?", False, HOW_TO_ANSWER),
+        ("Which test checks it?", False, HOW_TO_ANSWER),
+        ("What did the last commit change?", True, HOW_TO_TELL_HISTORY),
+    ],
+)
+def test_a_question_is_told_the_shape_of_answer_it_needs(
+    task: str, history: bool, how: str
+) -> None:
+    message = task_message(task, "CODE", change=False, history=history)
+    assert message == f"CODE\n\nThe task: {task}\n{how}"
+
+
+def test_only_the_last_paragraph_of_a_reply_can_make_it_a_plan() -> None:
+    """Seen on the 1.5B model: a right answer that began "To answer this question, I'll go
+    through the code step by step:" was sent back as a plan, and the next one was wrong."""
+    answer = (
+        "To answer this question, I'll go through the code step by step:\n\n"
+        "1. The last commit is 8cc99285.\n2. It reads TODO_FILE.\n\n"
+        "Therefore, the last commit reads the tasks file from TODO_FILE when it is set."
+    )
+    assert not is_plan(answer)
+    assert is_plan("I will read the file.")
+    assert is_plan("The bug is somewhere in calc.\n\nLet me read calc/ops.py first.")
+    assert is_plan("To find it:\n\n1. Read the test\n2. Find the function")

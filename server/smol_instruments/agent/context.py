@@ -82,6 +82,8 @@ class Context:
     text: str = ""
     sources: list[str] = field(default_factory=list)
     named_files: list[str] = field(default_factory=list)
+    #: The repository's history was read for it (the task asks about commits).
+    history: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -169,6 +171,7 @@ class _Gatherer:
                 self._add_definition(name, path, line)
         context = self._render()
         context.named_files = named
+        context.history = any(part.kind == "history" for part in self.evidence)
         return context
 
     # --- what the task names -----------------------------------------------------------------

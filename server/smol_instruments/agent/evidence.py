@@ -61,6 +61,7 @@ class Evidence:
     title: str
     body: str
     names: list[str] = field(default_factory=list)
+    kind: str = "tests"  # or "history"
 
 
 def about_failing_tests(task: str) -> bool:
@@ -113,4 +114,4 @@ def recent_history(ctx: ToolContext, task: str) -> Evidence | None:
         if shown.exit_code == 0 and shown.stdout.strip():
             diff, _ = truncate_output(shown.stdout, DIFF_CHARS, 80)
             body += f"\n\nThe diff of the last commit ({commits[0]['sha'][:8]}):\n{diff.rstrip()}"
-    return Evidence(title, body)
+    return Evidence(title, body, kind="history")

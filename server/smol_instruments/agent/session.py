@@ -267,7 +267,12 @@ class AgentSession:
         self._watch.named_files = context.named_files
         named = context.named_files[0] if len(context.named_files) == 1 else None
         prompt = task_message(
-            task, context.text, change=self._watch.change, path=named, call=intended_call(task)
+            task,
+            context.text,
+            change=self._watch.change,
+            path=named,
+            call=intended_call(task),
+            history=context.history,
         )
         try:
             self._connect()
