@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from .. import __version__
 from ..base.config import Settings, SettingsError, load_settings
 from ..base.errors import ErrorType, error_dict, is_error
+from ..base.logs import quiet_libraries
 from ..base.wire import to_wire
 from ..safety.policy import PolicyConfigError
 
@@ -56,10 +57,9 @@ def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
         stream=stream or sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    quiet_libraries()
     if settings.suppress_warnings:
         warnings.filterwarnings("ignore")
-        for noisy in ("LiteLLM", "litellm", "httpx", "opentelemetry", "docker", "urllib3"):
-            logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
 
 
 # --- tool -------------------------------------------------------------------------------

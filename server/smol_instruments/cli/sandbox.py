@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.config import Settings
+from ..base.logs import quiet_libraries
 from ..patches.validation import SandboxUnavailable, Validation
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -231,8 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         return _fail(str(exc), EXIT_USAGE)
     logging.basicConfig(level=settings.log_level, stream=sys.stderr)
-    for noisy in ("docker", "urllib3"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    quiet_libraries()
     try:
         code: int = args.func(args, settings)
         return code

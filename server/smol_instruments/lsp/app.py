@@ -20,6 +20,7 @@ from typing import Any
 from lsprotocol import types
 
 from ..base.config import Settings
+from ..base.logs import quiet_libraries
 from .feature import Feature
 from .features.approvals import Approvals
 from .features.chat import Chat
@@ -134,6 +135,7 @@ def _log_to(server: SmolLanguageServer, settings: Settings) -> None:
     lsp_handler.setLevel(logging.INFO)
     lsp_handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     root_logger.addHandler(lsp_handler)
+    quiet_libraries()
 
 
 def serve(settings: Settings, tcp: str | None = None) -> int:
@@ -141,7 +143,6 @@ def serve(settings: Settings, tcp: str | None = None) -> int:
     # stdout is the JSON-RPC channel: keep a handle for pygls, send stray prints to stderr.
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr
-    logging.getLogger("pygls").setLevel(logging.WARNING)
     server = create_server(settings)
     _log_to(server, settings)
     try:
