@@ -209,7 +209,12 @@ def test_a_proposal_runs_nothing_the_repository_or_the_patch_ships(
     assert result.get("patch_id"), result
     validation = result["validation"]
     assert validation["applies"] is True
-    assert [c["command"] for c in validation["checks"]] == ["python3 -m py_compile app/calc.py"]
+    # the syntax check, then the project's own tests (SANDBOX_CHECK_TESTS, a user's default):
+    # never the check command the repository's .env names
+    assert [c["command"] for c in validation["checks"]] == [
+        "python3 -m py_compile app/calc.py",
+        "python -m pytest -q",
+    ]
     assert validation["checks"][0]["passed"] is True
     ignored = next(line for line in stderr.splitlines() if line.startswith("ignored "))
     for name in ("SANDBOX_CHECK_COMMAND", "POLICY_ALLOW_REPO_LOOSENING", "COMMAND_CONTAINMENT"):
@@ -226,7 +231,11 @@ def test_a_proposal_runs_nothing_the_repository_or_the_patch_ships(
         hostile, "propose_patch_unified", {"diff": shipped}, COMMAND_CONTAINMENT=containment
     )
     assert result.get("patch_id"), result
-    assert all(c["passed"] for c in result["validation"]["checks"])
+    # the syntax check ran without importing the py_compile.py the patch ships (the project's
+    # own tests fail on this fixture either way: they import a name it lacks)
+    syntax = result["validation"]["checks"][0]
+    assert syntax["command"] == "python3 -m py_compile py_compile.py app/extra.py", syntax
+    assert syntax["passed"] is True, syntax
     assert markers(outside) == []
 
 
