@@ -22,6 +22,7 @@ from smol_instruments.agent.prompts import (
     AFTER_OBSERVATION,
     AFTER_OBSERVATION_CHANGE,
     AFTER_PROPOSAL,
+    AFTER_STILL_FAILING,
     HOW_TO_ANSWER,
     HOW_TO_EXPLAIN,
     HOW_TO_TELL_HISTORY,
@@ -155,7 +156,9 @@ def test_the_same_change_again_ends_the_run_with_what_was_proposed(
     assert requests[1].last_user_text().rstrip().endswith(AFTER_PROPOSAL)
     assert outcome.status == "completed"
     patch = patches[0]
-    assert outcome.answer.startswith(f"I proposed a change to app/calc.py (patch {patch.id}, +1 -1)")
+    assert outcome.answer.startswith(
+        f"I proposed a change to app/calc.py (patch {patch.id}, +1 -1)"
+    )
     assert outcome.answer.endswith("Nothing is written until you accept it.")
 
 
@@ -181,7 +184,53 @@ def test_a_change_whose_tests_fail_is_not_done(repo: Path, settings: Settings) -
     assert "fails `" in outcome.answer and "1 failed, 1 passed" in outcome.answer
     seen = model.requests[1].last_user_text()
     assert "failed" in seen  # the model saw it too, and is asked to correct it
-    assert seen.rstrip().endswith(AFTER_FAILED_CHECK)
+    # test_add failed before too: a fix that leaves it failing fixed nothing
+    assert seen.rstrip().endswith(AFTER_STILL_FAILING)
+
+
+def _checked_run(repo: Path, settings: Settings, turns: list[str], task: str) -> tuple[Any, Any]:
+    checked = settings.model_copy(
+        update={
+            "sandbox_backend": "local",
+            "sandbox_check_command": f"{sys.executable} -m pytest -q -p no:cacheprovider",
+        }
+    )
+    with ScriptedModel(turns) as model:
+        session = session_for(repo, checked, model)
+        session.ctx.sandbox = LocalSandbox(session.settings, repo)
+        try:
+            return session.run(task), model
+        finally:
+            session.close()
+
+
+def test_a_change_is_not_held_to_tests_that_failed_before_it(
+    repo: Path, settings: Settings
+) -> None:
+    """The sample's test_add fails already: a docstring for mul is not asked to fix it."""
+    documented = '# file: app/calc.py\ndef mul(a, b):\n    """The product."""\n    return a * b\n'
+    outcome, model = _checked_run(
+        repo,
+        settings,
+        [documented, "mul has a docstring now."],
+        "Add a docstring to mul in app/calc.py",
+    )
+    assert outcome.status == "completed", outcome.answer
+    seen = model.requests[1].last_user_text()
+    assert "fails_without_patch: True" in seen and "the patch adds no failure" in seen
+    assert "without_patch: 1 failed, 1 passed" in seen
+    assert seen.rstrip().endswith(AFTER_PROPOSAL)
+
+
+def test_a_change_that_breaks_a_passing_test_is_not_done(repo: Path, settings: Settings) -> None:
+    """test_add failed before; test_mul did not: breaking it is this change's failure."""
+    broken = '# file: app/calc.py\ndef mul(a, b):\n    """The product."""\n    return a + b\n'
+    outcome, model = _checked_run(
+        repo, settings, [broken, "Done."], "Add a docstring to mul in app/calc.py"
+    )
+    assert outcome.status == "incomplete", outcome.answer
+    assert outcome.answer.startswith(NOT_VERIFIED) and "2 failed" in outcome.answer
+    assert model.requests[1].last_user_text().rstrip().endswith(AFTER_FAILED_CHECK)
 
 
 @pytest.fixture()
@@ -257,7 +306,7 @@ def test_a_change_in_a_task_that_asks_none_is_not_proposed(repo: Path, settings:
 def test_a_change_cut_at_the_token_limit_is_proposed_without_its_last_line(
     repo: Path, settings: Settings
 ) -> None:
-    cut = '# file: app/calc.py\ndef add(a, b):\n    return a + b\n\n\ndef twice(x):\n    return ('
+    cut = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n\n\ndef twice(x):\n    return ("
     outcome, _, patches = run_keeping_patches(
         repo, settings, [cut, "add returns a + b."], "Fix the bug in add in app/calc.py"
     )
@@ -279,7 +328,9 @@ def test_a_task_that_plainly_needs_one_call_names_it(
 ) -> None:
     turns = ["Nothing to say.", "Nothing to say."]  # prose before any call: read first, once
     _, requests, _ = run_keeping_patches(repo, settings, turns, task)
-    assert f"Start with the call it needs:\n```python\nprint({call})\n```" in requests[0].prompt_text()
+    assert (
+        f"Start with the call it needs:\n```python\nprint({call})\n```" in requests[0].prompt_text()
+    )
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,12 @@ import pytest
 from tests.support.scripted_model import ScriptedModel, Turn, estimate_tokens
 from tests.test_agent import run, session_for
 
-from smol_instruments.agent.outcome import NOT_DONE, asks_for_change, claims_change
+from smol_instruments.agent.outcome import (
+    NOT_DONE,
+    asks_for_change,
+    claims_change,
+    tests_must_pass,
+)
 from smol_instruments.base.config import Settings
 
 pytestmark = pytest.mark.timeout(180)
@@ -183,6 +188,23 @@ def test_history_is_trimmed_visibly_to_the_context_window(repo: Path, settings: 
 )
 def test_which_tasks_ask_for_a_change(task: str, asks: bool) -> None:
     assert asks_for_change(task) is asks
+
+
+@pytest.mark.parametrize(
+    ("task", "strict"),
+    [
+        ("Fix the bug in add in app/calc.py", True),
+        ("The test test_average fails. Change average so that it passes.", True),
+        ("Update divide so that the tests pass", True),
+        ("could you repair the parser?", True),
+        ("Add a test for truncate to tests/test_strings.py.", False),
+        ("Rename helper to make_helper", False),
+        ("Add a docstring to mul", False),
+    ],
+)
+def test_which_tasks_hold_a_change_to_failures_it_did_not_cause(task: str, strict: bool) -> None:
+    """A fix must leave the broken thing working; other changes answer for their own failures."""
+    assert tests_must_pass(task) is strict
 
 
 @pytest.mark.parametrize(

@@ -288,6 +288,79 @@ def test_a_runaway_check_is_killed_at_its_timeout(
     assert elapsed < 300  # killed, not left to sleep for 1000 s
 
 
+# --- a project whose tests already fail (local) ------------------------------------------------
+
+BROKEN_FILES = {
+    "app/__init__.py": "",
+    "app/calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n",
+    "tests/test_calc.py": (
+        "from app.calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_sub():\n    assert sub(5, 3) == 2\n"
+    ),
+}
+
+
+def _edit(repo: Path, path: str, old: str, new: str) -> str:
+    before = (repo / path).read_text()
+    return unified_diff(path, before, before.replace(old, new))
+
+
+def test_a_check_that_fails_without_the_patch_too_is_not_the_patchs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "broken", BROKEN_FILES)
+    sandbox = LocalSandbox(sandbox_settings(), repo)
+    tests = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    before = tree_snapshot(repo)
+
+    # a change that touches nothing the failing test uses: it fails as it did without it
+    docstring = _edit(repo, "app/calc.py", "def add(a, b):\n", 'def add(a, b):\n    """Sum."""\n')
+    same = sandbox.validate(docstring, [tests])
+    check = same.checks[-1]
+    assert not check.passed and check.fails_without_patch, check
+    assert check.without_patch is not None and "1 failed, 1 passed" in check.without_patch
+    assert same.to_dict()["checks"][-1]["fails_without_patch"] is True
+
+    # a change that breaks a test that passed: its failure, whatever failed before
+    breaks = sandbox.validate(
+        _edit(repo, "app/calc.py", "return a + b\n\n", "return a - b\n\n"), [tests]
+    )
+    check = breaks.checks[-1]
+    assert not check.passed and not check.fails_without_patch, check
+    assert "test_add" in check.output and "1 failed, 1 passed" in (check.without_patch or "")
+
+    # the fix: it passes, and nothing was compared
+    fixed = sandbox.validate(_fix_sub(repo), [tests])
+    assert fixed.passed, fixed.to_dict()
+    assert fixed.checks[-1].without_patch is None
+    assert tree_snapshot(repo) == before
+
+
+def _fix_sub(repo: Path) -> str:
+    text = (repo / "app/calc.py").read_text()
+    head, tail = text.split("def sub", 1)
+    return unified_diff("app/calc.py", text, head + "def sub" + tail.replace("a + b", "a - b"))
+
+
+def test_the_run_without_the_patch_is_remembered_while_the_files_stay(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "broken", BROKEN_FILES)
+    sandbox = LocalSandbox(sandbox_settings(), repo)
+    runs: list[str] = []
+    check = sandbox._check
+
+    def counted(command: str, argv: list[str], cwd: Path, tree: Path, contain: Any) -> Any:
+        runs.append(cwd.name)
+        return check(command, argv, cwd, tree, contain)
+
+    sandbox._check = counted  # type: ignore[method-assign]
+    tests = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    docstring = _edit(repo, "app/calc.py", "def add(a, b):\n", 'def add(a, b):\n    """Sum."""\n')
+    for _ in range(2):
+        assert sandbox.validate(docstring, [tests]).checks[-1].fails_without_patch
+    assert runs.count("unpatched") == 1, runs
+    (repo / "notes.txt").write_text("a new file: another tree\n")
+    assert sandbox.validate(docstring, [tests]).checks[-1].fails_without_patch
+    assert runs.count("unpatched") == 2, runs
+
+
 # --- docker only ----------------------------------------------------------------------------
 
 

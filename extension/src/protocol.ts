@@ -112,6 +112,10 @@ export interface ValidationCheck {
   exit_code?: number;
   duration_ms?: number;
   timed_out?: boolean;
+  /** It fails the same way without the patch (the project's tests already failed). */
+  fails_without_patch?: boolean;
+  /** What the same command said without the patch (its summary), when a failure was compared. */
+  without_patch?: string;
 }
 
 export interface Validation {

@@ -6,7 +6,7 @@
 import type { Approval, ChatState, Conversation, Step, ToolCall, Turn } from '../src/chat/state';
 import { activeConversation, isRunning } from '../src/chat/state';
 import type { Patch } from '../src/protocol';
-import { filePath, hunkSummary, patchStats, pendingPatches } from '../src/edits/patchState';
+import { checkVerdict, filePath, hunkSummary, patchStats, pendingPatches } from '../src/edits/patchState';
 import { traceUrl } from '../src/settings';
 import { renderInlineMarkdown, renderMarkdown } from './markdown';
 
@@ -165,7 +165,10 @@ export function patchCard(patch: Patch): HTMLElement {
         'div',
         { class: 'validation muted' },
         `validated (${validation.backend}): ${validation.applies ? 'applies' : 'does not apply'}`,
-        ...checks.map((c) => h('span', { class: c.passed ? 'check passed' : 'check failed', title: c.output.slice(0, 2000) }, ` · ${c.command} ${c.passed ? '✓' : '✗'}`)),
+        ...checks.map((c) => {
+          const verdict = checkVerdict(c);
+          return h('span', { class: `check ${verdict.kind}`, title: c.output.slice(0, 2000) }, ` · ${c.command} ${verdict.mark}`);
+        }),
       ),
     );
   }

@@ -3,7 +3,7 @@
  * Pure, no `vscode` import: the editor side and the unit tests share it.
  */
 
-import type { HunkStatus, Patch, PatchFile } from '../protocol';
+import type { HunkStatus, Patch, PatchFile, ValidationCheck } from '../protocol';
 import { hunkViews, type HunkView } from './hunks';
 
 export type PatchMap = Record<string, Patch>;
@@ -129,4 +129,16 @@ export function staleHunksExplanation(patch: Patch, hunks: number[]): string {
   const which = hunks.length === 1 ? `hunk ${hunks[0] + 1}` : `hunks ${hunks.map((h) => h + 1).join(', ')}`;
   const one = hunks.length === 1;
   return `${which} of the agent's patch "${patch.summary}" no longer applied: ${one ? 'its' : 'their'} lines changed since it was proposed. Nothing was written for ${one ? 'it' : 'them'}.`;
+}
+
+/** How a check of a patch's validation is shown: a failure the patch did not cause (the same
+ *  command fails without it) is not the patch's, and says so instead of a red cross. */
+export function checkVerdict(check: ValidationCheck): { kind: 'passed' | 'failed' | 'preexisting'; mark: string } {
+  if (check.passed) {
+    return { kind: 'passed', mark: '✓' };
+  }
+  if (check.fails_without_patch) {
+    return { kind: 'preexisting', mark: '✗ (fails without the patch too)' };
+  }
+  return { kind: 'failed', mark: '✗' };
 }

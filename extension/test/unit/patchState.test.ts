@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  checkVerdict,
   askAgainMessage,
   filePath,
   hunksIn,
@@ -137,5 +138,17 @@ describe('BaseHashes: a buffer is drawn line by line only when it holds the patc
     // sha256 of "héllo\r\n" in UTF-8, as Python's hashlib computes it.
     expect(textHash('héllo\r\n')).toBe('c9f0d761d6738e2884e0c20ff19a2d5b58c62b09f663db0ad2c8eb280390c120');
     expect(textHash('v1\n')).toBe('2d27fbdf4e8ca207afbfa388ca9172fbcc6c70e534af2476b3b704f87debadcf');
+  });
+});
+
+describe('checkVerdict', () => {
+  it('says a failure the patch did not cause, instead of a plain cross', () => {
+    const base = { command: 'python -m pytest -q', output: '' };
+    expect(checkVerdict({ ...base, passed: true })).toEqual({ kind: 'passed', mark: '✓' });
+    expect(checkVerdict({ ...base, passed: false })).toEqual({ kind: 'failed', mark: '✗' });
+    expect(checkVerdict({ ...base, passed: false, fails_without_patch: true })).toEqual({
+      kind: 'preexisting',
+      mark: '✗ (fails without the patch too)',
+    });
   });
 });

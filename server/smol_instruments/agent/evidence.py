@@ -22,10 +22,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..base.testruns import failing_lines, failing_tests, test_summary
 from ..base.truncate import truncate_output
 from ..tools.base import ToolContext
 from ..tools.git import GitLogTool, run_git
-from ..tools.shell import detect_test_command, gated_run, runs_unasked, test_summary
+from ..tools.shell import detect_test_command, gated_run, runs_unasked
 
 #: How long the tests may run for a task's context (the model waits for it).
 TESTS_TIMEOUT_S = 60.0
@@ -47,8 +48,6 @@ _HISTORY = re.compile(
 _LAST_COMMIT = re.compile(
     r"\b(?:last|latest|recent|newest|previous|head)\s+commit\b|\bHEAD\b", re.IGNORECASE
 )
-#: pytest's summary lines: "FAILED tests/test_ops.py::test_average - assert 6.0 == 4".
-_FAILED_ID = re.compile(r"^(?:FAILED|ERROR)\s+(\S+?)::(?:\w+::)*(\w+)(?:\[[^\]]*\])?", re.M)
 _FAILURES = re.compile(
     r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ short test summary info =+$", re.M | re.S
 )
@@ -86,11 +85,12 @@ def test_failures(ctx: ToolContext, task: str) -> Evidence | None:
     if result.exit_code == 0:
         return Evidence(title + " (they pass now)", "")
     output = result.stdout + ("\n" + result.stderr if result.stderr.strip() else "")
-    failing = list(dict.fromkeys(name for _, name in _FAILED_ID.findall(output)))
+    # the test functions' names, for context.py to show their code
+    failing = list(dict.fromkeys(test.rsplit("::", 1)[-1] for test in failing_tests(output)))
     found = _FAILURES.search(output)
     detail = found.group(1).strip("\n") if found else output
     detail, _ = truncate_output(detail, FAILURE_CHARS, 60, keep="head" if found else "tail")
-    lines = [line for line in output.splitlines() if _FAILED_ID.match(line)][:10]
+    lines = failing_lines(output)[:10]
     body = detail.rstrip() + ("\n" + "\n".join(lines) if lines and found else "")
     return Evidence(title, body, failing[:4])
 

@@ -62,6 +62,7 @@ from .prompts import (
     AFTER_OBSERVATION,
     AFTER_OBSERVATION_CHANGE,
     AFTER_PROPOSAL,
+    AFTER_STILL_FAILING,
     ANSWER_NOW,
     CHANGE_NOW,
     DO_IT_NOW,
@@ -171,7 +172,8 @@ class SmolCodeAgent(CodeAgent):
         key = (path, body.strip())
         last = watch.last_patch()
         if key in watch.blocks and last is not None:
-            return CodeOutput(output=describe_proposal(last), logs="", is_final_answer=True)
+            said = describe_proposal(last, strict=watch.tests_must_pass)
+            return CodeOutput(output=said, logs="", is_final_answer=True)
         watch.blocks.add(key)
         return edit_call(path, body)
 
@@ -225,7 +227,10 @@ class SmolCodeAgent(CodeAgent):
             last = watch.last_patch()
             after = AFTER_OBSERVATION_CHANGE
             if proposed and last is not None:
-                after = AFTER_FAILED_CHECK if failed_checks(last.validation) else AFTER_PROPOSAL
+                failed = failed_checks(last.validation, strict=watch.tests_must_pass)
+                after = AFTER_FAILED_CHECK if failed else AFTER_PROPOSAL
+                if failed and all(check.get("fails_without_patch") for check in failed):
+                    after = AFTER_STILL_FAILING
             self._after[id(step)] = after
             watch.patches_seen = len(watch.patches)
         if isinstance(step.error, AgentMaxStepsError):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..base.testruns import test_summary
 from ..patches.model import Patch
-from ..tools.shell import test_summary
+from .evidence import about_failing_tests
 
 _CHANGE_VERBS = (
     r"fix|add|implement|change|update|refactor|rename|write|create|remove|delete|modify|"
@@ -20,12 +21,13 @@ _CHANGE_VERBS = (
 )
 # An imperative at the start, or after a polite lead-in: "fix the test", "please add ...",
 # "can you update ...". A question about a change ("why does fix() fail?") is not one.
-_ASKS = re.compile(
-    rf"^\s*(?:(?:please|pls|now|then|ok|okay|go ahead and|also|and)\s+)*"
-    rf"(?:(?:can|could|would|will) you\s+(?:please\s+)?|i (?:want|need) you to\s+|let'?s\s+)?"
-    rf"(?:{_CHANGE_VERBS})\b",
-    re.IGNORECASE,
+_LEAD_IN = (
+    r"^\s*(?:(?:please|pls|now|then|ok|okay|go ahead and|also|and)\s+)*"
+    r"(?:(?:can|could|would|will) you\s+(?:please\s+)?|i (?:want|need) you to\s+|let'?s\s+)?"
 )
+_ASKS = re.compile(rf"{_LEAD_IN}(?:{_CHANGE_VERBS})\b", re.IGNORECASE)
+#: A change that is a fix: what was broken must work afterwards.
+_ASKS_TO_FIX = re.compile(rf"{_LEAD_IN}(?:fix|repair|correct|resolve|debug)\b", re.IGNORECASE)
 _CLAIMS = re.compile(
     r"\b(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:now\s+)?(?:fixed|updated|changed|added|"
     r"modified|applied|created|implemented|corrected|renamed|removed|refactored|rewritten|written)\b"
@@ -36,14 +38,20 @@ _CLAIMS = re.compile(
     re.IGNORECASE,
 )
 
+#: "... so that the tests pass", "make the test pass".
+_TESTS_PASS = re.compile(r"\btests?\b[^.?!]{0,20}\bpass(?:es)?\b", re.IGNORECASE)
+
 NOT_DONE = "Not done: no change was proposed or made in this run."
 NOT_VERIFIED = "Not done: the proposed change fails its checks."
 
 
+def _sentences(task: str) -> list[str]:
+    return re.split(r"(?<=[.!?\n])\s+", task.strip())
+
+
 def asks_for_change(task: str) -> bool:
     """True when one of the task's sentences tells the agent to change something."""
-    sentences = re.split(r"(?<=[.!?\n])\s+", task.strip())
-    return any(_ASKS.match(sentence) for sentence in sentences)
+    return any(_ASKS.match(sentence) for sentence in _sentences(task))
 
 
 def claims_change(answer: str) -> bool:
@@ -55,19 +63,35 @@ def needs_a_change(task: str, answer: str) -> bool:
     return asks_for_change(task) or claims_change(answer)
 
 
-def failed_checks(validation: dict[str, Any]) -> list[dict[str, Any]]:
+def tests_must_pass(task: str) -> bool:
+    """The task asks for a fix, speaks of tests that fail, or asks for them to pass: a check
+    that fails the same way without the patch still means the task is not done (the broken
+    thing is still broken). Other changes (add a test, rename) are not held to a failure they
+    did not cause."""
+    return (
+        about_failing_tests(task)
+        or _TESTS_PASS.search(task) is not None
+        or any(_ASKS_TO_FIX.match(sentence) for sentence in _sentences(task))
+    )
+
+
+def failed_checks(validation: dict[str, Any], *, strict: bool = False) -> list[dict[str, Any]]:
     """The checks of a patch's validation that failed (a patch that does not apply: one). A
-    check killed at its timeout proves nothing either way (a large test suite): not counted."""
+    check killed at its timeout proves nothing either way (a large test suite): not counted.
+    A check that fails the same way without the patch is not the patch's failure, unless
+    `strict` (the task asks for failing tests to pass)."""
     if validation.get("applies") is False:
         return [{"command": "apply", "output": validation.get("message") or ""}]
     return [
         check
         for check in validation.get("checks", [])
-        if not check.get("passed") and not check.get("timed_out")
+        if not check.get("passed")
+        and not check.get("timed_out")
+        and (strict or not check.get("fails_without_patch"))
     ]
 
 
-def describe_proposal(patch: Patch) -> str:
+def describe_proposal(patch: Patch, *, strict: bool = False) -> str:
     """What a run proposed, in the user's words: the files, the change, what the checks said."""
     added, removed = patch.stats()
     files = ", ".join(change.path for change in patch.files)
@@ -76,16 +100,24 @@ def describe_proposal(patch: Patch) -> str:
         f"{patch.summary.rstrip('.')}."
     )
     validation = patch.validation
-    failed = failed_checks(validation)
-    checks = [check.get("command", "") for check in validation.get("checks", [])]
+    checks = validation.get("checks", [])
+    failed = failed_checks(validation, strict=strict)
     if failed:
         said = test_summary(failed[0].get("output") or "", "")
         text += f" It fails `{failed[0].get('command')}`" + (f": {said}" if said else "") + "."
     elif checks:
-        passed = [c.get("command", "") for c in validation["checks"] if c.get("passed")]
-        slow = [c.get("command", "") for c in validation["checks"] if c.get("timed_out")]
+        passed = [c.get("command", "") for c in checks if c.get("passed")]
+        before = [c for c in checks if not c.get("passed") and c.get("fails_without_patch")]
+        slow = [c.get("command", "") for c in checks if c.get("timed_out")]
         if passed:
             text += " It applies, and " + ", ".join(f"`{c}`" for c in passed) + " passed with it."
+        for check in before:
+            said = test_summary(check.get("output") or "", "")
+            text += (
+                f" `{check.get('command')}` fails without it too"
+                + (f" ({said})" if said else "")
+                + ": it adds no failure."
+            )
         if slow:
             text += " " + ", ".join(f"`{c}`" for c in slow) + " did not finish in time."
     elif validation.get("message"):

@@ -75,6 +75,13 @@ AFTER_FAILED_CHECK = (
     "of each function you change."
 )
 
+#: The same, when the tests the task is about fail with the change as they did without it.
+AFTER_STILL_FAILING = (
+    "With that change the failing tests still fail: the output is above. Reply with the "
+    "corrected change: one ```python block whose first line is `# file: <path>`, then the "
+    "complete new version of each function you change."
+)
+
 #: How to write a change, said where the model needs it ({path}: the file, or a slot).
 WRITE_THE_CHANGE = (
     "one ```python block whose first line is `# file: {path}`, then the complete new version "

@@ -323,7 +323,8 @@ class AgentSession:
             if last is not None and self._watch is not None and self._watch.change:
                 # the change was proposed before the model began repeating itself: that is
                 # the outcome, and the checks below judge it
-                status, error, answer = "completed", None, describe_proposal(last)
+                strict = self._watch.tests_must_pass
+                status, error, answer = "completed", None, describe_proposal(last, strict=strict)
         except ModelSetupError as exc:  # no model to talk to: one line with its fix
             status = "cancelled" if self.cancel_event.is_set() else "failed"
             error = None if status == "cancelled" else str(exc)
@@ -346,10 +347,16 @@ class AgentSession:
         ):
             status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
         last = watch.last_patch() if watch is not None else None
-        if status == "completed" and last is not None and failed_checks(last.validation):
+        strict = watch is not None and watch.tests_must_pass
+        if (
+            status == "completed"
+            and last is not None
+            and failed_checks(last.validation, strict=strict)
+        ):
             # proposed, but what checks it says it is wrong: not done, and the answer says why
             status = "incomplete"
-            answer = f"{NOT_VERIFIED} {describe_proposal(last)}\n\n{answer}".strip()
+            said = describe_proposal(last, strict=strict)
+            answer = f"{NOT_VERIFIED} {said}\n\n{answer}".strip()
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..base.errors import ErrorType
 from ..patches.model import Patch
-from .outcome import asks_for_change
+from .outcome import asks_for_change, tests_must_pass
 from .state import AgentState
 
 # What makes a task about the code: `backticks`, call(), snake_case or camelCase names, or
@@ -87,6 +87,12 @@ class RunWatch:
     def change(self) -> bool:
         """The task asks for a change (agent/outcome.py)."""
         return asks_for_change(self.task)
+
+    @property
+    def tests_must_pass(self) -> bool:
+        """The task asks for failing tests to pass (agent/outcome.py): a check that fails as it
+        did without the patch still fails it."""
+        return tests_must_pass(self.task)
 
     @classmethod
     def begin(cls, task: str, state: AgentState, repo_files: list[str], **kw: Any) -> RunWatch:

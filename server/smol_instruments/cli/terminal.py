@@ -119,7 +119,12 @@ class TerminalRenderer:
         )
         if checks:
             failed = [c for c in checks if not c.get("passed")]
-            verdict += f", checks {'FAILED' if failed else 'pass'}"
+            if any(not c.get("fails_without_patch") for c in failed):
+                verdict += ", checks FAILED"
+            elif failed:
+                verdict += ", checks fail as they do without it"
+            else:
+                verdict += ", checks pass"
         self._line(
             self._c(YELLOW, f"  ✎ patch {patch['id']} [{patch['status']}] {patch['summary']} ")
             + self._c(DIM, f"(+{patch.get('added', 0)} −{patch.get('removed', 0)}, {verdict})")

@@ -140,6 +140,10 @@ class ValidationCheck(TypedDict):
     exit_code: NotRequired[int]
     duration_ms: NotRequired[int]
     timed_out: NotRequired[bool]
+    #: It fails the same way without the patch (the project's tests already failed).
+    fails_without_patch: NotRequired[bool]
+    #: What the same command said without the patch (its summary), when a failure was compared.
+    without_patch: NotRequired[str]
 
 
 class Validation(TypedDict):

@@ -12,7 +12,13 @@ from typing import Any, Protocol
 
 @dataclass
 class CheckResult:
-    """One check run on the patched copy (a syntax check or the configured check command)."""
+    """One check run on the patched copy (a syntax check or the configured check command).
+
+    `fails_without_patch`: the check failed, and the same command fails the same way on the
+    repository without the patch (no test fails that did not fail before): the failure is not
+    this patch's doing. `without_patch`: what that run without the patch said (its summary
+    line), when a failed check was compared with one.
+    """
 
     command: str
     passed: bool
@@ -20,6 +26,8 @@ class CheckResult:
     exit_code: int | None = None
     duration_ms: int | None = None
     timed_out: bool = False
+    fails_without_patch: bool = False
+    without_patch: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -33,6 +41,10 @@ class CheckResult:
             data["duration_ms"] = self.duration_ms
         if self.timed_out:
             data["timed_out"] = True
+        if self.fails_without_patch:
+            data["fails_without_patch"] = True
+        if self.without_patch is not None:
+            data["without_patch"] = self.without_patch
         return data
 
 

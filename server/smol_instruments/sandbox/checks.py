@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
+from dataclasses import replace
 
+from ..base.testruns import failing_tests, test_summary
 from ..base.truncate import keep_tail
 from ..patches.validation import CheckResult
 
@@ -38,3 +41,28 @@ def check_result(
         duration_ms=duration_ms,
         timed_out=timed_out,
     )
+
+
+def compared_with_unpatched(
+    result: CheckResult, unpatched: Callable[[str], CheckResult]
+) -> CheckResult:
+    """`result`, a failed check, said against the same command run without the patch.
+
+    A project whose tests already fail would otherwise fail every proposal's checks, and the
+    model would be sent to fix what it never touched. The failure is the patch's when the
+    check passes without it, or when a test fails with it that did not fail without it (by
+    pytest's test ids; without ids, when the exit status differs)."""
+    if result.passed or result.timed_out:
+        return result
+    before = unpatched(result.command)
+    said = test_summary(before.output, "") or f"exit status {before.exit_code}"
+    if before.timed_out:
+        said = "did not finish in time"
+    if before.passed or before.timed_out:
+        return replace(result, without_patch=said)
+    after_ids, before_ids = failing_tests(result.output), failing_tests(before.output)
+    if after_ids and before_ids:
+        same = all(test in before_ids for test in after_ids)
+    else:
+        same = result.exit_code == before.exit_code
+    return replace(result, without_patch=said, fails_without_patch=same)

@@ -10,10 +10,15 @@ from outside the patched tree (so a `py_compile.py` the repository or the patch 
 never imported); the check command runs contained (base/containment.py: the copy writable,
 no network, an empty home). Where commands cannot be contained, the check command is not
 run and the validation says why.
+
+A check that fails is run again on a copy without the patch (once per state of the
+repository's files): when it fails there the same way, the result says so
+(`fails_without_patch`), so a project whose tests already fail does not fail every proposal.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
@@ -27,18 +32,21 @@ from ..base.git import GitUnavailable, run_git, workspace_files
 from ..base.process import ProcessResult, child_env, run_process
 from ..patches.diff import changed_python_files
 from ..patches.validation import CheckResult, Validation
-from .checks import check_result, syntax_command
+from .checks import check_result, compared_with_unpatched, syntax_command
+
+#: Runs of a check on the unpatched repository remembered (one per command and tree state).
+UNPATCHED_KEPT = 8
 
 
-def copy_workspace(root: Path, target: Path, *, mode: Mode = "auto") -> int:
-    """Copy what a validation needs from `root` into `target`; the number of entries copied.
+def copy_workspace(root: Path, target: Path, *, mode: Mode = "auto") -> list[str]:
+    """Copy what a validation needs from `root` into `target`; the names copied.
 
     Symbolic links stay links; an absolute one into the repository is pointed at the copy,
     so a check writing through it cannot reach the user's files.
     """
     root = root.resolve()
     target.mkdir(parents=True, exist_ok=True)
-    count = 0
+    copied = []
     for name in workspace_files(root, mode=mode):
         source, destination = root / name, target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -54,8 +62,21 @@ def copy_workspace(root: Path, target: Path, *, mode: Mode = "auto") -> int:
                 shutil.copy2(source, destination)
             except (PermissionError, FileNotFoundError):
                 continue
-        count += 1
-    return count
+        copied.append(name)
+    return copied
+
+
+def _fingerprint(tree: Path, names: list[str]) -> str:
+    """What the copied files are (name, size, modification time): equal fingerprints, equal
+    trees, as far as a check can tell."""
+    digest = hashlib.sha256()
+    for name in sorted(names):
+        try:
+            stat = (tree / name).lstat()
+        except OSError:
+            continue
+        digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
 
 
 def _python() -> str:
@@ -71,6 +92,9 @@ class LocalSandbox:
         self.settings = settings
         self.repo_root = Path(repo_root).resolve()
         self.timeout_s = settings.sandbox_timeout_s
+        #: Check commands run on the repository without any patch, by (command, fingerprint):
+        #: a failing check is compared with them (a project whose tests already fail).
+        self._unpatched: dict[tuple[str, str], CheckResult] = {}
 
     def validate(self, diff: str, checks: list[str] | None = None) -> Validation:
         started = time.monotonic()
@@ -87,7 +111,8 @@ class LocalSandbox:
     def _validate_in(self, scratch: Path, diff: str, commands: list[str]) -> Validation:
         mode = self.settings.command_containment
         tree = scratch / "tree"
-        copy_workspace(self.repo_root, tree, mode=mode)
+        names = copy_workspace(self.repo_root, tree, mode=mode)
+        fingerprint = _fingerprint(tree, names)
         for args in (("apply", "--check", "-"), ("apply", "-")):
             try:
                 applied = run_git(
@@ -120,8 +145,28 @@ class LocalSandbox:
             argv = [_python(), "-I", "-m", "py_compile", *(str(tree / f) for f in pyfiles)]
             results.append(self._check(syntax_command(pyfiles), argv, scratch, tree, contain))
         for command in commands:
-            results.append(self._check(command, ["sh", "-c", command], tree, tree, contain))
+            result = self._check(command, ["sh", "-c", command], tree, tree, contain)
+            results.append(
+                compared_with_unpatched(
+                    result, lambda c: self._run_unpatched(c, scratch, fingerprint, contain)
+                )
+            )
         return Validation(backend=self.name, applies=True, checks=results, message=note)
+
+    def _run_unpatched(
+        self, command: str, scratch: Path, fingerprint: str, contain: Containment | None
+    ) -> CheckResult:
+        """`command` on a copy of the repository as it is, without the patch (remembered for
+        as long as the repository's files stay the same)."""
+        key = (command, fingerprint)
+        if key not in self._unpatched:
+            before = scratch / "unpatched"
+            copy_workspace(self.repo_root, before, mode=self.settings.command_containment)
+            result = self._check(command, ["sh", "-c", command], before, before, contain)
+            if len(self._unpatched) >= UNPATCHED_KEPT:
+                self._unpatched.pop(next(iter(self._unpatched)))
+            self._unpatched[key] = result
+        return self._unpatched[key]
 
     def _check(
         self,

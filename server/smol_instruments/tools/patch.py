@@ -111,8 +111,16 @@ def patch_result(patch: Patch) -> dict[str, Any]:
     }
     if validation.get("applies") is False:
         result["next"] = "The patch does not apply cleanly: re-read the file and propose it again."
-    elif any(not check.get("passed") for check in validation.get("checks", [])):
+    elif any(
+        not check.get("passed") and not check.get("fails_without_patch")
+        for check in validation.get("checks", [])
+    ):
         result["next"] = "A check fails with this patch: read the check output and propose a fix."
+    elif any(check.get("fails_without_patch") for check in validation.get("checks", [])):
+        result["next"] = (
+            "A check fails without this patch too, the same way: the patch adds no failure. "
+            f"Shown to the user. apply_patch(patch_id='{patch.id}') asks them to accept it."
+        )
     else:
         result["next"] = (
             f"Shown to the user. apply_patch(patch_id='{patch.id}') asks them to accept it."

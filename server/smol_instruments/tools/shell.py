@@ -22,6 +22,7 @@ from ..base.containment import Containment, availability_for, plan_command
 from ..base.errors import ErrorType, ToolError
 from ..base.git import user_identity
 from ..base.process import ProcessResult, run_process
+from ..base.testruns import test_summary
 from ..base.truncate import truncate_output
 from ..safety.approval import ApprovalEvent, ApprovalRequest
 from .base import RepoTool, ToolContext, guarded
@@ -62,21 +63,6 @@ def detect_test_command(root: Path) -> str | None:
     if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
         return f"{_python()} -m pytest -q"
     return None
-
-
-_SUMMARY = re.compile(
-    r"\b\d+ (passed|failed|errors?|skipped)\b|\btest result:|\bTests?:\s+\d+|^(ok|FAIL)\s", re.I
-)
-
-
-def test_summary(stdout: str, stderr: str) -> str:
-    """The runner's own summary line (pytest, cargo, go, jest), else the last line of output."""
-    for text in (stdout, stderr):
-        for line in reversed(text.splitlines()):
-            if _SUMMARY.search(line):
-                return line.strip().strip("= ").strip()
-    lines = [ln for ln in (stdout + "\n" + stderr).splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else ""
 
 
 def runs_unasked(ctx: ToolContext, command: str) -> bool:
