@@ -25,6 +25,7 @@ from smol_instruments.agent.prompts import (
     AFTER_STILL_FAILING,
     HOW_TO_ANSWER,
     HOW_TO_EXPLAIN,
+    HOW_TO_FIND_BUG,
     HOW_TO_TELL_HISTORY,
     is_plan,
     task_message,
@@ -341,6 +342,13 @@ def test_a_task_that_plainly_needs_one_call_names_it(
         ("Where is the function load_tasks defined?", False, HOW_TO_ANSWER),
         ("Which test checks it?", False, HOW_TO_ANSWER),
         ("What did the last commit change?", True, HOW_TO_TELL_HISTORY),
+        (
+            "One of the tests fails. Which function has the bug, and what is wrong with it?",
+            False,
+            HOW_TO_FIND_BUG,
+        ),
+        ("Why does test_parse fail?", False, HOW_TO_FIND_BUG),
+        ("What is wrong with slugify?", False, HOW_TO_FIND_BUG),
     ],
 )
 def test_a_question_is_told_the_shape_of_answer_it_needs(
@@ -362,3 +370,31 @@ def test_only_the_last_paragraph_of_a_reply_can_make_it_a_plan() -> None:
     assert is_plan("I will read the file.")
     assert is_plan("The bug is somewhere in calc.\n\nLet me read calc/ops.py first.")
     assert is_plan("To find it:\n\n1. Read the test\n2. Find the function")
+
+
+def test_an_answer_that_quotes_the_wrong_line_is_the_answer(repo: Path, settings: Settings) -> None:
+    """Seen on the 1.5B model: the answer quotes the wrong line in a ```python block; run, that
+    block is `return ...` outside a function, a SyntaxError the model is then sent back for."""
+    answer = (
+        "The function with the bug is `add` in `app/calc.py`. The line that is wrong is:\n"
+        "```python\nreturn a - b\n```\n"
+        "For add(2, 3) it computes 2 - 3 = -1, but the test expects 5."
+    )
+    outcome, requests, _ = run_keeping_patches(
+        repo, settings, [answer], "Why does test_add fail in tests/test_calc.py?"
+    )
+    assert len(requests) == 1
+    assert outcome.status == "completed"
+    assert outcome.answer == answer
+
+
+def test_a_block_that_calls_a_tool_is_still_a_call(repo: Path, settings: Settings) -> None:
+    reply = (
+        "To see why test_add fails I will look at the function it calls, then answer.\n"
+        '```python\nprint(read_file_snippet(path="app/calc.py", pattern="def add"))\n```'
+    )
+    outcome, requests, _ = run_keeping_patches(
+        repo, settings, [reply, "add subtracts: `return a - b`."], "Why does test_add fail?"
+    )
+    assert len(requests) == 2 and "def add(a, b):" in requests[1].prompt_text()
+    assert outcome.answer == "add subtracts: `return a - b`."

@@ -17,7 +17,9 @@ from smol_instruments.agent.outcome import (
     NOT_DONE,
     asks_for_change,
     claims_change,
-    tests_must_pass,
+)
+from smol_instruments.agent.outcome import (
+    tests_must_pass as held_to_a_fix,
 )
 from smol_instruments.base.config import Settings
 
@@ -204,7 +206,7 @@ def test_which_tasks_ask_for_a_change(task: str, asks: bool) -> None:
 )
 def test_which_tasks_hold_a_change_to_failures_it_did_not_cause(task: str, strict: bool) -> None:
     """A fix must leave the broken thing working; other changes answer for their own failures."""
-    assert tests_must_pass(task) is strict
+    assert held_to_a_fix(task) is strict
 
 
 @pytest.mark.parametrize(
@@ -410,8 +412,33 @@ def test_a_run_of_lines_that_differ_only_in_their_numbers_is_cut() -> None:
     lines = [f'    assert truncate("A man, a plan", {i}, "!!!") == "!!!"\n' for i in range(30)]
     cut = before_repetition(head + "".join(lines))
     assert cut == head + "".join(lines[:SAME_SHAPE_RUN])
-    varied = head + '    assert add(1, 2) == 3\n    assert add(2, 2) == 4\n    x = compute()\n'
+    varied = head + "    assert add(1, 2) == 3\n    assert add(2, 2) == 4\n    x = compute()\n"
     assert before_repetition(varied) == varied
+
+
+QUOTE = "The wrong line is:\n```python\nreturn a - b\n```\nIt subtracts."
+CALL = 'Reading.\n```python\nprint(read_file(path="a.py"))\n```'
+CHANGE = "```python\n# file: a.py\nX = 1\n```"
+DEFINES = "```python\ndef f():\n    return 1\n```"
+QUOTE_THEN_CALL = (
+    "It is:\n```python\nx = a - b\n```\nso:\n```python\nprint(rg_search(pattern='a'))\n```"
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        (QUOTE, QUOTE),  # a written answer quoting the wrong line: read past the quote
+        (CALL + "\nObservation: x", CALL),  # a call, then an invented observation
+        (CHANGE + "\nand more", CHANGE),  # a change block acts, and so does a definition
+        (DEFINES + "\nand more", DEFINES),
+        (QUOTE_THEN_CALL + "\nmore", QUOTE_THEN_CALL),  # a quote, then a call
+    ],
+)
+def test_the_reply_ends_after_its_first_block_that_acts(reply: str, kept: str) -> None:
+    from smol_instruments.agent.model import first_block_only
+
+    assert first_block_only(reply, {"read_file", "rg_search"}) == kept
 
 
 def test_a_follow_up_answered_with_the_previous_answer_is_sent_back(

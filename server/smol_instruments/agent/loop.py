@@ -27,6 +27,7 @@ What a small model does wrong, and what the loop does about it (the loop itself 
 
 from __future__ import annotations
 
+import ast
 import copy
 import logging
 import re
@@ -80,6 +81,8 @@ _FENCE = "```"
 STUCK_AFTER = 3
 #: Prose at least this long before a block that changes nothing is a written answer.
 ILLUSTRATED_ANSWER_CHARS = 120
+#: Prose at least this long around a block that calls no tool is an answer quoting code.
+QUOTING_ANSWER_CHARS = 60
 _NO_OUTPUT = "Last output from code snippet:\nNone"
 _CALL_ID = re.compile(r"Call id: \S+\n")
 #: Characters per token when estimating a history's size (code is dense; err on the safe side).
@@ -147,6 +150,8 @@ class SmolCodeAgent(CodeAgent):
             body = complete_prefix(body)  # a reply cut at its token limit mid-line
         names = defined_names(body, tools)
         if names is None:
+            if path is None and watch is not None and not watch.change and self._quotes(code):
+                return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
             return code
         if path is not None and watch is not None and not watch.change:
             # a task that asks nothing to change gets no patch (the model writes one anyway)
@@ -162,6 +167,17 @@ class SmolCodeAgent(CodeAgent):
         if len(prose) >= ILLUSTRATED_ANSWER_CHARS and not is_plan(prose.rstrip(": \n")):
             return CodeOutput(output=self._reply.strip(), logs="", is_final_answer=True)
         return code
+
+    def _quotes(self, code: str) -> bool:
+        """In a question, a block that calls no tool quotes code for the answer around it
+        ("The line that is wrong is: ```return total / (n - 1)``` because ..."): run, it
+        could only fail (`return` outside a function) or do nothing the answer needs."""
+        if _calls_a_tool(code, set(self.tools)):
+            return False
+        prose = _outside_blocks(self._reply)
+        return len(prose) >= QUOTING_ANSWER_CHARS and not is_plan(
+            _before_first_block(self._reply).rstrip(": \n")
+        )
 
     def _edit(self, path: str, body: str) -> str | CodeOutput:
         """The call that proposes a change block; the run's end when it was proposed already
@@ -374,6 +390,30 @@ def _tidy(messages: list[ChatMessage], after: str = AFTER_OBSERVATION) -> list[C
             message = ChatMessage(role=message.role, content=[{"type": "text", "text": text}])
         tidy.append(message)
     return tidy
+
+
+def _closed(reply: str) -> str:
+    """The reply as the model wrote it: smolagents appends a fence to a reply that does not
+    end with one (for a block cut by a stop sequence), which a written answer does not need."""
+    text = reply.strip()
+    if text.endswith(_FENCE) and text.count(_FENCE) % 2:
+        text = text[: -len(_FENCE)].rstrip()
+    return text
+
+
+def _outside_blocks(reply: str) -> str:
+    """The prose of a reply, its fenced blocks left out."""
+    parts = reply.split(_FENCE)
+    return " ".join(part.strip() for part in parts[::2]).strip()
+
+
+def _calls_a_tool(code: str, tools: set[str]) -> bool:
+    """The code names one of the tools (a call, or a reference a later line may call)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return any(re.search(rf"\b{re.escape(name)}\s*\(", code) for name in tools)
+    return any(isinstance(node, ast.Name) and node.id in tools for node in ast.walk(tree))
 
 
 def _before_first_block(reply: str) -> str:

@@ -9,7 +9,9 @@
    stream, so a cancel does not wait for the model to finish talking.
 3. One block per reply. Small models keep writing after their code block: an invented
    "Observation:", a second block that runs before the first one's result is seen. The stream
-   is cut at the end of the first fenced block and closed, which stops the server generating.
+   is cut at the end of the first fenced block that acts (calls a tool, defines, changes a
+   file) and closed, which stops the server generating; a block that only quotes a line of
+   code inside a written answer is read past.
    No stop sequence is sent for a bare fence (smolagents asks for one; it is taken out): a
    server cannot tell a closing fence from an opening one without a language (models write
    "```\nread_file(...)"), so a stop there would cut the reply before its code. The stops
@@ -164,10 +166,31 @@ def _block_stops(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {**kwargs, "stop_sequences": stops}
 
 
-def first_block_only(text: str) -> str:
-    """`text` up to the end of its first fenced block (all of it when none has closed)."""
-    match = _FIRST_BLOCK.search(text)
-    return text if match is None else text[: match.end()]
+def first_block_only(text: str, tool_names: set[str] | frozenset[str] = frozenset()) -> str:
+    """`text` up to the end of its first fenced block that acts (all of it when none has
+    closed). A block that only quotes code — it parses, names no tool, defines nothing, heads
+    no file — is part of a written answer ("the wrong line is ```...``` because ..."): the
+    reply goes on past it."""
+    for match in _FIRST_BLOCK.finditer(text):
+        if not _quotes_code(match.group(0), tool_names):
+            return text[: match.end()]
+    return text
+
+
+def _quotes_code(block: str, tool_names: set[str] | frozenset[str]) -> bool:
+    """A closed fenced block whose code can do nothing: no tool named, nothing printed, no
+    definition, no `# file:` header (an empty block, or one that does not parse, is not a
+    quote)."""
+    code = block.split("\n", 1)[1].rsplit("\n```", 1)[0] if "\n" in block else ""
+    tree = _tree(code)
+    if tree is None or not tree.body or is_change_block(code):
+        return False
+    names = set(tool_names) | {"final_answer", "print"}
+    return not any(
+        (isinstance(node, ast.Name) and node.id in names)
+        or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for node in ast.walk(tree)
+    )
 
 
 #: A line this long that comes back within one reply is the model repeating itself.
@@ -312,7 +335,9 @@ class AgentModel(LiteLLMModel):
         finally:
             self.kwargs = saved
         if isinstance(message.content, str):
-            message.content = first_block_only(before_repetition(message.content))
+            message.content = first_block_only(
+                before_repetition(message.content), self.tool_names
+            )
             if _unclosed_block(message.content):
                 message.content += "\n```"
         code = normalise_reply(
@@ -341,7 +366,7 @@ class AgentModel(LiteLLMModel):
                     continue
                 candidate = text + pending + delta.content
                 unrepeated = before_repetition(candidate)
-                whole = first_block_only(unrepeated)
+                whole = first_block_only(unrepeated, self.tool_names)
                 ended = len(whole) < len(candidate)  # the first block closed, or a line came back
                 upto = len(whole) if ended else _safe_to_pass_on(candidate)
                 emit = candidate[len(text) : max(upto, len(text))]

@@ -108,6 +108,22 @@ HOW_TO_TELL_HISTORY = (
     "message says, then what its diff changes, naming the functions, values and settings it "
     "touches. Otherwise make a call to read more."
 )
+#: Asked "which function has the bug, and what is wrong?" with the failing test's output and
+#: the function's code given, the 1.5B model named the function and then invented a reason
+#: ("it does not handle an empty list"; the test passes three values); told to quote the wrong
+#: line and work out what it computes for the test's input, it named the line every time.
+HOW_TO_FIND_BUG = (
+    "Answer from what is above in plain sentences, no code block, when it is enough: name the "
+    "function with the bug and quote the line of it that is wrong in `backticks`; then work "
+    "out, step by step, what that line computes for the failing test's input, and what the "
+    "test expects instead. Otherwise make a call to read more."
+)
+#: A question about what is wrong: a bug, a failure, an error (HOW_TO_FIND_BUG).
+_BUG = re.compile(
+    r"\bbugs?\b|\bbuggy\b|\bwhat(?:'s| is) wrong\b"
+    r"|\bwhy\b[^?.!]*\b(?:fail\w*|break\w*|broken|crash\w*|wrong|error\w*|raise\w*)\b",
+    re.IGNORECASE,
+)
 #: A question that asks what code does or how it works (HOW_TO_EXPLAIN).
 _EXPLAIN = re.compile(
     r"\b(?:explain|describe|walk (?:me )?through)\b|\bhow (?:does|do|is)\b"
@@ -216,6 +232,8 @@ def task_message(
         how = (
             HOW_TO_TELL_HISTORY
             if history
+            else HOW_TO_FIND_BUG
+            if _BUG.search(task)
             else HOW_TO_EXPLAIN
             if _EXPLAIN.search(task)
             else HOW_TO_ANSWER
