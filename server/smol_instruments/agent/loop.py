@@ -27,7 +27,6 @@ What a small model does wrong, and what the loop does about it (the loop itself 
 
 from __future__ import annotations
 
-import ast
 import copy
 import logging
 import re
@@ -57,6 +56,7 @@ from .edits import (
     file_header,
 )
 from .executor import ToolFunctionsExecutor
+from .model import quotes_code
 from .outcome import describe_proposal, failed_checks, needs_a_change
 from .prompts import (
     AFTER_FAILED_CHECK,
@@ -172,7 +172,7 @@ class SmolCodeAgent(CodeAgent):
         """In a question, a block that calls no tool quotes code for the answer around it
         ("The line that is wrong is: ```return total / (n - 1)``` because ..."): run, it
         could only fail (`return` outside a function) or do nothing the answer needs."""
-        if _calls_a_tool(code, set(self.tools)):
+        if not quotes_code(code, set(self.tools)):
             return False
         prose = _outside_blocks(self._reply)
         return len(prose) >= QUOTING_ANSWER_CHARS and not is_plan(
@@ -405,15 +405,6 @@ def _outside_blocks(reply: str) -> str:
     """The prose of a reply, its fenced blocks left out."""
     parts = reply.split(_FENCE)
     return " ".join(part.strip() for part in parts[::2]).strip()
-
-
-def _calls_a_tool(code: str, tools: set[str]) -> bool:
-    """The code names one of the tools (a call, or a reference a later line may call)."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return any(re.search(rf"\b{re.escape(name)}\s*\(", code) for name in tools)
-    return any(isinstance(node, ast.Name) and node.id in tools for node in ast.walk(tree))
 
 
 def _before_first_block(reply: str) -> str:

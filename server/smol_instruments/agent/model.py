@@ -168,20 +168,19 @@ def _block_stops(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def first_block_only(text: str, tool_names: set[str] | frozenset[str] = frozenset()) -> str:
     """`text` up to the end of its first fenced block that acts (all of it when none has
-    closed). A block that only quotes code — it parses, names no tool, defines nothing, heads
-    no file — is part of a written answer ("the wrong line is ```...``` because ..."): the
-    reply goes on past it."""
+    closed). A block that only quotes code (`quotes_code`) is part of a written answer ("the
+    wrong line is ```...``` because ..."): the reply goes on past it."""
     for match in _FIRST_BLOCK.finditer(text):
-        if not _quotes_code(match.group(0), tool_names):
+        block = match.group(0)
+        code = block.split("\n", 1)[1].rsplit("\n```", 1)[0]
+        if not quotes_code(code, tool_names):
             return text[: match.end()]
     return text
 
 
-def _quotes_code(block: str, tool_names: set[str] | frozenset[str]) -> bool:
-    """A closed fenced block whose code can do nothing: no tool named, nothing printed, no
-    definition, no `# file:` header (an empty block, or one that does not parse, is not a
-    quote)."""
-    code = block.split("\n", 1)[1].rsplit("\n```", 1)[0] if "\n" in block else ""
+def quotes_code(code: str, tool_names: set[str] | frozenset[str]) -> bool:
+    """Code that can do nothing when run: it parses, names no tool, prints nothing, defines
+    nothing and heads no file (an empty block, or one that does not parse, is no quote)."""
     tree = _tree(code)
     if tree is None or not tree.body or is_change_block(code):
         return False
