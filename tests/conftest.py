@@ -6,6 +6,7 @@ import atexit
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 # LiteLLM fetches its cost map from the internet at import (with a retry thread) unless told.
@@ -59,6 +60,12 @@ def make_repo(root: Path, files: dict[str, str] | None = None, *, commit: bool =
         git(root, "add", "-A")
         git(root, "commit", "-q", "-m", "initial commit")
     return root
+
+
+@pytest.fixture()
+def venv_python_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python` is this environment's (it has pytest), as for a user in their project's venv."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
 
 @pytest.fixture

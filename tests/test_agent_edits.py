@@ -7,7 +7,6 @@ replaces those definitions; the file on disk is never touched until the user acc
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -232,12 +231,6 @@ def test_a_change_that_breaks_a_passing_test_is_not_done(repo: Path, settings: S
     assert outcome.status == "incomplete", outcome.answer
     assert outcome.answer.startswith(NOT_VERIFIED) and "2 failed" in outcome.answer
     assert model.requests[1].last_user_text().rstrip().endswith(AFTER_FAILED_CHECK)
-
-
-@pytest.fixture()
-def venv_python_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`python` is this environment's (it has pytest), as for a user in their project's venv."""
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
 
 @pytest.mark.parametrize("check_tests", [True, False])

@@ -456,3 +456,26 @@ def test_a_follow_up_answered_with_the_previous_answer_is_sent_back(
     assert second.answer == "test_add in tests/test_calc.py."
     # the first answer is in the history once, as the model wrote it, not echoed as output
     assert requests[1].prompt_text().count(first) == 1
+
+
+def test_an_answer_with_the_wrong_test_counts_is_sent_back_once(
+    repo: Path, settings: Settings, venv_python_first: None
+) -> None:
+    """Seen on the 1.5B model: run_tests printed "1 failed, 4 passed", the answer said
+    "10 failed, 4 passed". The sample's tests: test_add fails, test_mul passes."""
+    turns = [block("print(run_tests())"), "10 failed, 1 passed.", "1 failed, 1 passed."]
+    outcome, requests = run(
+        repo, settings, turns, "Run the tests and tell me how many pass and how many fail."
+    )
+    assert len(requests) == 3
+    told = requests[2].last_user_text()
+    assert "the tests printed '1 failed, 1 passed', but this answer says 10 failed" in told
+    assert outcome.status == "completed" and outcome.answer == "1 failed, 1 passed."
+
+
+def test_right_test_counts_in_other_words_are_the_answer(
+    repo: Path, settings: Settings, venv_python_first: None
+) -> None:
+    turns = [block("print(run_tests())"), "One test fails (test_add) and 1 test passes."]
+    outcome, requests = run(repo, settings, turns, "Run the tests: how many pass?")
+    assert len(requests) == 2 and outcome.answer.startswith("One test fails")

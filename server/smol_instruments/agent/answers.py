@@ -98,6 +98,59 @@ def _previous_answer(memory: AgentMemory) -> str | None:
     return None
 
 
+#: pytest's last line: "1 failed, 4 passed in 0.57s" (any order, any kinds).
+_RUN_SUMMARY = re.compile(
+    r"((?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected),? ?)+)"
+    r" in \d+(?:\.\d+)?s\b"
+)
+_SHOWN_COUNT = re.compile(r"(\d+) (passed|failed|errors?)")
+#: How an answer states a count: "1 failed", "4 tests pass", "1 test fails", "2 errors".
+_SAID_COUNT = re.compile(
+    r"\b(\d+)\s+(?:of\s+the\s+)?(?:tests?\s+)?(?:have\s+|has\s+|did\s+)?"
+    r"(passed|pass|passing|failed|fails|fail|failing|errors?)\b",
+    re.IGNORECASE,
+)
+
+
+def _kind(word: str) -> str:
+    word = word.lower()
+    return "passed" if word.startswith("pass") else "failed" if word.startswith("fail") else "error"
+
+
+def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """An answer that gives test counts gives the ones the last test run printed, once sent
+    back (seen on the 1.5B model: "10 failed, 4 passed" from "1 failed, 4 passed")."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or "counts" in watch.nudged or not isinstance(answer, str):
+        return True
+    said = {_kind(word): int(n) for n, word in _SAID_COUNT.findall(answer)}
+    shown_line = _last_run_summary(memory)
+    if not said or shown_line is None:
+        return True
+    shown = {_kind(word): int(n) for n, word in _SHOWN_COUNT.findall(shown_line)}
+    wrong = [kind for kind, n in said.items() if shown.get(kind, 0) != n]
+    if not wrong:
+        return True
+    watch.nudged.add("counts")
+    raise ValueError(
+        f"the tests printed '{shown_line}', but this answer says "
+        + ", ".join(f"{said[kind]} {kind}" for kind in wrong)
+        + ". Answer again with the numbers the output shows."
+    )
+
+
+def _last_run_summary(memory: AgentMemory) -> str | None:
+    """The last test-run summary line the run was shown (a tool's output or the task's context)."""
+    for step in reversed(memory.steps):
+        text = str(
+            getattr(step, "observations", None) or getattr(step, "task", None) or ""
+        )
+        found = _RUN_SUMMARY.findall(text)
+        if found:
+            return f"{found[-1].strip().rstrip(',')}"
+    return None
+
+
 def the_code_was_read(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
     """A question about the repository's code, answered before anything was read, is sent back
     once to be answered from the code."""

@@ -45,6 +45,7 @@ from .answers import (
     the_answer_is_real,
     the_change_was_proposed,
     the_code_was_read,
+    the_counts_are_the_outputs,
 )
 from .edits import (
     NO_FILE,
@@ -111,7 +112,13 @@ class SmolCodeAgent(CodeAgent):
     ) -> None:
         kwargs.setdefault(
             "final_answer_checks",
-            [the_answer_is_real, the_answer_is_new, the_code_was_read, the_change_was_proposed],
+            [
+                the_answer_is_real,
+                the_answer_is_new,
+                the_code_was_read,
+                the_change_was_proposed,
+                the_counts_are_the_outputs,
+            ],
         )
         super().__init__(*args, **kwargs)
         self.watch: RunWatch | None = None
