@@ -6,8 +6,12 @@ What a small model does wrong, and what the loop does about it (the loop itself 
   question gets that prose as its answer at once. A question about the repository's code,
   while nothing has been read yet, is sent back once: read first. Prose that only announces a
   plan ("I will read the file.") is never an answer: do it now.
-- It copies an instruction's placeholder (`final_answer("...")`) as its answer, or repeats
-  the previous turn's answer: refused (agent/answers.py has every final-answer check).
+- It copies an instruction's placeholder (`final_answer("...")`) as its answer, repeats
+  the previous turn's answer, or garbles the test counts it read ("10 failed" for "1 failed"):
+  sent back (agent/answers.py has every final-answer check).
+- It quotes the line it talks about in a ```python block inside a written answer: in a
+  question, a block that can do nothing when run (agent/model.py `quotes_code`) is part of the
+  answer, not code to run.
 - It cannot copy old_text, but writes a whole corrected function well: a block of definitions
   under `# file: <path>` is proposed as that change (agent/edits.py); the same change written
   again ends the run with what was proposed. In a task that asks for no change, it is refused.
