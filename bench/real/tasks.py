@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from smol_instruments.base.testruns import failing_lines, test_summary
+
 TaskKind = Literal["question", "command", "change", "chat"]
 
 
@@ -109,7 +111,8 @@ def pytest_counts(outcome: Outcome) -> tuple[int, dict[str, int], str]:
     """Run the fixture's tests (leaving no cache behind): exit status, counts, output tail."""
     code, out = _run(outcome, "-m", "pytest", "-q", "-p", "no:cacheprovider")
     counts = {kind: int(n) for n, kind in _COUNTS.findall(out)}
-    tail = " | ".join(line for line in out.strip().splitlines()[-3:])
+    # what failed and pytest's summary, not a plugin's warnings printed after them
+    tail = " | ".join([*failing_lines(out)[:3], test_summary(out, "")])
     return code, counts, tail
 
 
