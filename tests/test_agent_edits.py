@@ -188,6 +188,16 @@ def test_a_change_whose_tests_fail_is_not_done(repo: Path, settings: Settings) -
     assert seen.rstrip().endswith(AFTER_STILL_FAILING)
 
 
+def test_a_failing_change_proposed_twice_is_said_once(repo: Path, settings: Settings) -> None:
+    """Seen on the 1.5B model: the run ended on the same failing change written again, and its
+    answer gave the proposal's description twice."""
+    wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b\n"
+    outcome, _ = _checked_run(repo, settings, [wrong, wrong], "Fix the bug in add in app/calc.py")
+    assert outcome.status == "incomplete"
+    assert outcome.answer.startswith(NOT_VERIFIED)
+    assert outcome.answer.count("I proposed a change") == 1, outcome.answer
+
+
 def _checked_run(repo: Path, settings: Settings, turns: list[str], task: str) -> tuple[Any, Any]:
     checked = settings.model_copy(
         update={

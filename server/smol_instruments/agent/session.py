@@ -356,7 +356,9 @@ class AgentSession:
             # proposed, but what checks it says it is wrong: not done, and the answer says why
             status = "incomplete"
             said = describe_proposal(last, strict=strict)
-            answer = f"{NOT_VERIFIED} {said}\n\n{answer}".strip()
+            # a run that ended on its repeated proposal has that description as its answer
+            rest = "" if answer.strip() == said else answer
+            answer = f"{NOT_VERIFIED} {said}\n\n{rest}".strip()
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":
