@@ -169,15 +169,19 @@ def answered_without_reading(calls: list[Call], answers: list[str]) -> list[str]
 
 MODES: tuple[Mode, ...] = (
     Mode("tool+final", "final_answer in the same reply as a tool call", tool_and_final_answer),
-    Mode("prose", "reply with no code block (a format-error round trip)", prose_reply),
+    Mode("prose", "a reply in prose (ours: an answer; stock: a format error)", prose_reply),
     Mode("invented-obs", "text after the code block invents an observation", invented_observation),
     Mode("parse-error", "the reply's code did not parse", parse_error),
     Mode("loop", "a repeated call was refused (LOOP_DETECTED)", loop_refused),
     Mode("same-reply", "the same reply as the call before", repeated_reply),
     Mode("example", "text of our prompt's examples in a reply", prompt_example_copied),
     Mode("reprocess", "a later call re-evaluated most of a long prompt", history_reprocessed),
-    Mode("abandoned", "a model call abandoned by the client (timeout)", abandoned_call),
-    Mode("no-reading", "answered without reading the repository", answered_without_reading),
+    Mode("abandoned", "a model call the client cut (a repeat, or a timeout)", abandoned_call),
+    Mode(
+        "no-reading",
+        "no tool call read the repository (ours: code comes with the task)",
+        answered_without_reading,
+    ),
 )
 
 
