@@ -141,8 +141,12 @@ def test_a_task_that_does_not_speak_of_failing_tests_runs_nothing(project: Path)
     assert not (project / ".pytest_cache").exists()
 
 
-def test_a_question_about_the_last_commit_gets_the_history_and_its_diff(project: Path) -> None:
+def test_a_question_about_the_last_commit_gets_the_history_and_its_changes(
+    project: Path,
+) -> None:
     text = context_for(project, "What did the last commit change?")
     assert "The last 2 commits, newest first" in text
     assert "Say what multiply returns (changed: calc/ops.py)" in text
-    assert "+    return a * b  # product" in text
+    # line by line, in the function it touches (the 1.5B model misread a unified diff)
+    assert "What the last commit (" in text and "changed, line by line:\ncalc/ops.py:" in text
+    assert "- in `multiply()`, the line `return a * b` became `return a * b  # product`" in text

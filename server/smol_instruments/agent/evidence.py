@@ -11,7 +11,8 @@ same from the task's words:
   contained; tools/shell.py decides, as for `run_tests`), and the failing tests' names, so
   context.py shows their code and what they call;
 - a task about commits gets the recent history (subjects and files) and, for the last commit,
-  its diff.
+  its changes line by line, in the functions they touch (patches/describe.py: the 1.5B model
+  misread the unified diff's context lines as added code).
 
 Each part is bounded and says what it is; nothing here writes to the repository (the test
 command runs contained, like `run_tests`).
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ..base.testruns import failing_lines, failing_tests, test_summary
 from ..base.truncate import truncate_output
+from ..patches.describe import describe_diff
 from ..tools.base import ToolContext
 from ..tools.git import GitLogTool, run_git
 from ..tools.shell import detect_test_command, gated_run, runs_unasked
@@ -110,8 +112,23 @@ def recent_history(ctx: ToolContext, task: str) -> Evidence | None:
     body = "\n".join(lines)
     title = f"The last {len(commits)} commits, newest first"
     if _LAST_COMMIT.search(task):
-        shown = run_git(ctx, "show", "--no-color", "--format=", "--patch", "HEAD")
-        if shown.exit_code == 0 and shown.stdout.strip():
-            diff, _ = truncate_output(shown.stdout, DIFF_CHARS, 80)
-            body += f"\n\nThe diff of the last commit ({commits[0]['sha'][:8]}):\n{diff.rstrip()}"
+        body += _last_commit_changes(ctx, commits[0]["sha"][:8])
     return Evidence(title, body, kind="history")
+
+
+def _last_commit_changes(ctx: ToolContext, sha: str) -> str:
+    """The last commit's changes line by line (patches/describe.py), or its diff when they
+    cannot be told that way."""
+    shown = run_git(ctx, "show", "--no-color", "--format=", "--patch", "HEAD")
+    if shown.exit_code != 0 or not shown.stdout.strip():
+        return ""
+
+    def at_head(path: str) -> str | None:
+        text = run_git(ctx, "show", f"HEAD:{path}")
+        return text.stdout if text.exit_code == 0 else None
+
+    told = describe_diff(shown.stdout, at_head, DIFF_CHARS)
+    if told:
+        return f"\n\nWhat the last commit ({sha}) changed, line by line:\n{told}"
+    diff, _ = truncate_output(shown.stdout, DIFF_CHARS, 80)
+    return f"\n\nThe diff of the last commit ({sha}):\n{diff.rstrip()}"

@@ -216,3 +216,15 @@ def takes_self(node: ast.stmt) -> bool:
 
 def alias_text(alias: ast.alias) -> str:
     return f"{alias.name} as {alias.asname}" if alias.asname else alias.name
+
+
+def enclosing(
+    tree: ast.Module, line: int
+) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    """The innermost function or class whose lines (its `def` line and decorators included)
+    hold `line` (1-based)."""
+    inner = None
+    for node in ast.walk(tree):  # breadth first: the last hit is the innermost
+        if isinstance(node, DEFINITIONS) and first_line(node) <= line <= last_line(node):
+            inner = node
+    return inner
