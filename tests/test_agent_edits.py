@@ -181,7 +181,7 @@ def test_a_change_whose_tests_fail_is_not_done(repo: Path, settings: Settings) -
             session.close()
     assert outcome.status == "incomplete"
     assert outcome.answer.startswith(NOT_VERIFIED)
-    assert "fails `" in outcome.answer and "1 failed, 1 passed" in outcome.answer
+    assert "fails `" in outcome.answer and "1 test failed, 1 test passed" in outcome.answer
     seen = model.requests[1].last_user_text()
     assert "failed" in seen  # the model saw it too, and is asked to correct it
     # test_add failed before too: a fix that leaves it failing fixed nothing
@@ -228,7 +228,7 @@ def test_a_change_is_not_held_to_tests_that_failed_before_it(
     assert outcome.status == "completed", outcome.answer
     seen = model.requests[1].last_user_text()
     assert "fails_without_patch: True" in seen and "the patch adds no failure" in seen
-    assert "without_patch: 1 failed, 1 passed" in seen
+    assert "without_patch: 1 test failed, 1 test passed" in seen
     assert seen.rstrip().endswith(AFTER_PROPOSAL)
 
 
@@ -239,7 +239,7 @@ def test_a_change_that_breaks_a_passing_test_is_not_done(repo: Path, settings: S
         repo, settings, [broken, "Done."], "Add a docstring to mul in app/calc.py"
     )
     assert outcome.status == "incomplete", outcome.answer
-    assert outcome.answer.startswith(NOT_VERIFIED) and "2 failed" in outcome.answer
+    assert outcome.answer.startswith(NOT_VERIFIED) and "2 tests failed" in outcome.answer
     assert model.requests[1].last_user_text().rstrip().endswith(AFTER_FAILED_CHECK)
 
 
@@ -263,7 +263,7 @@ def test_the_projects_tests_check_a_change_unless_turned_off(
     if check_tests:
         assert commands == ["python3 -m py_compile app/calc.py", "python -m pytest -q"]
         assert outcome.status == "incomplete"
-        assert "It fails `python -m pytest -q`: 1 failed, 1 passed" in outcome.answer
+        assert "It fails `python -m pytest -q`: 1 test failed, 1 test passed" in outcome.answer
     else:
         assert commands == ["python3 -m py_compile app/calc.py"]
         assert outcome.status == "completed"

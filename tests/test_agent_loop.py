@@ -479,3 +479,16 @@ def test_right_test_counts_in_other_words_are_the_answer(
     turns = [block("print(run_tests())"), "One test fails (test_add) and 1 test passes."]
     outcome, requests = run(repo, settings, turns, "Run the tests: how many pass?")
     assert len(requests) == 2 and outcome.answer.startswith("One test fails")
+
+
+def test_wrong_test_counts_given_again_come_with_the_printed_ones(
+    repo: Path, settings: Settings, venv_python_first: None
+) -> None:
+    """Seen on the 1.5B model: told the counts were wrong, it gave the same ones again."""
+    turns = [block("print(run_tests())"), "10 failed, 1 passed.", "10 failed, 1 passed."]
+    outcome, requests = run(repo, settings, turns, "Run the tests: how many fail?")
+    assert len(requests) == 3
+    said, note = outcome.answer.split("\n\n")
+    assert said == "10 failed, 1 passed."
+    assert note.startswith("Note: the tests printed '1 failed, 1 passed")
+    assert note.endswith("the counts above are the model's and differ.")

@@ -103,7 +103,15 @@ def test_what_is_shown_stays_within_the_budget(repo: Path) -> None:
 
 # --- what the task's words ask to be looked at (agent/evidence.py) --------------------------
 
-GIT = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"]
+GIT = [
+    "git",
+    "-c",
+    "user.email=dev@example.com",
+    "-c",
+    "user.name=Dev",
+    "-c",
+    "commit.gpgsign=false",
+]
 
 
 @pytest.fixture()
@@ -122,7 +130,7 @@ def project(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_a_task_that_says_tests_fail_gets_the_failures_and_their_code(project: Path) -> None:
     text = context_for(project, "One of the tests fails. Which function has the bug?")
-    assert "The tests, run with `python -m pytest -q`: 1 failed, 1 passed" in text
+    assert "The tests, run with `python -m pytest -q`: 1 test failed, 1 test passed" in text
     assert "assert 6.0 == 4" in text
     # the failing test's code, and one hop to the function it calls
     assert "tests/test_ops.py, lines 8-9: `test_average`" in text

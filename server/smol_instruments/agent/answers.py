@@ -118,10 +118,11 @@ def _kind(word: str) -> str:
 
 
 def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
-    """An answer that gives test counts gives the ones the last test run printed, once sent
-    back (seen on the 1.5B model: "10 failed, 4 passed" from "1 failed, 4 passed")."""
+    """An answer that gives test counts gives the ones the last test run printed: sent back
+    once (seen on the 1.5B model: "10 failed, 4 passed" from "1 failed, 4 passed"); the same
+    mistake again is let through with the printed counts below it, never alone."""
     watch: RunWatch | None = getattr(agent, "watch", None)
-    if watch is None or "counts" in watch.nudged or not isinstance(answer, str):
+    if watch is None or not isinstance(answer, str):
         return True
     said = {_kind(word): int(n) for n, word in _SAID_COUNT.findall(answer)}
     shown_line = _last_run_summary(memory)
@@ -130,6 +131,11 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
     shown = {_kind(word): int(n) for n, word in _SHOWN_COUNT.findall(shown_line)}
     wrong = [kind for kind, n in said.items() if shown.get(kind, 0) != n]
     if not wrong:
+        return True
+    if "counts" in watch.nudged:
+        note = f"Note: the tests printed '{shown_line}'; the counts above are the model's and differ."
+        if note not in watch.corrections:
+            watch.corrections.append(note)
         return True
     watch.nudged.add("counts")
     raise ValueError(

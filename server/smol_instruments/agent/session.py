@@ -339,6 +339,8 @@ class AgentSession:
             error = None if status == "cancelled" else self._model_failure(exc)
         watch, self._watch, self.agent.watch = self._watch, None, None
         self._code_read = self._code_read or (watch is not None and watch.tools_used())
+        if watch is not None and watch.corrections and answer:
+            answer = "\n\n".join([answer.rstrip(), *watch.corrections])
         if (
             status == "completed"
             and watch is not None

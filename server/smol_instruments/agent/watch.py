@@ -78,6 +78,9 @@ class RunWatch:
     #: Whether the working tree changed since the run began (the session knows how to look).
     tree_changed: Callable[[], bool] = lambda: False
     nudged: set[str] = field(default_factory=set)
+    #: What the run's final answer gets below it: facts the tools showed that the answer
+    #: contradicts after being told once (the session appends them).
+    corrections: list[str] = field(default_factory=list)
     #: Code the task names was read before the first step (agent/context.py).
     context_given: bool = False
     #: The repository's files the task names (agent/context.py).
