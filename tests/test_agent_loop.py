@@ -492,3 +492,28 @@ def test_wrong_test_counts_given_again_come_with_the_printed_ones(
     assert said == "10 failed, 1 passed."
     assert note.startswith("Note: the tests printed '1 failed, 1 passed")
     assert note.endswith("the counts above are the model's and differ.")
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ("1 failed, 4 passed", {"failed": 1, "passed": 4}),
+        ("4 tests pass and 1 test fails.", {"passed": 4, "failed": 1}),
+        ("4 of 5 tests pass", {"passed": 4}),
+        ("4 of the 5 tests passed; 1 has failed", {"passed": 4, "failed": 1}),
+        ("There are 5 tests.", {}),
+    ],
+)
+def test_how_an_answer_states_test_counts(answer: str, said: dict[str, int]) -> None:
+    from smol_instruments.agent.answers import _SAID_COUNT, _kind
+
+    assert {_kind(word): int(n) for n, word in _SAID_COUNT.findall(answer)} == said
+
+
+def test_a_summary_in_words_is_a_summary_too() -> None:
+    from smol_instruments.agent.answers import _RUN_SUMMARY
+
+    assert _RUN_SUMMARY.findall("summary: 1 test failed, 4 tests passed (0.46 s)") == [
+        "1 test failed, 4 tests passed "
+    ]
+    assert _RUN_SUMMARY.findall("1 failed, 4 passed in 0.46s") == ["1 failed, 4 passed "]

@@ -98,15 +98,17 @@ def _previous_answer(memory: AgentMemory) -> str | None:
     return None
 
 
-#: pytest's last line: "1 failed, 4 passed in 0.57s" (any order, any kinds).
+#: A test run's summary as pytest prints it, "1 failed, 4 passed in 0.57s", or as run_tests
+#: says it, "1 test failed, 4 tests passed (0.57 s)" (any order, any kinds).
 _RUN_SUMMARY = re.compile(
-    r"((?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected),? ?)+)"
-    r" in \d+(?:\.\d+)?s\b"
+    r"((?:\d+ (?:tests? )?(?:passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected)"
+    r",? ?)+)(?:in \d+(?:\.\d+)?s\b|\(\d+(?:\.\d+)? s\))"
 )
-_SHOWN_COUNT = re.compile(r"(\d+) (passed|failed|errors?)")
-#: How an answer states a count: "1 failed", "4 tests pass", "1 test fails", "2 errors".
+_SHOWN_COUNT = re.compile(r"(\d+) (?:tests? )?(passed|failed|errors?)")
+#: How an answer states a count: "1 failed", "4 tests pass", "1 test fails", "2 errors",
+#: "4 of 5 tests pass" (the 4; never the 5 of "of 5").
 _SAID_COUNT = re.compile(
-    r"\b(\d+)\s+(?:of\s+the\s+)?(?:tests?\s+)?(?:have\s+|has\s+|did\s+)?"
+    r"(?<!of )\b(\d+)\s+(?:of\s+(?:the\s+)?(?:\d+\s+)?)?(?:tests?\s+)?(?:have\s+|has\s+|did\s+)?"
     r"(passed|pass|passing|failed|fails|fail|failing|errors?)\b",
     re.IGNORECASE,
 )
@@ -133,7 +135,9 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
     if not wrong:
         return True
     if "counts" in watch.nudged:
-        note = f"Note: the tests printed '{shown_line}'; the counts above are the model's and differ."
+        note = (
+            f"Note: the tests printed '{shown_line}'; the counts above are the model's and differ."
+        )
         if note not in watch.corrections:
             watch.corrections.append(note)
         return True
@@ -148,12 +152,10 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
 def _last_run_summary(memory: AgentMemory) -> str | None:
     """The last test-run summary line the run was shown (a tool's output or the task's context)."""
     for step in reversed(memory.steps):
-        text = str(
-            getattr(step, "observations", None) or getattr(step, "task", None) or ""
-        )
+        text = str(getattr(step, "observations", None) or getattr(step, "task", None) or "")
         found = _RUN_SUMMARY.findall(text)
         if found:
-            return f"{found[-1].strip().rstrip(',')}"
+            return str(found[-1]).strip().rstrip(",")
     return None
 
 
