@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from smol_instruments.base import pyast
+
 PACKAGE = Path(__file__).resolve().parents[1] / "server" / "smol_instruments"
 LAYERS = ("base", "safety", "patches", "sandbox", "llm", "tools", "agent", "lsp", "cli")
 MAX_LINES = 600
@@ -41,7 +43,7 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     """Every module of ours that `name` imports, at any depth of its code."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(pyast.parse(path.read_text(), str(path))):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from smol_instruments.base import pyast
 from smol_instruments.base.testruns import failing_lines, test_summary
 
 TaskKind = Literal["question", "command", "change", "chat"]
@@ -157,7 +158,7 @@ def new_test_for(function: str, test_dir: str = "tests") -> Check:
     def check(outcome: Outcome) -> Verdict:
         for path in sorted((outcome.repo / test_dir).rglob("test_*.py")):
             try:
-                tree = ast.parse(path.read_text())
+                tree = pyast.parse(path.read_text())
             except (SyntaxError, UnicodeDecodeError):
                 continue
             for node in ast.walk(tree):

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from ..base.pyast import parse
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
@@ -111,7 +112,9 @@ def gather(
         return Context()
 
 
-def defining_files(ctx: ToolContext, names: list[str], repo_files: list[str]) -> dict[str, list[str]]:
+def defining_files(
+    ctx: ToolContext, names: list[str], repo_files: list[str]
+) -> dict[str, list[str]]:
     """The repository's files that define each of `names` (functions, classes, methods)."""
     if not names:
         return {}
@@ -286,7 +289,7 @@ class _Gatherer:
         if path not in self.trees:
             text = self._text(path)
             try:
-                self.trees[path] = ast.parse(text) if text is not None else None
+                self.trees[path] = parse(text) if text is not None else None
             except SyntaxError:
                 self.trees[path] = None
         return self.trees[path]

@@ -20,6 +20,8 @@ import ast
 import re
 from collections.abc import Callable
 
+from ..base.pyast import parse
+
 #: `# file: calc/ops.py`, `# path: calc/ops.py`, `# File: `calc/ops.py``.
 _HEADER = re.compile(r"^\s*#\s*(?:file|path|filename)\s*:\s*`?([^\s`]+)`?\s*$", re.IGNORECASE)
 #: `# calc/ops.py` alone on the first line: a path, when the repository has it.
@@ -52,7 +54,7 @@ def complete_prefix(code: str) -> str:
     for drop in range(min(CUT_LINES, len(lines) - 1) + 1):
         candidate = "\n".join(lines[: len(lines) - drop]) + "\n"
         try:
-            ast.parse(candidate)
+            parse(candidate)
         except SyntaxError:
             continue
         return candidate if drop else code
@@ -80,7 +82,7 @@ def is_change_block(code: str) -> bool:
         return False
     rest = complete_prefix("\n".join(lines[1:]))
     try:
-        ast.parse(rest)
+        parse(rest)
     except SyntaxError:
         return False
     return True
@@ -92,7 +94,7 @@ def defined_names(code: str, tool_names: set[str]) -> list[str] | None:
 
     A block that calls a tool at its top level is an action, not a change."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return None
     names: list[str] = []

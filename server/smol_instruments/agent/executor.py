@@ -45,6 +45,7 @@ from smolagents.local_python_executor import (
     nodunder_getattr,
 )
 
+from ..base.pyast import PARSE_ATTEMPTS, is_parse_race, parse
 from .prompts import is_plan
 
 FORMAT_METHODS = frozenset({"format", "format_map"})
@@ -213,7 +214,7 @@ class _RouteFormatting(ast.NodeTransformer):
 def route_formatting(code: str) -> str:
     """The code with every str.format call routed through the check, frame walks refused."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return code  # the interpreter reports the syntax error in its own words
     router = _RouteFormatting()
@@ -243,7 +244,7 @@ def hold_back_final_answer(code: str, tool_names: set[str]) -> str:
     if "final_answer" not in code:
         return code
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return code
     called = _called_names(tree)
@@ -291,11 +292,19 @@ class ToolFunctionsExecutor(LocalPythonExecutor):
             if len(answer) < ANSWER_IN_COMMENTS_CHARS or is_plan(answer):
                 raise InterpreterError(ONLY_A_COMMENT)
             return CodeOutput(output=answer, logs="", is_final_answer=True)
-        code = hold_back_final_answer(code_action, self.tool_names)
-        try:
-            return super().__call__(route_formatting(code))
-        except InterpreterError as exc:
-            raise InterpreterError(_with_a_way_forward(str(exc))) from None
+        code = route_formatting(hold_back_final_answer(code_action, self.tool_names))
+        for attempt in range(PARSE_ATTEMPTS):
+            try:
+                return super().__call__(code)
+            except SystemError as exc:
+                # smolagents parses the block before running any of it and wraps every error
+                # of the run in an InterpreterError: a bare SystemError is that parse meeting
+                # another thread's (base/pyast.py), and nothing has run yet.
+                if not is_parse_race(exc) or attempt == PARSE_ATTEMPTS - 1:
+                    raise
+            except InterpreterError as exc:
+                raise InterpreterError(_with_a_way_forward(str(exc))) from None
+        raise AssertionError("unreachable")
 
 
 #: Comments at least this long, with no code under them, are the model's answer.
@@ -309,7 +318,7 @@ ONLY_A_COMMENT = (
 def comments_only(code: str) -> str | None:
     """The comments' text when `code` has comments and no statement, else None."""
     try:
-        if ast.parse(code).body:
+        if parse(code).body:
             return None
     except SyntaxError:
         return None

@@ -92,6 +92,8 @@ _NO_OUTPUT = "Last output from code snippet:\nNone"
 _CALL_ID = re.compile(r"Call id: \S+\n")
 #: Characters per token when estimating a history's size (code is dense; err on the safe side).
 CHARS_PER_TOKEN = 3.0
+
+
 class RunStuck(Exception):
     """The model repeats itself without progress; the message says how, for the user.
 

@@ -39,6 +39,7 @@ from typing import Any
 from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
 from ..base.config import Settings
+from ..base.pyast import parse
 from .edits import is_change_block
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,7 @@ def code_before_an_empty_block(text: str, tool_names: set[str]) -> str | None:
 
 def _tree(code: str) -> ast.Module | None:
     try:
-        return ast.parse(code)
+        return parse(code)
     except SyntaxError:
         return None
 
@@ -334,9 +335,7 @@ class AgentModel(LiteLLMModel):
         finally:
             self.kwargs = saved
         if isinstance(message.content, str):
-            message.content = first_block_only(
-                before_repetition(message.content), self.tool_names
-            )
+            message.content = first_block_only(before_repetition(message.content), self.tool_names)
             if _unclosed_block(message.content):
                 message.content += "\n```"
         code = normalise_reply(

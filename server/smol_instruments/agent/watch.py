@@ -59,7 +59,6 @@ def intended_call(task: str) -> str | None:
     return None
 
 
-
 @dataclass
 class RunWatch:
     """What one run has done so far, for the loop's judgments. The session makes one per run."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
+from ..base.pyast import parse
 from .pysource import enclosing
 
 #: Lines of one side of a change quoted at most, and characters of one quoted line.
@@ -136,6 +137,6 @@ def _tree(text: str | None) -> ast.Module | None:
     if text is None:
         return None
     try:
-        return ast.parse(text)
+        return parse(text)
     except SyntaxError:
         return None

@@ -13,6 +13,7 @@ import re
 import tokenize
 from typing import Any
 
+from ..base import pyast
 from ..base.errors import ErrorType, ToolError
 
 USE_OLD_TEXT = "use old_text (copied exactly from read_file) and new_text instead"
@@ -24,7 +25,7 @@ LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 #: Bytes a non-UTF-8 file was read with (surrogateescape): one character each, like '?'.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MAIN_TESTS = {
-    ast.dump(ast.parse(test, mode="eval").body)
+    ast.dump(pyast.parse(test, mode="eval").body)
     for test in ('__name__ == "__main__"', '"__main__" == __name__')
 }
 
@@ -44,7 +45,7 @@ class MergeError(ToolError):
 def parse(text: str) -> ast.Module:
     """The module `text` holds; SyntaxError (with a line) for anything that does not parse."""
     try:
-        return ast.parse(_SURROGATE.sub("?", text))
+        return pyast.parse(_SURROGATE.sub("?", text))
     except SyntaxError:
         raise
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, deep nesting
