@@ -381,6 +381,31 @@ def test_the_command_keeps_its_streams_status_and_descriptors(repo: Path) -> Non
     assert (result.exit_code, result.stderr) == (7, "to-stderr\n")
 
 
+def test_ending_a_command_closes_only_its_own_descriptors(repo: Path) -> None:
+    """The descriptors handed to bubblewrap are closed when it starts; ending the command
+    closed them again, and by then their numbers were another socket's (seen as Docker's
+    connections failing with EBADF while the project's tests ran as a check)."""
+    launch = Containment(repo).prepare(["sh", "-c", "cat >/dev/null"])
+    proc = subprocess.Popen(
+        launch.argv, env=launch.env, pass_fds=launch.pass_fds, stdin=subprocess.PIPE
+    )
+    try:
+        launch.started()
+        # The lowest free numbers: the ones just closed. Someone else's connection now.
+        ours, theirs = socket.socketpair()
+        assert {ours.fileno(), theirs.fileno()} & set(launch.pass_fds)
+        launch.close()
+        launch.close()
+        ours.sendall(b"still open")
+        assert theirs.recv(16) == b"still open"
+        ours.close()
+        theirs.close()
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
 def test_a_watcher_that_cannot_work_says_so_and_kills_nothing(repo: Path) -> None:
     spec = Containment(repo)
     command = ["sh", "-c", "echo ran; exit 4"]

@@ -223,24 +223,34 @@ class Availability:
 class Launch:
     """A command ready for Popen: pass `pass_fds`, call `started()` once it started and
     `close()` once it ended. Contained, `lifeline` is the write end we hold: closing it
-    kills whatever is left in the sandbox (lifeline.py). Uncontained, both are empty."""
+    kills whatever is left in the sandbox (lifeline.py). Uncontained, both are empty.
+
+    Each descriptor is closed once, however often these are called: a number closed twice
+    may by then be another thread's socket (the daemon's, a model connection, Docker's)."""
 
     argv: list[str]
     env: dict[str, str]
     pass_fds: tuple[int, ...] = ()
     lifeline: int | None = None
+    _closed: set[int] = field(default_factory=set, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def started(self) -> None:
         """Close our copies of what the sandbox was given (it holds its own now)."""
-        for fd in self.pass_fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        self._close_once(self.pass_fds)
 
     def close(self) -> None:
-        self.started()
-        if self.lifeline is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.lifeline)
+        lifeline = () if self.lifeline is None else (self.lifeline,)
+        self._close_once((*self.pass_fds, *lifeline))
+
+    def _close_once(self, fds: Iterable[int]) -> None:
+        with self._lock:
+            for fd in fds:
+                if fd in self._closed:
+                    continue
+                self._closed.add(fd)
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
 
 @dataclass(frozen=True)
