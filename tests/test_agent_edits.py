@@ -232,6 +232,37 @@ def test_a_change_is_not_held_to_tests_that_failed_before_it(
     assert seen.rstrip().endswith(AFTER_PROPOSAL)
 
 
+def test_a_fix_is_not_held_to_a_failing_test_of_other_code(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen in the editor: "Fix the formulas in sizes.py" never ended, held to the project's
+    test_add, which failed before and does not use sizes.py."""
+    (repo / "app" / "sizes.py").write_text("def area(w, h):\n    return w + h\n")
+    fixed = "# file: app/sizes.py\ndef area(w, h):\n    return w * h\n"
+    outcome, model = _checked_run(
+        repo, settings, [fixed, "area() multiplies now."], "Fix the formula in app/sizes.py"
+    )
+    assert outcome.status == "completed", outcome.answer
+    seen = model.requests[1].last_user_text()
+    assert "fails_without_patch: True" in seen and "related_tests" not in seen
+    assert seen.rstrip().endswith(AFTER_PROPOSAL)
+
+
+def test_a_fix_that_leaves_the_tests_of_its_code_failing_is_not_done(
+    repo: Path, settings: Settings
+) -> None:
+    """test_add fails before and after, and tests app/calc.py, which the fix changed."""
+    still_wrong = '# file: app/calc.py\ndef add(a, b):\n    """Sum."""\n    return a - b\n'
+    outcome, model = _checked_run(
+        repo, settings, [still_wrong, "Fixed."], "Fix the bug in add in app/calc.py"
+    )
+    assert outcome.status == "incomplete", outcome.answer
+    assert outcome.answer.startswith(NOT_VERIFIED)
+    seen = model.requests[1].last_user_text()
+    assert "related_tests" in seen and "test_add" in seen
+    assert seen.rstrip().endswith(AFTER_STILL_FAILING)
+
+
 def test_a_change_that_breaks_a_passing_test_is_not_done(repo: Path, settings: Settings) -> None:
     """test_add failed before; test_mul did not: breaking it is this change's failure."""
     broken = '# file: app/calc.py\ndef mul(a, b):\n    """The product."""\n    return a + b\n'

@@ -17,9 +17,7 @@ from smol_instruments.agent.outcome import (
     NOT_DONE,
     asks_for_change,
     claims_change,
-)
-from smol_instruments.agent.outcome import (
-    tests_must_pass as held_to_a_fix,
+    held_failures,
 )
 from smol_instruments.base.config import Settings
 
@@ -193,20 +191,22 @@ def test_which_tasks_ask_for_a_change(task: str, asks: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    ("task", "strict"),
+    ("task", "held"),
     [
-        ("Fix the bug in add in app/calc.py", True),
-        ("The test test_average fails. Change average so that it passes.", True),
-        ("Update divide so that the tests pass", True),
-        ("could you repair the parser?", True),
-        ("Add a test for truncate to tests/test_strings.py.", False),
-        ("Rename helper to make_helper", False),
-        ("Add a docstring to mul", False),
+        ("Fix the bug in add in app/calc.py", "related"),
+        ("could you repair the parser?", "related"),
+        ("The test test_average fails. Change average so that it passes.", "all"),
+        ("Update divide so that the tests pass", "all"),
+        ("The test test_average fails. Fix the bug in the code.", "all"),
+        ("Add a test for truncate to tests/test_strings.py.", "none"),
+        ("Rename helper to make_helper", "none"),
+        ("Add a docstring to mul", "none"),
     ],
 )
-def test_which_tasks_hold_a_change_to_failures_it_did_not_cause(task: str, strict: bool) -> None:
-    """A fix must leave the broken thing working; other changes answer for their own failures."""
-    assert held_to_a_fix(task) is strict
+def test_which_tasks_hold_a_change_to_failures_it_did_not_cause(task: str, held: str) -> None:
+    """Failing tests must end up passing; a fix must fix the tests of what it touches; other
+    changes answer for their own failures only."""
+    assert held_failures(task) == held
 
 
 @pytest.mark.parametrize(

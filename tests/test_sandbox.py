@@ -28,6 +28,7 @@ from smol_instruments.base.truncate import keep_tail
 from smol_instruments.cli.sandbox import main as sandbox_main
 from smol_instruments.patches.diff import changed_files, unified_diff
 from smol_instruments.patches.validation import NoneSandbox, SandboxUnavailable, Validation
+from smol_instruments.sandbox.checks import find_related_tests
 from smol_instruments.sandbox.docker import (
     LABEL,
     OWNER_HOST,
@@ -318,6 +319,14 @@ def test_a_check_that_fails_without_the_patch_too_is_not_the_patchs(tmp_path: Pa
     assert not check.passed and check.fails_without_patch, check
     assert check.without_patch is not None and "1 test failed, 1 test passed" in check.without_patch
     assert same.to_dict()["checks"][-1]["fails_without_patch"] is True
+    # test_sub still fails, and it imports what the patch changed
+    assert check.related_tests == ["tests/test_calc.py::test_sub"]
+
+    # a new module no test imports: the same failure, and no test of it
+    elsewhere = sandbox.validate(unified_diff("app/sizes.py", None, "AREA = 1\n"), [tests])
+    check = elsewhere.checks[-1]
+    assert check.fails_without_patch and check.related_tests == [], check
+    assert "related_tests" not in elsewhere.to_dict()["checks"][-1]
 
     # a change that breaks a test that passed: its failure, whatever failed before
     breaks = sandbox.validate(
@@ -836,3 +845,27 @@ def test_validation_object_matches_the_protocol(demo_repo: Path) -> None:
     assert isinstance(validation, Validation)
     assert {"backend", "applies", "checks"} <= set(document)
     assert all({"command", "passed", "output"} <= set(check) for check in document["checks"])
+
+
+@pytest.mark.parametrize(
+    ("imports", "uses"),
+    [
+        ("from app.calc import add", True),
+        ("from app import calc", True),
+        ("import app.calc as c", True),
+        ("import app", False),  # its package's __init__ only
+        ("from calc import add  # on a path the test set up", True),
+        ("from app.calculator import add", False),
+        ("from app import calculator", False),
+        ("import os", False),
+        ("def broken(:", False),
+    ],
+)
+def test_which_failing_tests_use_a_changed_file(tmp_path: Path, imports: str, uses: bool) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_it.py").write_text(f"{imports}\n\n\ndef test_it():\n    pass\n")
+    ids = ["tests/test_it.py::test_it", "tests/test_gone.py::test_gone"]
+    expected = ["tests/test_it.py::test_it"] if uses else []
+    assert find_related_tests(ids, tmp_path, ["app/calc.py"]) == expected
+    # a test file the patch changes is one of its tests, whatever it imports
+    assert find_related_tests(ids, tmp_path, ["tests/test_it.py"]) == ["tests/test_it.py::test_it"]

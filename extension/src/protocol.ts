@@ -116,6 +116,8 @@ export interface ValidationCheck {
   fails_without_patch?: boolean;
   /** What the same command said without the patch (its summary), when a failure was compared. */
   without_patch?: string;
+  /** Of the tests that failed without the patch and still fail, those that use a file it changes (pytest ids). */
+  related_tests?: string[];
 }
 
 export interface Validation {

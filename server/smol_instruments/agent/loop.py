@@ -201,7 +201,7 @@ class SmolCodeAgent(CodeAgent):
         key = (path, body.strip())
         last = watch.last_patch()
         if key in watch.blocks and last is not None:
-            said = describe_proposal(last, strict=watch.tests_must_pass)
+            said = describe_proposal(last, held=watch.held)
             return CodeOutput(output=said, logs="", is_final_answer=True)
         watch.blocks.add(key)
         return edit_call(path, body)
@@ -256,7 +256,7 @@ class SmolCodeAgent(CodeAgent):
             last = watch.last_patch()
             after = AFTER_OBSERVATION_CHANGE
             if proposed and last is not None:
-                failed = failed_checks(last.validation, strict=watch.tests_must_pass)
+                failed = failed_checks(last.validation, held=watch.held)
                 after = AFTER_FAILED_CHECK if failed else AFTER_PROPOSAL
                 if failed and all(check.get("fails_without_patch") for check in failed):
                     after = AFTER_STILL_FAILING

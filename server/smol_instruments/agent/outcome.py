@@ -9,7 +9,7 @@ answer says so first.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from ..base.testruns import test_summary
 from ..patches.model import Patch
@@ -41,6 +41,9 @@ _CLAIMS = re.compile(
 #: "... so that the tests pass", "make the test pass".
 _TESTS_PASS = re.compile(r"\btests?\b[^.?!]{0,20}\bpass(?:es)?\b", re.IGNORECASE)
 
+#: Which failures that were there before a change count against it (`held_failures`).
+Held = Literal["all", "related", "none"]
+
 NOT_DONE = "Not done: no change was proposed or made in this run."
 NOT_VERIFIED = "Not done: the proposed change fails its checks."
 
@@ -63,35 +66,44 @@ def needs_a_change(task: str, answer: str) -> bool:
     return asks_for_change(task) or claims_change(answer)
 
 
-def tests_must_pass(task: str) -> bool:
-    """The task asks for a fix, speaks of tests that fail, or asks for them to pass: a check
-    that fails the same way without the patch still means the task is not done (the broken
-    thing is still broken). Other changes (add a test, rename) are not held to a failure they
-    did not cause."""
-    return (
-        about_failing_tests(task)
-        or _TESTS_PASS.search(task) is not None
-        or any(_ASKS_TO_FIX.match(sentence) for sentence in _sentences(task))
-    )
+def held_failures(task: str) -> Held:
+    """Which failures that were there before a change still count against it.
+
+    - "all": the task speaks of failing tests or asks for them to pass - the broken thing
+      must work, whatever the change touched;
+    - "related": the task asks for a fix - a test that still fails and uses a file the
+      change touches says the fix did not fix it; a failing test elsewhere says nothing of it
+      ("Fix the formulas in sizes.py" in a project whose test_calc.py already fails);
+    - "none": other changes (add a test, rename) are not held to failures they did not cause.
+    """
+    if about_failing_tests(task) or _TESTS_PASS.search(task) is not None:
+        return "all"
+    if any(_ASKS_TO_FIX.match(sentence) for sentence in _sentences(task)):
+        return "related"
+    return "none"
 
 
-def failed_checks(validation: dict[str, Any], *, strict: bool = False) -> list[dict[str, Any]]:
+def failed_checks(validation: dict[str, Any], *, held: Held = "none") -> list[dict[str, Any]]:
     """The checks of a patch's validation that failed (a patch that does not apply: one). A
     check killed at its timeout proves nothing either way (a large test suite): not counted.
-    A check that fails the same way without the patch is not the patch's failure, unless
-    `strict` (the task asks for failing tests to pass)."""
+    A check that fails the same way without the patch is not the patch's failure, unless the
+    task holds the change to it (`held_failures`)."""
     if validation.get("applies") is False:
         return [{"command": "apply", "output": validation.get("message") or ""}]
     return [
         check
         for check in validation.get("checks", [])
-        if not check.get("passed")
-        and not check.get("timed_out")
-        and (strict or not check.get("fails_without_patch"))
+        if not check.get("passed") and not check.get("timed_out") and _counts(check, held)
     ]
 
 
-def describe_proposal(patch: Patch, *, strict: bool = False) -> str:
+def _counts(check: dict[str, Any], held: Held) -> bool:
+    if not check.get("fails_without_patch") or held == "all":
+        return True
+    return held == "related" and bool(check.get("related_tests"))
+
+
+def describe_proposal(patch: Patch, *, held: Held = "none") -> str:
     """What a run proposed, in the user's words: the files, the change, what the checks said."""
     added, removed = patch.stats()
     files = ", ".join(change.path for change in patch.files)
@@ -101,7 +113,7 @@ def describe_proposal(patch: Patch, *, strict: bool = False) -> str:
     )
     validation = patch.validation
     checks = validation.get("checks", [])
-    failed = failed_checks(validation, strict=strict)
+    failed = failed_checks(validation, held=held)
     if failed:
         said = test_summary(failed[0].get("output") or "", "")
         text += f" It fails `{failed[0].get('command')}`" + (f": {said}" if said else "") + "."

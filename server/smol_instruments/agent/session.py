@@ -57,7 +57,14 @@ from .events import (
 )
 from .loop import RunStuck, SmolCodeAgent
 from .model import AgentModel, RunCancelled, build_model, context_window
-from .outcome import NOT_DONE, NOT_VERIFIED, describe_proposal, failed_checks, needs_a_change
+from .outcome import (
+    NOT_DONE,
+    NOT_VERIFIED,
+    Held,
+    describe_proposal,
+    failed_checks,
+    needs_a_change,
+)
 from .pipeline import instrument
 from .prompts import prompt_templates, task_message
 from .state import AgentState
@@ -323,8 +330,8 @@ class AgentSession:
             if last is not None and self._watch is not None and self._watch.change:
                 # the change was proposed before the model began repeating itself: that is
                 # the outcome, and the checks below judge it
-                strict = self._watch.tests_must_pass
-                status, error, answer = "completed", None, describe_proposal(last, strict=strict)
+                said = describe_proposal(last, held=self._watch.held)
+                status, error, answer = "completed", None, said
         except ModelSetupError as exc:  # no model to talk to: one line with its fix
             status = "cancelled" if self.cancel_event.is_set() else "failed"
             error = None if status == "cancelled" else str(exc)
@@ -349,15 +356,11 @@ class AgentSession:
         ):
             status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
         last = watch.last_patch() if watch is not None else None
-        strict = watch is not None and watch.tests_must_pass
-        if (
-            status == "completed"
-            and last is not None
-            and failed_checks(last.validation, strict=strict)
-        ):
+        held: Held = watch.held if watch is not None else "none"
+        if status == "completed" and last is not None and failed_checks(last.validation, held=held):
             # proposed, but what checks it says it is wrong: not done, and the answer says why
             status = "incomplete"
-            said = describe_proposal(last, strict=strict)
+            said = describe_proposal(last, held=held)
             # a run that ended on its repeated proposal has that description as its answer
             rest = "" if answer.strip() == said else answer
             answer = f"{NOT_VERIFIED} {said}\n\n{rest}".strip()

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..base.errors import ErrorType
 from ..patches.model import Patch
-from .outcome import asks_for_change, tests_must_pass
+from .outcome import Held, asks_for_change, held_failures
 from .state import AgentState
 
 # What makes a task about the code: `backticks`, call(), snake_case or camelCase names, or
@@ -91,10 +91,9 @@ class RunWatch:
         return asks_for_change(self.task)
 
     @property
-    def tests_must_pass(self) -> bool:
-        """The task asks for failing tests to pass (agent/outcome.py): a check that fails as it
-        did without the patch still fails it."""
-        return tests_must_pass(self.task)
+    def held(self) -> Held:
+        """Which failures that were there before a change count against it (agent/outcome.py)."""
+        return held_failures(self.task)
 
     @classmethod
     def begin(cls, task: str, state: AgentState, repo_files: list[str], **kw: Any) -> RunWatch:

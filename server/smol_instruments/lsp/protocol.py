@@ -144,6 +144,9 @@ class ValidationCheck(TypedDict):
     fails_without_patch: NotRequired[bool]
     #: What the same command said without the patch (its summary), when a failure was compared.
     without_patch: NotRequired[str]
+    #: Of the tests that failed without the patch and still fail, those that use a file the
+    #: patch changes (pytest ids): a fix that leaves them failing did not fix them.
+    related_tests: NotRequired[list[str]]
 
 
 class Validation(TypedDict):

@@ -17,7 +17,8 @@ class CheckResult:
     `fails_without_patch`: the check failed, and the same command fails the same way on the
     repository without the patch (no test fails that did not fail before): the failure is not
     this patch's doing. `without_patch`: what that run without the patch said (its summary
-    line), when a failed check was compared with one.
+    line), when a failed check was compared with one. `related_tests`: of the tests that
+    failed before and still fail, those that use a file the patch changes.
     """
 
     command: str
@@ -28,6 +29,7 @@ class CheckResult:
     timed_out: bool = False
     fails_without_patch: bool = False
     without_patch: str | None = None
+    related_tests: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -45,6 +47,8 @@ class CheckResult:
             data["fails_without_patch"] = True
         if self.without_patch is not None:
             data["without_patch"] = self.without_patch
+        if self.related_tests:
+            data["related_tests"] = list(self.related_tests)
         return data
 
 

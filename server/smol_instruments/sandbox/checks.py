@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
+from pathlib import Path, PurePosixPath
 
+from ..base import pyast
 from ..base.testruns import failing_tests, test_summary
 from ..base.truncate import keep_tail
 from ..patches.validation import CheckResult
@@ -44,14 +47,20 @@ def check_result(
 
 
 def compared_with_unpatched(
-    result: CheckResult, unpatched: Callable[[str], CheckResult]
+    result: CheckResult,
+    unpatched: Callable[[str], CheckResult],
+    *,
+    tree: Path | None = None,
+    changed: Collection[str] = (),
 ) -> CheckResult:
     """`result`, a failed check, said against the same command run without the patch.
 
     A project whose tests already fail would otherwise fail every proposal's checks, and the
     model would be sent to fix what it never touched. The failure is the patch's when the
     check passes without it, or when a test fails with it that did not fail without it (by
-    pytest's test ids; without ids, when the exit status differs)."""
+    pytest's test ids; without ids, when the exit status differs). A failure that was there
+    before names the failing tests that use a file the patch changes (`related_tests`, read
+    in the patched `tree`): a fix that leaves them failing did not fix them."""
     if result.passed or result.timed_out:
         return result
     before = unpatched(result.command)
@@ -65,4 +74,48 @@ def compared_with_unpatched(
         same = all(test in before_ids for test in after_ids)
     else:
         same = result.exit_code == before.exit_code
-    return replace(result, without_patch=said, fails_without_patch=same)
+    related = find_related_tests(after_ids, tree, changed) if same and tree is not None else []
+    return replace(result, without_patch=said, fails_without_patch=same, related_tests=related)
+
+
+def find_related_tests(test_ids: list[str], tree: Path, changed: Collection[str]) -> list[str]:
+    """The tests among `test_ids` (pytest's `path::name`) whose file is one of the `changed`
+    files or imports one of them."""
+    modules = [_dotted(path) for path in changed if path.endswith(".py")]
+    used: list[str] = []
+    for test_id in test_ids:
+        path = test_id.split("::", 1)[0]
+        if path in changed or any(
+            _imports_it(name, module) for name in _imported(tree / path) for module in modules
+        ):
+            used.append(test_id)
+    return used
+
+
+def _dotted(path: str) -> str:
+    parts = PurePosixPath(path).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports_it(name: str, module: str) -> bool:
+    """`import name` is `module`: by its full name (`app.calc`), or by its tail on a path the
+    tests set up (`calc`; `calc.ops` for `src/calc/ops.py`)."""
+    return f".{module}".endswith(f".{name}")
+
+
+def _imported(test_file: Path) -> set[str]:
+    """Every module name a test file imports, `from a import b` as both `a` and `a.b`."""
+    try:
+        tree = pyast.parse(test_file.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if base:
+                names.add(base)
+            names.update(f"{base}.{alias.name}".lstrip(".") for alias in node.names)
+    return names

@@ -148,7 +148,10 @@ class LocalSandbox:
             result = self._check(command, ["sh", "-c", command], tree, tree, contain)
             results.append(
                 compared_with_unpatched(
-                    result, lambda c: self._run_unpatched(c, scratch, fingerprint, contain)
+                    result,
+                    lambda c: self._run_unpatched(c, scratch, fingerprint, contain),
+                    tree=tree,
+                    changed=pyfiles,
                 )
             )
         return Validation(backend=self.name, applies=True, checks=results, message=note)
