@@ -266,8 +266,9 @@ describe.skipIf(missing)('the extension in code-server', () => {
   it('a hunk whose lines changed on disk is stale and does not block its sibling', async () => {
     writeFileSync(join(project, 'sizes.py'), SHAPES);
     const sizes = () => readFileSync(join(project, 'sizes.py'), 'utf8');
-    await model.addTurns(twoHunkFix('sizes.py', 'fix the sizes'));
-    const chat = await ask('Fix the formulas in sizes.py', TWO_HUNK_ANSWER);
+    const answer = 'sizes.py had the same two formulas swapped; one patch fixes both.';
+    await model.addTurns(twoHunkFix('sizes.py', 'fix the sizes', answer));
+    const chat = await ask('Fix the formulas in sizes.py', answer);
     await wb.openFile('sizes.py');
     await wb.codeLens(/Agent: fix the sizes/).waitFor({ timeout: 30_000 });
     // Someone else edits the second hunk's line on disk; the editor reloads the file.

@@ -75,13 +75,15 @@ const SHAPES_DIFF = [
 
 export const TWO_HUNK_ANSWER = 'area() and perimeter() had their formulas swapped; I proposed one patch with two hunks.';
 
-/** Propose one patch with two hunks in shapes.py (`file` names a copy), then answer. */
-export function twoHunkFix(file = 'shapes.py', summary = TWO_HUNK_SUMMARY): ScriptTurn[] {
+/** Propose one patch with two hunks in shapes.py (`file` names a copy), then answer. A later
+ * turn of the same chat needs an answer of its own: the agent sends back an answer that repeats
+ * the previous turn's word for word (agent/answers.py). */
+export function twoHunkFix(file = 'shapes.py', summary = TWO_HUNK_SUMMARY, answer = TWO_HUNK_ANSWER): ScriptTurn[] {
   const diff = SHAPES_DIFF.split('shapes.py').join(file);
   return [
     streamed(
       block(`patch = propose_patch_unified(diff=${JSON.stringify(diff)}, description=${JSON.stringify(summary)})\nprint(patch)`, `Thought: both formulas in ${file} are wrong; one patch fixes them.`),
     ),
-    streamed(block(`final_answer(${JSON.stringify(TWO_HUNK_ANSWER)})`, 'Proposed.'), { expect_user_contains: 'patch_id' }),
+    streamed(block(`final_answer(${JSON.stringify(answer)})`, 'Proposed.'), { expect_user_contains: 'patch_id' }),
   ];
 }

@@ -138,7 +138,9 @@ describe.skipIf(missingModel)('smol/chat against the scripted model', () => {
     await waitFor(() => client.kinds('proto-1').includes('final'), 10_000, 'the final event');
     const events = client.events.filter((e) => e.sessionId === 'proto-1');
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    expect(new Set(events.map((e) => e.kind))).toEqual(new Set(['step', 'text', 'code', 'tool', 'observation', 'patch', 'final']));
+    expect(new Set(events.map((e) => e.kind))).toEqual(new Set(['approval', 'step', 'text', 'code', 'tool', 'observation', 'patch', 'final']));
+    // A question about a failing test runs the tests first, contained and unasked, and says so.
+    expect(events[0]).toMatchObject({ kind: 'approval', command: 'python -m pytest -q', decision: 'auto', contained: true });
     const [patch] = await client.patches();
     expect(patch).toMatchObject({ sessionId: 'proto-1', status: 'pending', summary: 'add() must add' });
     expect(patch.files[0].uri).toBe(selection.uri);
