@@ -25,7 +25,8 @@ from tests.conftest import git, make_repo
 from tests.support.containment import outside_dir, require_bwrap
 
 from smol_instruments.base import containment
-from smol_instruments.base.containment import Availability, Containment, Launch, plan_command
+from smol_instruments.base.containment import Availability, Containment, plan_command
+from smol_instruments.base.launch import Launch
 from smol_instruments.base.lifeline import wrap as lifeline_wrap
 from smol_instruments.base.process import run_process
 

@@ -37,7 +37,6 @@ a command uncontained), `off` (the policy's verdict alone; doctor warns).
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import platform
@@ -54,6 +53,7 @@ from pathlib import Path
 from typing import Literal
 
 from . import seccomp
+from .launch import Launch
 from .lifeline import wrap as lifeline_wrap
 
 Mode = Literal["auto", "required", "off"]
@@ -217,40 +217,6 @@ class Availability:
 
     def line(self) -> str:
         return f"{self.detail} (fix: {self.fix})" if self.fix and not self.works else self.detail
-
-
-@dataclass(frozen=True)
-class Launch:
-    """A command ready for Popen: pass `pass_fds`, call `started()` once it started and
-    `close()` once it ended. Contained, `lifeline` is the write end we hold: closing it
-    kills whatever is left in the sandbox (lifeline.py). Uncontained, both are empty.
-
-    Each descriptor is closed once, however often these are called: a number closed twice
-    may by then be another thread's socket (the daemon's, a model connection, Docker's)."""
-
-    argv: list[str]
-    env: dict[str, str]
-    pass_fds: tuple[int, ...] = ()
-    lifeline: int | None = None
-    _closed: set[int] = field(default_factory=set, repr=False, compare=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def started(self) -> None:
-        """Close our copies of what the sandbox was given (it holds its own now)."""
-        self._close_once(self.pass_fds)
-
-    def close(self) -> None:
-        lifeline = () if self.lifeline is None else (self.lifeline,)
-        self._close_once((*self.pass_fds, *lifeline))
-
-    def _close_once(self, fds: Iterable[int]) -> None:
-        with self._lock:
-            for fd in fds:
-                if fd in self._closed:
-                    continue
-                self._closed.add(fd)
-                with contextlib.suppress(OSError):
-                    os.close(fd)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .containment import Containment, Launch
+from .containment import Containment
+from .launch import Launch
 
 POLL_S = 0.05
 
