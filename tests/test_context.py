@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import git
 
 from smol_instruments.agent.context import BUDGET_CHARS, gather
 from smol_instruments.base.config import Settings
@@ -103,27 +104,16 @@ def test_what_is_shown_stays_within_the_budget(repo: Path) -> None:
 
 # --- what the task's words ask to be looked at (agent/evidence.py) --------------------------
 
-GIT = [
-    "git",
-    "-c",
-    "user.email=dev@example.com",
-    "-c",
-    "user.name=Dev",
-    "-c",
-    "commit.gpgsign=false",
-]
-
-
 @pytest.fixture()
 def project(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The repository as a runnable project with two commits; `python` is this environment's."""
     (repo / ".env").unlink()
     (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["."]\n')
     (repo / ".gitignore").write_text(".pytest_cache/\n__pycache__/\n")
-    subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "First version"], cwd=repo, check=True)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "First version")
     (repo / "calc" / "ops.py").write_text(OPS.replace("return a * b", "return a * b  # product"))
-    subprocess.run([*GIT, "commit", "-qam", "Say what multiply returns"], cwd=repo, check=True)
+    git(repo, "commit", "-qam", "Say what multiply returns")
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     return repo
 
