@@ -45,7 +45,7 @@ from smolagents.local_python_executor import (
     nodunder_getattr,
 )
 
-from ..base.pyast import PARSE_ATTEMPTS, is_parse_race, parse
+from ..base.pyast import parse, retried
 from .prompts import is_plan
 
 FORMAT_METHODS = frozenset({"format", "format_map"})
@@ -293,18 +293,13 @@ class ToolFunctionsExecutor(LocalPythonExecutor):
                 raise InterpreterError(ONLY_A_COMMENT)
             return CodeOutput(output=answer, logs="", is_final_answer=True)
         code = route_formatting(hold_back_final_answer(code_action, self.tool_names))
-        for attempt in range(PARSE_ATTEMPTS):
-            try:
-                return super().__call__(code)
-            except SystemError as exc:
-                # smolagents parses the block before running any of it and wraps every error
-                # of the run in an InterpreterError: a bare SystemError is that parse meeting
-                # another thread's (base/pyast.py), and nothing has run yet.
-                if not is_parse_race(exc) or attempt == PARSE_ATTEMPTS - 1:
-                    raise
-            except InterpreterError as exc:
-                raise InterpreterError(_with_a_way_forward(str(exc))) from None
-        raise AssertionError("unreachable")
+        run = super().__call__
+        try:
+            # smolagents parses the block before running any of it and wraps every error of
+            # the run in an InterpreterError: a bare parse race (base/pyast.py) ran nothing.
+            return retried(lambda: run(code))
+        except InterpreterError as exc:
+            raise InterpreterError(_with_a_way_forward(str(exc))) from None
 
 
 #: Comments at least this long, with no code under them, are the model's answer.

@@ -15,7 +15,10 @@ of every parse. Every parse in this package goes through `parse`.
 from __future__ import annotations
 
 import ast
-from typing import Literal, overload
+from collections.abc import Callable
+from typing import Literal, TypeVar, overload
+
+T = TypeVar("T")
 
 #: Overlaps are rare; three in a row would be something else, and is raised as it is.
 PARSE_ATTEMPTS = 3
@@ -27,17 +30,22 @@ def is_parse_race(exc: BaseException) -> bool:
     return isinstance(exc, SystemError) and _MISMATCH in str(exc)
 
 
+def retried(call: Callable[[], T]) -> T:
+    """`call()`, called again when a parse in it met another thread's parse. Only for calls
+    that parse before they do anything else: `call` may run up to PARSE_ATTEMPTS times."""
+    for attempt in range(PARSE_ATTEMPTS):
+        try:
+            return call()
+        except SystemError as exc:
+            if not is_parse_race(exc) or attempt == PARSE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 @overload
 def parse(source: str, filename: str = ..., mode: Literal["exec"] = ...) -> ast.Module: ...
 @overload
 def parse(source: str, filename: str = ..., *, mode: Literal["eval"]) -> ast.Expression: ...
 def parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
     """`ast.parse`, parsed again when another thread's parse overlapped it."""
-    for attempt in range(PARSE_ATTEMPTS):
-        try:
-            return ast.parse(source, filename, mode)
-        except SystemError as exc:
-            if not is_parse_race(exc) or attempt == PARSE_ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
-
+    return retried(lambda: ast.parse(source, filename, mode))
