@@ -12,6 +12,7 @@ from typing import Any
 from smolagents import ActionStep
 from smolagents.memory import AgentMemory, TaskStep
 
+from ..base.testruns import COUNT_KINDS
 from .outcome import needs_a_change
 from .prompts import WRITE_THE_CHANGE, is_placeholder
 from .watch import RunWatch
@@ -101,8 +102,7 @@ def _previous_answer(memory: AgentMemory) -> str | None:
 #: A test run's summary as pytest prints it, "1 failed, 4 passed in 0.57s", or as run_tests
 #: says it, "1 test failed, 4 tests passed (0.57 s)" (any order, any kinds).
 _RUN_SUMMARY = re.compile(
-    r"((?:\d+ (?:tests? )?(?:passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected)"
-    r",? ?)+)(?:in \d+(?:\.\d+)?s\b|\(\d+(?:\.\d+)? s\))"
+    rf"((?:\d+ (?:tests? )?(?:{COUNT_KINDS}),? ?)+)(?:in \d+(?:\.\d+)?s\b|\(\d+(?:\.\d+)? s\))"
 )
 _SHOWN_COUNT = re.compile(r"(\d+) (?:tests? )?(passed|failed|errors?)")
 #: How an answer states a count: "1 failed", "4 tests pass", "1 test fails", "2 errors",

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-_KINDS = "passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected"
+#: The kinds of count pytest's summary gives, as an alternation for a pattern.
+COUNT_KINDS = "passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected"
 _SUMMARY = re.compile(
     r"\b\d+ (passed|failed|errors?|skipped)\b|\btest result:|\bTests?:\s+\d+|^(ok|FAIL)\s", re.I
 )
@@ -20,9 +21,9 @@ FAILED_ID = re.compile(r"^(?:FAILED|ERROR)\s+(\S+?)::((?:\w+::)*\w+)(?:\[[^\]]*\
 
 #: pytest's last line, "1 failed, 4 passed in 0.46s" (its `=` rule already stripped).
 _PYTEST_LINE = re.compile(
-    rf"^((?:\d+ (?:{_KINDS})(?:, )?)+)(?: in (\d+(?:\.\d+)?)s)?(?: \(\S+\))?$"
+    rf"^((?:\d+ (?:{COUNT_KINDS})(?:, )?)+)(?: in (\d+(?:\.\d+)?)s)?(?: \(\S+\))?$"
 )
-_PAIR = re.compile(rf"(\d+) ({_KINDS})")
+_PAIR = re.compile(rf"(\d+) ({COUNT_KINDS})")
 _NOUNS = {
     "passed": ("test passed", "tests passed"),
     "failed": ("test failed", "tests failed"),

@@ -82,14 +82,14 @@ def find_related_tests(test_ids: list[str], tree: Path, changed: Collection[str]
     """The tests among `test_ids` (pytest's `path::name`) whose file is one of the `changed`
     files or imports one of them."""
     modules = [_dotted(path) for path in changed if path.endswith(".py")]
-    used: list[str] = []
-    for test_id in test_ids:
-        path = test_id.split("::", 1)[0]
-        if path in changed or any(
-            _imports_it(name, module) for name in _imported(tree / path) for module in modules
-        ):
-            used.append(test_id)
-    return used
+    files = {test_id.split("::", 1)[0] for test_id in test_ids}  # each read once
+    using = {
+        path
+        for path in files
+        if path in changed
+        or any(_imports_it(name, module) for name in _imported(tree / path) for module in modules)
+    }
+    return [test_id for test_id in test_ids if test_id.split("::", 1)[0] in using]
 
 
 def _dotted(path: str) -> str:
