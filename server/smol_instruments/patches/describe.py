@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
-from ..base.pyast import parse
-from .pysource import enclosing
+from .pysource import enclosing, parse
 
 #: Lines of one side of a change quoted at most, and characters of one quoted line.
 QUOTED_LINES = 3
