@@ -351,6 +351,12 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     return serve(settings, args.tcp)
 
 
+def cmd_acp(args: argparse.Namespace, settings: Settings) -> int:
+    from ..acp.agent import serve as serve_acp
+
+    return serve_acp(settings)
+
+
 # --- doctor -----------------------------------------------------------------------------
 
 
@@ -436,6 +442,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--stdio", action="store_true", help="talk over stdio (the default; editors pass it)"
     )
     serve.set_defaults(func=cmd_serve)
+
+    acp = sub.add_parser(
+        "acp", help="the Agent Client Protocol agent on stdio (Zed, JetBrains, Neovim, Emacs)"
+    )
+    acp.set_defaults(func=cmd_acp)
 
     for register in _optional_commands():
         register(sub)
