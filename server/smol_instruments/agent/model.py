@@ -384,6 +384,8 @@ class AgentModel(LiteLLMModel):
                     raise TimeoutError(
                         f"the model kept streaming for more than {self.reply_timeout_s:g} s"
                     )
+            if self.cancel.is_set():  # a closed stream may end quietly instead of raising
+                raise RunCancelled("cancelled while the model was answering")
             if pending:  # the reply ended (or hit its size limit) inside a held-back line
                 text += pending
                 yield ChatMessageStreamDelta(content=pending)
