@@ -272,6 +272,33 @@ def _run_turn(session: Any, task: str) -> Any:
     return result["outcome"]
 
 
+def _ask_line(prompt: str) -> str | None:
+    """A line typed at the terminal (None at the end of input)."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    return line if line else None
+
+
+def _review(args: argparse.Namespace, session: Any) -> Any:
+    """Decide the patches the turn left pending (cli/review.py): asked, by --yes, or said."""
+    from .review import Review
+
+    review = Review(
+        session.ctx.patches,
+        sys.stderr,
+        ask=_ask_line if sys.stdin.isatty() and not args.yes else None,
+        accept_checked=args.yes,
+        color=sys.stderr.isatty(),
+    )
+    return review.run(session.session_id)
+
+
+def _with_review(answer: str, said: Any) -> str:
+    """The answer, followed by what became of its patches (never a change that was not made)."""
+    return "\n\n".join([answer.rstrip(), *said.lines]).strip()
+
+
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     from .terminal import TerminalRenderer
 
@@ -286,15 +313,22 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         session = _session(args, settings, renderer, endpoint)
         try:
             outcome = _run_turn(session, task)
+            said = _review(args, session)
         finally:
             session.close()
     finally:
         runtime.close()
     renderer.summary(outcome)
+    answer = _with_review(outcome.answer, said)
     if args.json:
-        print(_json(to_wire(outcome)))
+        from .review import patch_summary
+
+        data = to_wire(outcome)
+        data["answer"] = answer
+        data["patches"] = [patch_summary(patch) for patch in said.patches]
+        print(_json(data))
     else:
-        print(outcome.answer)
+        print(answer)
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
 
 
@@ -329,8 +363,9 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
             if not message:
                 continue
             outcome = _run_turn(session, message)
+            said = _review(args, session)
             renderer.summary(outcome)
-            print(f"agent> {outcome.answer}", flush=True)
+            print(f"agent> {_with_review(outcome.answer, said)}", flush=True)
             unfinished += outcome.status != "completed"
     except KeyboardInterrupt:
         pass
@@ -418,7 +453,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--yes",
         action="store_true",
-        help="approve what the policy leaves to the user (never a deny)",
+        help="approve what the policy leaves to the user (never a deny), and accept the "
+        "patches whose checks passed",
     )
     run.add_argument("--json", action="store_true", help="print the result object as JSON")
     run.add_argument("-v", "--verbose", action="store_true", help="show the code of every step")
@@ -463,8 +499,9 @@ def _optional_commands() -> list[Callable[[Any], None]]:
     except ImportError:
         pass
     from .model import add_parser as model_parser
+    from .patches import add_parser as patches_parser
 
-    registrars.append(model_parser)
+    registrars.extend([model_parser, patches_parser])
     return registrars
 
 
