@@ -158,12 +158,16 @@ class SmolAcpAgent:
         said = await self._review(hosted, outcome)
         hosted.transcript.add(text, "\n\n".join([outcome.answer, *said]).strip())
         await asyncio.to_thread(self.transcripts.save, hosted.transcript)
+        log.info(
+            "session %s: the run ended %s after %d steps", session_id, outcome.status, outcome.steps
+        )
         reason = STOP_REASONS.get(outcome.status, "end_turn")
         return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """Stop the session's run within one step; a question being asked ends unanswered."""
         hosted = self.sessions.get(session_id)
+        log.info("session %s: cancel (%s)", session_id, "running" if hosted else "unknown")
         if hosted is not None:
             hosted.session.cancel()
 
@@ -279,13 +283,10 @@ class SmolAcpAgent:
         return said
 
     def close(self) -> None:
-        hosted = list(self.sessions.values())
-        self.sessions.clear()
-        for item in hosted:
-            item.session.cancel()
+        hosted, self.sessions = list(self.sessions.values()), {}
         for item in hosted:
             try:
-                item.session.close()
+                item.session.close()  # cancels its run, then closes its sandbox
             except Exception:
                 log.exception("closing a session failed")
         if self.runtime is not None:
