@@ -110,18 +110,26 @@ class Said:
     patches: list[Patch] = field(default_factory=list)
 
 
-def describe(outcome: Outcome) -> str:
-    patch = outcome.patch
+def describe(*outcomes: Outcome) -> str:
+    """What decisions on one patch did, said once with the patch's status after them all."""
+    patch = outcomes[-1].patch
     parts = []
-    if outcome.accepted:
-        parts.append(f"hunks {outcome.accepted} accepted, written to {', '.join(outcome.files)}")
-    if outcome.rejected:
-        parts.append(f"hunks {outcome.rejected} rejected")
-    if outcome.stale:
-        parts.append(f"hunks {outcome.stale} stale (their lines changed; nothing written)")
-    if outcome.failed:
-        parts.append(f"writing failed ({patch.reason})")
+    for outcome in outcomes:
+        if outcome.accepted:
+            parts.append(
+                f"{_hunks(outcome.accepted)} accepted (written to {', '.join(outcome.files)})"
+            )
+        if outcome.rejected:
+            parts.append(f"{_hunks(outcome.rejected)} rejected (nothing written)")
+        if outcome.stale:
+            parts.append(f"{_hunks(outcome.stale)} stale: their lines changed, nothing written")
+        if outcome.failed:
+            parts.append(f"writing failed ({outcome.patch.reason}); the files were restored")
     return f"Patch {patch.id} is {patch.status}: " + "; ".join(parts) + "."
+
+
+def _hunks(ids: list[int]) -> str:
+    return f"hunk {ids[0]}" if len(ids) == 1 else "hunks " + ", ".join(map(str, ids))
 
 
 class Review:
@@ -225,22 +233,24 @@ class Review:
         self, patch: Patch, accept: list[int] | None, reject: list[int], how: str
     ) -> str:
         """Accept (`None`: every pending hunk) then reject; say what happened."""
+        outcomes: list[Outcome] = []
         words = []
         try:
             if accept is None or accept:
-                words.append(describe(self.service.accept(patch.id, accept, how)))
+                outcomes.append(self.service.accept(patch.id, accept, how))
             still = {h.id for h in self.service.require(patch.id).hunks if h.pending}
             chosen = [h for h in reject if h in still]
             if chosen:
-                words.append(
-                    describe(self.service.reject(patch.id, chosen, "rejected at the terminal"))
-                )
+                outcomes.append(self.service.reject(patch.id, chosen, "rejected at the terminal"))
         except ToolError as exc:
             words.append(f"Patch {patch.id}: {exc.message}")
+        if outcomes:
+            words.insert(0, describe(*outcomes))
         left = [h.id for h in self.service.require(patch.id).hunks if h.pending]
         if left:
             words.append(
-                f"Hunks {left} are still pending: {command_for('show', patch.id, self.service.root)}"
+                f"{_hunks(left).capitalize()} still pending: "
+                f"{command_for('show', patch.id, self.service.root)}"
             )
         return " ".join(words)
 
