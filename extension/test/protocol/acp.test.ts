@@ -126,6 +126,25 @@ describe.skipIf(missing)('smol-instruments acp, driven by the official ACP clien
     expect(outcome?.status).toBe('completed');
   });
 
+  it('writes a granted patch to disk itself for a client without fs/*', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const before = readFileSync(calc, 'utf8');
+    agent = AcpAgent.start(dir, scripted(dir));
+    await agent.initialize(false);
+    const sessionId = await agent.newSession(dir);
+    agent.answer = () => 'accept';
+    await model.addTurns([
+      block('print(propose_patch(path="calc.py", old_text="    return a - b", new_text="    return a + b", description="add() must add"))'),
+      block('final_answer("add() now adds.")'),
+    ]);
+    await agent.prompt(sessionId, 'Fix add in calc.py');
+    expect(agent.permissions).toHaveLength(1);
+    expect(agent.reads).toEqual([]);
+    expect(agent.writes).toEqual([]);
+    expect(readFileSync(calc, 'utf8')).toBe(before.replace('    return a - b', '    return a + b'));
+  });
+
   it('leaves the file as it was when the patch is rejected, and says so', async () => {
     const dir = project();
     const calc = join(dir, 'calc.py');

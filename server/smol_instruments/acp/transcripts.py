@@ -25,6 +25,8 @@ SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 #: What the agent is told of an earlier conversation, at most (characters per message).
 RECALL_CHARS = 600
 MAX_TURNS = 200
+#: A message kept for replay, at most (attached files can be large).
+KEEP_CHARS = 20_000
 
 
 def sessions_dir() -> Path:
@@ -38,7 +40,7 @@ class Transcript:
     turns: list[dict[str, str]] = field(default_factory=list)
 
     def add(self, user: str, answer: str) -> None:
-        self.turns.append({"user": user, "answer": answer})
+        self.turns.append({"user": user[:KEEP_CHARS], "answer": answer[:KEEP_CHARS]})
         del self.turns[:-MAX_TURNS]
 
     def recall(self) -> str:
