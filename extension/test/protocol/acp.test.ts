@@ -215,6 +215,38 @@ describe.skipIf(missing)('smol-instruments acp, driven by the official ACP clien
     expect(acpAgent.text(sessionId, 'agent_message_chunk')).not.toContain('Line 399');
   });
 
+  it('withdraws an unanswered patch question on session/cancel: nothing is written', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const before = readFileSync(calc);
+    const { acpAgent, sessionId } = await started(dir);
+    let decide = () => undefined as void;
+    acpAgent.undecided = new Promise<void>((resolve) => {
+      decide = resolve;
+    });
+    // the first question is answered Accept, too late; the second (next turn) Reject
+    acpAgent.answer = () => (acpAgent.permissions.length === 1 ? 'accept' : 'reject');
+    await model.addTurns([
+      block('print(propose_patch(path="calc.py", old_text="    return a - b", new_text="    return a + b", description="add() must add"))'),
+      block('final_answer("I changed the add function.")'),
+    ]);
+    const running = acpAgent.prompt(sessionId, 'Fix add in calc.py');
+    await waitFor(() => acpAgent.permissions.length === 1, 120_000, 'the patch question');
+    await acpAgent.cancel(sessionId);
+    const response = await running;
+    expect(response.stopReason).toBe('cancelled');
+    expect(readFileSync(calc).equals(before)).toBe(true);
+    expect(acpAgent.text(sessionId, 'agent_message_chunk')).toContain('is still pending: nothing was written');
+    decide(); // the late Accept reaches a withdrawn question: nothing happens
+    // the patch is still pending, so the next turn asks again; this time it is rejected
+    await model.addTurns([block('final_answer("still here")')]);
+    await acpAgent.prompt(sessionId, 'are you there?');
+    expect(acpAgent.permissions).toHaveLength(2);
+    expect(acpAgent.permissions[1].toolCall.toolCallId).toBe(acpAgent.permissions[0].toolCall.toolCallId);
+    expect(acpAgent.writes).toEqual([]);
+    expect(readFileSync(calc).equals(before)).toBe(true);
+  });
+
   it('answers malformed messages with errors and keeps serving', async () => {
     const dir = project();
     const { acpAgent, sessionId } = await started(dir);

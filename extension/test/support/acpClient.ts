@@ -24,6 +24,8 @@ export class AcpAgent {
   readonly buffers = new Map<string, string>();
   /** Which option the user picks (by its optionId); null cancels the question. */
   answer: (request: PermissionRequest) => string | null = (request) => request.options[0].optionId;
+  /** While set, a permission request waits (a user who has not decided yet). */
+  undecided: Promise<void> | undefined;
   stderr = '';
   private readonly connection: acp.ClientConnection;
 
@@ -33,8 +35,9 @@ export class AcpAgent {
       .onNotification(acp.methods.client.session.update, ({ params }) => {
         this.updates.push(params);
       })
-      .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+      .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
         this.permissions.push(params);
+        await this.undecided;
         const choice = this.answer(params);
         return { outcome: choice === null ? { outcome: 'cancelled' } : { outcome: 'selected', optionId: choice } };
       })

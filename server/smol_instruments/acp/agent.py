@@ -70,6 +70,7 @@ class HostedSession:
         self.editor = editor
         self.transcript = transcript
         self.recall = ""  # said to the agent with the next message of a loaded conversation
+        self.asking: asyncio.Future[Any] | None = None  # a patch being put to the user
 
 
 class SmolAcpAgent:
@@ -161,7 +162,9 @@ class SmolAcpAgent:
         log.info(
             "session %s: the run ended %s after %d steps", session_id, outcome.status, outcome.steps
         )
-        reason = STOP_REASONS.get(outcome.status, "end_turn")
+        # a cancel during the review of the patches ends the turn cancelled too
+        status = "cancelled" if hosted.session.cancel_event.is_set() else outcome.status
+        reason = STOP_REASONS.get(status, "end_turn")
         return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -170,6 +173,8 @@ class SmolAcpAgent:
         log.info("session %s: cancel (%s)", session_id, "running" if hosted else "unknown")
         if hosted is not None:
             hosted.session.cancel()
+            if hosted.asking is not None:  # the end-of-run review: its question is withdrawn
+                hosted.asking.cancel()
 
     # --- what the methods do -------------------------------------------------------------
 
@@ -269,7 +274,7 @@ class SmolAcpAgent:
             if patch.session_id != session.session_id or patch.resolved:
                 continue
             if not session.cancel_event.is_set():
-                await hosted.editor.outbox.run(partial(hosted.editor.review_patch, patch.id))
+                await self._ask_bounded(hosted, patch.id)
             after = session.ctx.patches.get(patch.id)
             if after is not None and not after.resolved:
                 said.append(
@@ -281,6 +286,25 @@ class SmolAcpAgent:
         for line in said:
             await hosted.editor.send(message(f"\n\n{line}"))
         return said
+
+    async def _ask_bounded(self, hosted: HostedSession, patch_id: str) -> None:
+        """Put one patch to the user; no answer within APPROVAL_TIMEOUT_S, or a cancel, leaves
+        it pending (the question is withdrawn)."""
+        asking = asyncio.ensure_future(
+            hosted.editor.outbox.run(partial(hosted.editor.review_patch, patch_id))
+        )
+        hosted.asking = asking
+        try:
+            await asyncio.wait_for(asking, timeout=self.settings.approval_timeout_s)
+        except asyncio.TimeoutError:
+            log.info("patch %s: no decision in time; it stays pending", patch_id)
+        except asyncio.CancelledError:
+            cancelling = getattr(asyncio.current_task(), "cancelling", None)  # Python 3.11+
+            if cancelling is not None and cancelling():
+                raise  # this prompt itself is being cancelled
+            log.info("patch %s: the run was cancelled; it stays pending", patch_id)
+        finally:
+            hosted.asking = None
 
     def close(self) -> None:
         hosted, self.sessions = list(self.sessions.values()), {}

@@ -180,8 +180,8 @@ class Editor:
             PATCH_OPTIONS,
         )
         try:
-            if choice == ACCEPT:
-                failure = await self._accept(patch)
+            if choice == ACCEPT:  # once chosen, carried out whole even if the run is cancelled
+                failure = await asyncio.shield(self._accept(patch))
                 if failure is not None:
                     return Decision(False, "error", failure)
                 after = self.patches.require(patch.id)
