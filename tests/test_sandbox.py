@@ -28,6 +28,7 @@ from smol_instruments.base.truncate import keep_tail
 from smol_instruments.cli.sandbox import main as sandbox_main
 from smol_instruments.patches.diff import changed_files, unified_diff
 from smol_instruments.patches.validation import NoneSandbox, SandboxUnavailable, Validation
+from smol_instruments.sandbox import docker as docker_module
 from smol_instruments.sandbox.checks import find_related_tests
 from smol_instruments.sandbox.docker import (
     LABEL,
@@ -386,22 +387,22 @@ def test_docker_has_no_network(docker_sandbox: DockerSandbox) -> None:
 
 
 @pytest.mark.docker
-def test_docker_workspace_is_read_only_and_user_not_root(
-    docker_client: Any, tmp_path: Path
-) -> None:
-    # World-writable files, so that only the read-only mount can refuse the writes.
+def test_docker_sees_no_repository_and_user_not_root(docker_client: Any, tmp_path: Path) -> None:
+    # World-writable files: nothing but the container's own walls could refuse the writes.
     repo = make_demo_repo(tmp_path / "open")
     (repo / "README.md").chmod(0o666)
     repo.chmod(0o777)
+    (repo / ".env").write_text("API_TOKEN=ignored-and-secret\n")
+    (repo / ".gitignore").write_text("build/\n*.log\n.env\n")
     before = tree_snapshot(repo)
     sandbox = DockerSandbox(sandbox_settings(), repo, client=docker_client)
     try:
         validation = sandbox.validate(
             GOOD,
             [
-                "touch /workspace/README.md",
-                "echo x > /workspace/new.txt",
-                "grep ' /workspace ' /proc/mounts",
+                f"ls {repo} /workspace",
+                "cat .env; ls -a",
+                "echo x > README.md && cat README.md",
                 "id -u",
                 "touch /etc/x",
             ],
@@ -409,13 +410,50 @@ def test_docker_workspace_is_read_only_and_user_not_root(
     finally:
         sandbox.close()
 
-    touch, create, mount, uid, rootfs = validation.checks[1:]
-    assert not touch.passed and "Read-only file system" in touch.output
-    assert not create.passed and "Read-only file system" in create.output
-    assert " ro," in mount.output
+    mounted, ignored, copy, uid, rootfs = validation.checks[1:]
+    assert not mounted.passed and "No such file" in mounted.output  # the repository: not there
+    assert "ignored-and-secret" not in ignored.output and ".git\n" not in ignored.output
+    assert "notes.txt" in ignored.output  # untracked files are copied, ignored ones are not
+    assert copy.passed  # the copy is the check's to change
     assert uid.passed and uid.output.strip() != "0"
-    assert not rootfs.passed  # the container's own root file system is read-only too
+    assert not rootfs.passed  # the container's own root file system is read-only
     assert tree_snapshot(repo) == before
+
+
+@pytest.mark.docker
+def test_docker_copy_never_follows_a_link_on_the_host(
+    docker_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy is read on the host: a tracked folder swapped for a link to `~/.ssh` after the
+    file list was made (a hook here, at exactly that moment) is refused, and a tracked link
+    is copied as a link, never followed."""
+    secret = "DOCKER-COPY-SECRET-5d1e"
+    home = tmp_path / "home" / ".ssh"
+    home.mkdir(parents=True)
+    (home / "id_rsa").write_text(secret)
+    repo = make_repo(tmp_path / "repo", {**FILES, "pkg/id_rsa": "not a key\n"})
+    os.symlink(home / "id_rsa", repo / "key")
+    git(repo, "add", "key")
+    git(repo, "commit", "-qm", "a link out")
+    real = docker_module.workspace_files
+
+    def list_then_swap(root: Path, **kwargs: Any) -> list[str]:
+        names = real(root, **kwargs)
+        os.rename(repo / "pkg", repo / "pkg.moved")
+        (repo / "pkg").symlink_to(home)
+        return names
+
+    monkeypatch.setattr(docker_module, "workspace_files", list_then_swap)
+    sandbox = DockerSandbox(sandbox_settings(), repo, client=docker_client)
+    try:
+        validation = sandbox.validate(GOOD, ["ls -la pkg; cat pkg/id_rsa", "readlink key; cat key"])
+    finally:
+        sandbox.close()
+    assert secret in (repo / "pkg" / "id_rsa").read_text()  # the control: by name it leads out
+    swapped, link = validation.checks[1:]
+    assert secret not in swapped.output and secret not in link.output
+    assert link.output.splitlines()[0] == str(home / "id_rsa")  # a link, as it is
+    assert "'pkg' is a symbolic link" in (validation.message or "")
 
 
 @pytest.mark.docker
