@@ -7,11 +7,13 @@ leave the user's working tree byte-identical.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
 import subprocess
 import sys
+import tarfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -22,6 +24,7 @@ from typing import Any
 import pytest
 
 from conftest import git, make_repo
+from smol_instruments.base.beneath import Beneath
 from smol_instruments.base.config import Settings, load_settings
 from smol_instruments.base.git import workspace_files
 from smol_instruments.base.truncate import keep_tail
@@ -29,6 +32,7 @@ from smol_instruments.cli.sandbox import main as sandbox_main
 from smol_instruments.patches.diff import changed_files, unified_diff
 from smol_instruments.patches.validation import NoneSandbox, SandboxUnavailable, Validation
 from smol_instruments.sandbox import docker as docker_module
+from smol_instruments.sandbox.archive import add_workspace
 from smol_instruments.sandbox.checks import find_related_tests
 from smol_instruments.sandbox.docker import (
     LABEL,
@@ -907,3 +911,34 @@ def test_which_failing_tests_use_a_changed_file(tmp_path: Path, imports: str, us
     assert find_related_tests(ids, tmp_path, ["app/calc.py"]) == expected
     # a test file the patch changes is one of its tests, whatever it imports
     assert find_related_tests(ids, tmp_path, ["tests/test_it.py"]) == ["tests/test_it.py::test_it"]
+
+
+def test_the_workspace_archive_keeps_links_and_refuses_a_swapped_folder(tmp_path: Path) -> None:
+    """What the Docker sandbox streams in, without Docker: read on the host, no link followed."""
+    secret = "ARCHIVE-SECRET-0b7c"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "id_rsa").write_text(secret)
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "id_rsa").write_text("not a key\n")
+    (repo / "run.sh").write_text("echo hi\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "key").symlink_to(home / "id_rsa")
+    os.rename(repo / "pkg", repo / "pkg.moved")  # swapped after the listing
+    (repo / "pkg").symlink_to(home)
+    assert secret in (repo / "pkg" / "id_rsa").read_text()  # the control: by name it leads out
+
+    buffer = io.BytesIO()
+    with Beneath(repo) as tree, tarfile.open(fileobj=buffer, mode="w|") as tar:
+        problems = add_workspace(tar, tree, ["pkg/id_rsa", "key", "run.sh", "gone.txt"], "tree")
+    buffer.seek(0)
+    with tarfile.open(fileobj=buffer) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+        script = tar.extractfile("tree/run.sh")
+        assert script is not None and script.read() == b"echo hi\n"
+    assert secret.encode() not in buffer.getvalue()
+    assert sorted(members) == ["tree/key", "tree/run.sh"]
+    assert members["tree/key"].issym() and members["tree/key"].linkname == str(home / "id_rsa")
+    assert members["tree/run.sh"].mode == 0o755
+    assert problems == ["path 'pkg/id_rsa' is refused: 'pkg' is a symbolic link"]

@@ -6,9 +6,9 @@ the user is not root, memory, pids and CPU are limited, and a reaper runs as PID
 validation streams the patch and a copy of the workspace's files into ONE `exec` on its
 stdin, which unpacks, applies and syntax-checks; each check command is one more `exec`,
 killed at its timeout (inside with `timeout -s KILL`, outside by removing the container when
-even that hangs). The copy is read here, on the host, through base/beneath.py from one
-descriptor of the repository's root: a folder swapped for a link to `~/.ssh` or `/proc/self`
-is refused, not read, and a symbolic link is copied as a link, never followed. Containers carry labels naming their owner
+even that hangs). The copy is read on the host (sandbox/archive.py, through base/beneath.py,
+from one descriptor of the repository's root): a folder swapped for a link to `~/.ssh` or
+`/proc/self` is refused, not read, and a symbolic link is copied as a link, never followed. Containers carry labels naming their owner
 process, so the ones a crashed daemon left behind are removed at the next start.
 """
 
@@ -19,7 +19,6 @@ import io
 import logging
 import os
 import socket
-import stat
 import tarfile
 import threading
 import time
@@ -27,14 +26,15 @@ import uuid
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, cast
 
-from ..base.beneath import Beneath, Refused
+from ..base.beneath import Beneath
 from ..base.config import Settings
 from ..base.git import workspace_files
 from ..base.truncate import keep_tail
 from ..patches.diff import changed_python_files
 from ..patches.validation import CheckResult, SandboxUnavailable, Validation
+from .archive import Sink, add_workspace
 from .checks import check_result, syntax_command
 from .image import SANDBOX_UID, ensure_available
 
@@ -369,7 +369,7 @@ class DockerSandbox:
         argv = ["sh", "-c", PREPARE, "sh", workdir, f"{self.timeout_s:g}", boundary, cleanup, keep]
         problems: list[str] = []
 
-        def job(sink: _Sink) -> None:
+        def job(sink: Sink) -> None:
             problems[:] = self._write_job(diff, sink)
 
         deadline = self.timeout_s + 60
@@ -476,7 +476,7 @@ class DockerSandbox:
             max_chars=max_chars,
         )
 
-    def _write_job(self, diff: str, sink: _Sink) -> list[str]:
+    def _write_job(self, diff: str, sink: Sink) -> list[str]:
         """Stream the tar PREPARE reads: the patch, then the workspace's files under `tree/`,
         read link-safe. What could not be copied, one line each."""
         names = workspace_files(self.repo_root, mode=self.settings.command_containment)
@@ -493,7 +493,7 @@ class DockerSandbox:
         argv: list[str],
         boundary: str,
         deadline_s: float,
-        stdin: Callable[[_Sink], None] | None = None,
+        stdin: Callable[[Sink], None] | None = None,
     ) -> dict[str, tuple[list[str], str]]:
         """Run `argv` in the container, what `stdin` writes streamed in; its stdout split by
         `boundary`.
@@ -522,7 +522,7 @@ class DockerSandbox:
             try:
                 raw = getattr(sock, "_sock", sock)
                 if stdin is not None:
-                    stdin(_Sink(raw))
+                    stdin(Sink(raw))
                 raw.shutdown(socket.SHUT_WR)
                 for stream, data in frames_iter(sock, tty=False):
                     (stdout if stream == 1 else stderr).append(data)
@@ -543,66 +543,6 @@ class DockerSandbox:
                 f"the sandbox script failed: {keep_tail(errors, 500) or 'no output'}"
             )
         return sections
-
-
-class _Sink:
-    """A socket as the write-only file tarfile streams into."""
-
-    def __init__(self, raw: Any) -> None:
-        self.raw = raw
-
-    def write(self, data: bytes) -> int:
-        self.raw.sendall(data)
-        return len(data)
-
-
-class _Exactly(io.RawIOBase):
-    """`size` bytes of `handle`: cut, or padded with zeros, when the file changed meanwhile."""
-
-    def __init__(self, handle: BinaryIO, size: int) -> None:
-        self.handle, self.left = handle, size
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        want = min(len(buffer), self.left)
-        if want <= 0:
-            return 0
-        data = self.handle.read(want) or bytes(want)
-        buffer[: len(data)] = data
-        self.left -= len(data)
-        return len(data)
-
-
-def add_workspace(tar: tarfile.TarFile, tree: Beneath, names: list[str], prefix: str) -> list[str]:
-    """Add the files `names` (relative to `tree`'s root) under `prefix`, none read through a
-    link: a symbolic link is added as a link, a folder swapped for one is left out and said.
-    What was left out, one line each (files deleted meanwhile are skipped silently)."""
-    problems: list[str] = []
-    pending = list(names)
-    while pending:
-        name = pending.pop(0)
-        try:
-            entry = tree.lstat(name)
-            info = tarfile.TarInfo(f"{prefix}/{name}")
-            info.mode, info.mtime = stat.S_IMODE(entry.st_mode) & 0o777, int(entry.st_mtime)
-            if stat.S_ISLNK(entry.st_mode):
-                info.type, info.linkname = tarfile.SYMTYPE, tree.readlink(name)
-                tar.addfile(info)
-            elif stat.S_ISDIR(entry.st_mode):  # an untracked nested repository, listed whole
-                pending += [f"{name}/{child}" for child in tree.listdir(name) if child != ".git"]
-            elif stat.S_ISREG(entry.st_mode):
-                with tree.open_file(name) as handle:
-                    info.size = os.fstat(handle.fileno()).st_size
-                    tar.addfile(info, io.BufferedReader(_Exactly(handle, info.size)))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        except Refused as exc:
-            problems.append(exc.message)
-        except OSError as exc:
-            problems.append(f"{name}: {exc.strerror or exc}")
-    return problems
 
 
 def _sections(text: str, boundary: str) -> dict[str, tuple[list[str], str]]:
