@@ -2,14 +2,15 @@
 
 `read_file` (the tool, end to end) and a patch accept (read, place, atomic write, record) are
 each timed with the link-safe primitives they use and with plain path-based ones put in their
-place (what the code did before: `Path.read_bytes`, `tempfile.mkstemp` + `os.replace` by
-name), alternating round by round. The bare primitives are reported too: one read and one
+place (what the code did before: `os.stat` and `Path.read_bytes` by name in the jail and the read,
+`tempfile.mkstemp` + `os.replace` by name for the write), alternating round by round. The bare primitives are reported too: one read and one
 atomic write three folders deep, with openat2 and with the per-component walk.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -52,6 +53,15 @@ def _plain_read_repo_text(ctx: Any, path: str, errors: str = "replace") -> tuple
     return ctx.jail.relative(resolved), resolved.read_bytes().decode("utf-8", errors=errors)
 
 
+def _plain_refuse_special(jail: Any, path: str, relative: Path) -> None:
+    try:
+        mode = os.stat(jail.root / relative).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ValueError(f"{path} is not a regular file")
+
+
 @contextmanager
 def _swapped(module: Any, **plain: Callable[..., Any]) -> Iterator[None]:
     saved = {name: getattr(module, name) for name in plain}
@@ -81,6 +91,7 @@ def host_file_operations(quick: bool = False) -> list[Figure]:
     from smol_instruments.patches.service import PatchService
     from smol_instruments.patches.store import PatchStore
     from smol_instruments.safety.approval import DenyAllApprover
+    from smol_instruments.safety.jail import PathJail
     from smol_instruments.tools import build_tools
     from smol_instruments.tools import files as files_module
     from smol_instruments.tools.base import ToolContext
@@ -100,7 +111,10 @@ def host_file_operations(quick: bool = False) -> list[Figure]:
             return _timed(lambda: read_file(path=rel, start_line=1, end_line=80), inner)()
 
         def plain_read() -> float:
-            with _swapped(files_module, read_repo_text=_plain_read_repo_text):
+            with (
+                _swapped(files_module, read_repo_text=_plain_read_repo_text),
+                _swapped(PathJail, _refuse_special=_plain_refuse_special),
+            ):
                 return _timed(lambda: read_file(path=rel, start_line=1, end_line=80), inner)()
 
         safe, plain = _median_alternating(safe_read, plain_read, rounds)

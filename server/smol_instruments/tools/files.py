@@ -46,7 +46,7 @@ def read_repo_text(ctx: ToolContext, path: str, errors: str = "replace") -> tupl
                 recovery_suggestion=f"Search it instead: rg_search(pattern='...', glob='{rel}').",
                 context={"path": path, "size": size},
             )
-        data = handle.read(MAX_FILE_BYTES + 1)
+        data = handle.read()
     if b"\0" in data[:8192]:
         raise ToolError(
             ErrorType.BINARY_FILE,
