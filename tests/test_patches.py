@@ -20,7 +20,13 @@ from smol_instruments.patches import service as service_module
 from smol_instruments.patches.diff import unified_diff
 from smol_instruments.patches.model import FileChange, Patch, sha256_text, split_lines
 from smol_instruments.patches.service import PatchService, diff_of
-from smol_instruments.patches.store import PatchStore, read_text, write_text
+from smol_instruments.patches.store import (
+    PatchStore,
+    list_stores,
+    read_text,
+    store_key,
+    write_text,
+)
 from smol_instruments.patches.view import patch_view
 from smol_instruments.safety.jail import PathJail
 
@@ -532,3 +538,52 @@ def test_a_folder_swapped_after_the_check_gets_nothing_written_outside(
     assert (moved / "b.txt").read_text() == TEXT
     assert (moved / "a.txt").read_text() == (FIRST if at == "second-write" else TEXT)
     assert patches.require(patch.id).status == "pending"
+
+
+# --- where the store lives --------------------------------------------------------------------
+
+
+def test_the_store_lives_in_the_state_directory_0700_and_says_whose_it_is(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    store = PatchStore.for_repository(root)
+    patches = PatchService(PathJail(root), store)
+    patch = patches.propose([("f.txt", TEXT, FIRST)], "x")
+    folder = tmp_path / "state" / "smol-instruments" / "patches" / store_key(root)
+    assert store.directory == folder and (folder / f"{patch.id}.json").is_file()
+    assert (folder / "repository").read_text() == f"{root.resolve()}\n"
+    for made in (folder, folder.parent):
+        assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / f"{patch.id}.json").stat().st_mode) == 0o600
+    assert list_stores() == [(store_key(root), str(root.resolve()))]
+    assert [p.id for p in PatchService(PathJail(root), PatchStore.for_repository(root)).all()] == [
+        patch.id
+    ]
+    assert sorted(p.name for p in root.iterdir()) == ["f.txt"]  # nothing in the repository
+
+
+def test_a_repository_holding_the_state_directory_keeps_its_patches_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "home"  # the home opened as a project: its state folder is inside it
+    home.mkdir()
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    store = PatchStore.for_repository(home)
+    assert store.directory is None
+    assert "not persisting patches" in caplog.text
+    PatchService(PathJail(home), store).propose([("a.txt", None, "x\n")], "x")
+    assert not (home / ".local").exists()
+
+
+def test_a_link_in_the_store_is_refused_not_followed(
+    root: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    patch = Patch("plinked", "x", [FileChange.between("f.txt", TEXT, FIRST)])
+    (outside / "plinked.json").write_text(json.dumps(patch.to_dict()))
+    store_of(root).mkdir(parents=True)
+    (store_of(root) / "plinked.json").symlink_to(outside / "plinked.json")
+    assert service(root).all() == []
+    assert "'repo/plinked.json' is a symbolic link" in caplog.text
