@@ -86,6 +86,9 @@ class _How(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
 
+_HOW_SIZE = ctypes.sizeof(_How)
+
+
 class _OpenAt2:
     """openat2(2) through libc's syscall(), probed once per process."""
 
@@ -110,6 +113,15 @@ class _OpenAt2:
         except (OSError, AttributeError):
             return False
         syscall.restype = ctypes.c_long
+        # Declared once (ctypes then converts without building wrappers per call); glibc's
+        # syscall() reads its arguments from the registers a plain call fills.
+        syscall.argtypes = [
+            ctypes.c_long,
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.POINTER(_How),
+            ctypes.c_size_t,
+        ]
         self._syscall = syscall
         try:
             fd = self.call(-100, ".", os.O_RDONLY | os.O_DIRECTORY, 0)  # AT_FDCWD
@@ -124,13 +136,7 @@ class _OpenAt2:
     def call(self, dir_fd: int, path: str, flags: int, mode: int) -> int:
         assert self._syscall is not None
         how = _How(flags | _CLOEXEC, mode if flags & os.O_CREAT else 0, _RESOLVE)
-        fd = self._syscall(
-            ctypes.c_long(SYS_OPENAT2),
-            ctypes.c_int(dir_fd),
-            ctypes.c_char_p(os.fsencode(path)),
-            ctypes.byref(how),
-            ctypes.c_size_t(ctypes.sizeof(how)),
-        )
+        fd = self._syscall(SYS_OPENAT2, dir_fd, os.fsencode(path), how, _HOW_SIZE)
         if fd < 0:
             code = ctypes.get_errno()
             raise OSError(code, os.strerror(code), path)
