@@ -606,3 +606,12 @@ def _containment(quick: bool = False) -> list[Figure]:
 
 
 FIGURES.append(Measure("containment", "command containment overhead", _containment))
+
+
+def _host_files(quick: bool = False) -> list[Figure]:
+    from .hostfs import host_file_operations
+
+    return host_file_operations(quick)
+
+
+FIGURES.append(Measure("hostfs", "link-safe host file operations", _host_files))

@@ -13,6 +13,8 @@ import tempfile
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Tests never read the developer's own settings file (~/.config/smol-instruments/settings.env).
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="smol-tests-config-")
+# ... nor write its state directory (the patch store, the daemon's log).
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="smol-tests-state-")
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from smol_instruments.tools import RepoTool, build_tools
 from smol_instruments.tools.base import ToolContext
 
 atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], True)
+atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], True)
 
 GIT_IDENTITY = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev"]
 

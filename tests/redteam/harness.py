@@ -131,6 +131,12 @@ class Victim:
         """The home itself: `~/.bashrc`, `~/.ssh/id_rsa`, `~/keep`."""
         return Spot(self.home)
 
+    def patch_store(self, repo: Path) -> Path:
+        """Where smol-instruments keeps `repo`'s patches for this user: their state directory."""
+        from smol_instruments.patches.store import store_key
+
+        return self.home / ".local" / "state" / "smol-instruments" / "patches" / store_key(repo)
+
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of a user with this home who set none of our settings."""
         env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SETTING_PREFIXES)}

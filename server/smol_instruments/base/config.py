@@ -358,6 +358,13 @@ def settings_environ(settings: Settings) -> dict[str, str]:
     return env
 
 
+def state_dir() -> Path:
+    """The user's own state directory for us: `$XDG_STATE_HOME/smol-instruments` (by default
+    `~/.local/state/smol-instruments`) on Linux, the platform's equivalent elsewhere."""
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("smol-instruments", appauthor=False))
+
+
 def default_log_file() -> Path:
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "smol-instruments" / "daemon.log"
+    return state_dir() / "daemon.log"

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from ..base import pyast
+from ..base.beneath import Beneath, Refused
 from ..base.testruns import failing_tests, test_summary
 from ..base.truncate import keep_tail
 from ..patches.validation import CheckResult
@@ -83,12 +84,15 @@ def find_related_tests(test_ids: list[str], tree: Path, changed: Collection[str]
     files or imports one of them."""
     modules = [_dotted(path) for path in changed if path.endswith(".py")]
     files = {test_id.split("::", 1)[0] for test_id in test_ids}  # each read once
-    using = {
-        path
-        for path in files
-        if path in changed
-        or any(_imports_it(name, module) for name in _imported(tree / path) for module in modules)
-    }
+    with Beneath(tree) as copy:  # the ids are the check's output: never follow a link they name
+        using = {
+            path
+            for path in files
+            if path in changed
+            or any(
+                _imports_it(name, module) for name in _imported(copy, path) for module in modules
+            )
+        }
     return [test_id for test_id in test_ids if test_id.split("::", 1)[0] in using]
 
 
@@ -103,11 +107,11 @@ def _imports_it(name: str, module: str) -> bool:
     return f".{module}".endswith(f".{name}")
 
 
-def _imported(test_file: Path) -> set[str]:
+def _imported(copy: Beneath, test_file: str) -> set[str]:
     """Every module name a test file imports, `from a import b` as both `a` and `a.b`."""
     try:
-        tree = pyast.parse(test_file.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
+        tree = pyast.parse(copy.read_bytes(test_file).decode("utf-8", errors="replace"))
+    except (OSError, Refused, SyntaxError, ValueError):
         return set()
     names: set[str] = set()
     for node in ast.walk(tree):

@@ -43,7 +43,7 @@ def list_repo_files(ctx: ToolContext) -> list[str]:
         result = run_git(ctx, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         if result.exit_code == 0:
             files = {p for p in result.stdout.split("\0") if p}
-            return sorted(p for p in files if (root / p).is_file())
+            return sorted(p for p in files if ctx.jail.tree.kind(p) == "file")
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d != ".git"]
@@ -119,7 +119,8 @@ def filter_files(files: list[str], pattern: str, ctx: ToolContext) -> list[str]:
     matched = [f for f in files if glob_match(f, pattern)]
     if not matched:
         directory = pattern.rstrip("/")
-        if not any(ch in directory for ch in "*?[{") and (ctx.root / directory).is_dir():
+        kind = None if any(ch in directory for ch in "*?[{") else ctx.jail.tree.kind(directory)
+        if kind in ("dir", "link"):  # stat'ed, not followed; a link out is refused by name
             ctx.jail.resolve(directory)
             matched = [f for f in files if f.startswith(directory + "/")]
     return matched

@@ -21,10 +21,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ...base.errors import ToolError
 from ...base.wire import to_wire
-from ...patches.guard import patch_path
 from ...patches.model import Patch
 from ...patches.service import Outcome, PatchService
-from ...patches.store import read_text
 from ...patches.view import patch_view
 from .. import patch_edits
 from ..feature import Feature, command, handles
@@ -150,9 +148,7 @@ class Patches(Feature):
 
     def _read_live(self, path: str) -> str | None:
         """The text as the editor has it (unsaved edits included), after the guard."""
-        target = patch_path(self.service.jail, path)
-        text = self.server.document_text(target.as_uri())
-        return text if text is not None else read_text(target)
+        return self.service.read_live(path, self.server.document_text)
 
     def _version_of(self, uri: str) -> int | None:
         document = self.server.workspace.text_documents.get(uri)
