@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.beneath import Beneath, Refused
 from ..base.config import default_log_file
-from ..patches.store import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +73,10 @@ class Transcripts:
             "turns": transcript.turns,
         }
         try:
-            atomic_write(path, json.dumps(data, ensure_ascii=False))
-        except OSError as exc:  # a conversation that cannot be saved still runs
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with Beneath(self.directory) as tree:
+                tree.write_atomic(path.name, json.dumps(data, ensure_ascii=False).encode(), mode=0o600)
+        except (OSError, Refused) as exc:  # a conversation that cannot be saved still runs
             log.warning("cannot save the conversation %s: %s", transcript.session_id, exc)
 
     def load(self, session_id: str) -> Transcript | None:
