@@ -281,3 +281,53 @@ def test_resume_runs_only_what_the_file_lacks() -> None:
         ("list-files", 1, "ours"),
         ("list-files", 1, "baseline"),
     ]
+
+
+def test_the_held_out_split_is_kept_apart() -> None:
+    from bench.real import heldout
+
+    held = [t for t in tasks.TASKS if t.split == "heldout"]
+    assert [t.key for t in held] == [t.key for t in heldout.TASKS]
+    # every kind is in both splits, and the two are about the same size
+    assert {t.kind for t in held} == set(tasks.KINDS)
+    dev = [t for t in tasks.TASKS if t.split == "dev"]
+    assert 0.4 < len(dev) / len(tasks.TASKS) < 0.6
+    # two projects are held out whole; a held-out bug is never a dev task's fixture
+    dev_roots = {fixtures.root_of(t.fixture) for t in dev}
+    assert not dev_roots & {"hashids", "dj_database_url"}
+    held_variants = {t.fixture for t in held if t.fixture in fixtures.VARIANTS}
+    assert held_variants and not held_variants & {t.fixture for t in dev}
+    # the dev modules do not mention a held-out task or its bug
+    dev_source = Path(dev_tasks.__file__).read_text() + Path(tasks.__file__).read_text()
+    for task in held:
+        assert task.key not in dev_source and task.turns[0] not in dev_source
+    assert all(t.split == "heldout" for t in held if fixtures.root_of(t.fixture) == "hashids")
+
+
+def test_held_out_tasks_are_listed_without_their_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main.main(["--list", "--split", "heldout"]) == 0
+    listed = capsys.readouterr().out
+    held = [t for t in tasks.TASKS if t.split == "heldout"]
+    assert all(t.key in listed and t.turns[0] not in listed for t in held)
+
+
+def test_report_only_merges_results_files_without_a_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = {
+        "task": "explain-divide", "kind": "behaviour", "split": "dev", "rep": 1, "agent": "ours",
+        "result": "ok", "steps": 1, "calls": 1, "seconds": 5.0,
+        "tokens": {"evaluated": 100, "reused": 900},
+    }
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps({"records": [record], "seconds": 5.0}))
+    held = {**record, "task": "somewhere-held-out", "split": "heldout", "result": "false-success"}
+    second.write_text(json.dumps({"records": [held, record], "seconds": 7.0}))
+    merged = tmp_path / "merged.json"
+    argv = ["--report-only", "--resume", str(first), str(second), "--output", str(merged)]
+    assert main.main([*argv, "--split", "all"]) == 0
+    document = json.loads(merged.read_text())
+    assert len(document["records"]) == 2 and document["seconds"] == 12.0
+    assert document["totals"]["ours"]["false_success"] == 1
+    out = capsys.readouterr().out
+    assert "heldout" in out and "somewhere-held-out" not in out

@@ -53,8 +53,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--resume",
         metavar="FILE",
-        help="a results file of an interrupted run: keep its records, run only what it lacks "
-        "(and write to it unless --output says otherwise)",
+        nargs="+",
+        help="results files of interrupted (or parallel) runs: keep their records, run only what "
+        "they lack, and write to the first unless --output says otherwise",
+    )
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: merge the --resume files into --output and print the report",
     )
     parser.add_argument("--reps", type=int, default=1, help="repetitions of every task")
     parser.add_argument(
@@ -209,23 +215,28 @@ def main(argv: list[str] | None = None) -> int:
             what = task.what if task.split == "dev" else "(held out)"
             print(f"{task.key:<26} {task.split:<8} {task.fixture:<24} {task.kind:<10} {what}")
         return 0
-    try:
-        gguf = find_model(args.model, args.model_file)
-    except ModelMissing as exc:
-        print(f"python -m bench --real: {exc}", file=sys.stderr)
-        return 2
-    output = Path(args.output or args.resume or ROOT / "bench" / f"real-results-{args.model}.json")
+    gguf: Path | None = None
+    if not args.report_only:
+        try:
+            gguf = find_model(args.model, args.model_file)
+        except ModelMissing as exc:
+            print(f"python -m bench --real: {exc}", file=sys.stderr)
+            return 2
+    default = ROOT / "bench" / f"real-results-{args.model}.json"
+    output = Path(args.output or (args.resume[0] if args.resume else default))
     artifacts = Path(args.artifacts or ROOT / "test-artifacts" / "real" / args.model)
     held_artifacts = heldout_artifacts(artifacts)
     previous: list[dict[str, Any]] = []
     spent = 0.0
-    if args.resume:
+    for name in args.resume or ():
         try:
-            earlier = json.loads(Path(args.resume).read_text())
-            previous, spent = earlier["records"], float(earlier.get("seconds", 0.0))
-        except (OSError, ValueError, KeyError) as exc:
+            earlier = json.loads(Path(name).read_text())
+            seen = {(r["task"], r["rep"], r["agent"]) for r in previous}
+            previous += [r for r in earlier["records"] if (r["task"], r["rep"], r["agent"]) not in seen]
+            spent += float(earlier.get("seconds", 0.0))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             print(
-                f"python -m bench --real: cannot resume from {args.resume}: {exc}; "
+                f"python -m bench --real: cannot resume from {name}: {exc}; "
                 "give a results file a run wrote",
                 file=sys.stderr,
             )
@@ -235,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         output,
         held_artifacts / "records.jsonl",
         {
-            "model": {"choice": args.model, "name": MODELS[args.model], "file": str(gguf)},
+            "model": {"choice": args.model, "name": MODELS[args.model], "file": str(gguf or "")},
             "settings": {
                 "split": args.split,
                 "threads": args.threads,
@@ -252,9 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         },
     )
     done = results.done()
-    todo = pending(chosen, args.reps, args.agents, done)
+    todo = [] if args.report_only else pending(chosen, args.reps, args.agents, done)
     print(
-        f"[real] {len(todo)} runs to do ({len(done)} already in {args.resume})"
+        f"[real] {len(todo)} runs to do ({len(done)} already in {', '.join(args.resume)})"
         if args.resume
         else f"[real] {len(todo)} runs to do",
         file=sys.stderr,
@@ -263,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as stack:
         proxies: dict[str, RecordingProxy] = {}
         keys: dict[str, str] = {}
-        for agent in args.agents:
+        for agent in args.agents if todo else ():
+            assert gguf is not None
             log = artifacts / f"server-{agent}.log"
             try:
                 server = stack.enter_context(
