@@ -141,6 +141,9 @@ class Results:
         self.path = path
         self.heldout_log = heldout_log
         self.document = document
+        self.spent = float(document.get("seconds", 0.0))  # by the runs resumed from
+        self.started = time.monotonic()
+        self.ran = False
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -156,9 +159,12 @@ class Results:
                 log.write(json.dumps(record, default=str) + "\n")
             record = report.figures_only(record)
         self.records.append(record)
+        self.ran = True
         self.save()
 
     def save(self) -> None:
+        elapsed = time.monotonic() - self.started if self.ran else 0.0
+        self.document["seconds"] = round(self.spent + elapsed, 1)  # wall time of all the runs
         agents_seen = tuple(dict.fromkeys(r["agent"] for r in self.records))
         self.document["totals"] = {a: report.totals(self.records, a) for a in agents_seen}
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -241,7 +247,6 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-    started = time.monotonic()
     results = Results(
         output,
         held_artifacts / "records.jsonl",
@@ -299,9 +304,6 @@ def main(argv: list[str] | None = None) -> int:
             record = run_one(task, rep, agent, options, proxies[agent], where).to_dict()
             results.add(record)
             print(_progress(task, rep, agent, record), file=sys.stderr, flush=True)
-    results.document["seconds"] = round(
-        results.document.get("seconds", 0) + time.monotonic() - started, 1
-    )
     results.document["load_average_after"] = os.getloadavg()
     results.save()
     shown = tuple(dict.fromkeys(r["agent"] for r in results.records)) or args.agents
