@@ -331,3 +331,5 @@ def test_report_only_merges_results_files_without_a_model(
     assert document["totals"]["ours"]["false_success"] == 1
     out = capsys.readouterr().out
     assert "heldout" in out and "somewhere-held-out" not in out
+    dev = sum(t.split == "dev" for t in tasks.TASKS)
+    assert f"not run yet: {dev - 1} of {dev} dev tasks by ours" in out

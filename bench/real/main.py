@@ -190,6 +190,21 @@ def pending(
     ]
 
 
+def not_run(
+    chosen: list[tasks.Task], records: list[dict[str, Any]], agents_: tuple[str, ...]
+) -> list[str]:
+    """For each split and agent, how many of the chosen tasks have no record yet."""
+    lines = []
+    for split in ("dev", "heldout"):
+        mine = [t for t in chosen if t.split == split]
+        for agent in agents_:
+            ran = {r["task"] for r in records if r["agent"] == agent}
+            missing = [t for t in mine if t.key not in ran]
+            if missing:
+                lines.append(f"not run yet: {len(missing)} of {len(mine)} {split} tasks by {agent}")
+    return lines
+
+
 def _task_entry(task: tasks.Task) -> dict[str, Any]:
     if task.split == "heldout":  # the key, kind and fixture only: no text to tune on
         return {"key": task.key, "fixture": task.fixture, "kind": task.kind, "split": task.split}
@@ -310,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     print(report.table(results.records, chosen, shown))
     print()
     print(report.summary(results.records, shown))
+    for line in not_run(chosen, results.records, shown):
+        print(line)
     print()
     print(report.modes_table(results.records, shown))
     print(f"\nwrote {output}; transcripts in {artifacts} (held-out: {held_artifacts})", file=sys.stderr)
