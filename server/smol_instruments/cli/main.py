@@ -272,6 +272,13 @@ def _run_turn(session: Any, task: str) -> Any:
     return result["outcome"]
 
 
+def _answer(text: str) -> str:
+    """The answer as written: every character visible on a terminal, exact when piped."""
+    from ..base.visible import visible
+
+    return visible(text) if sys.stdout.isatty() else text
+
+
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     from .terminal import TerminalRenderer
 
@@ -294,7 +301,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(_json(to_wire(outcome)))
     else:
-        print(outcome.answer)
+        print(_answer(outcome.answer))
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
 
 
@@ -330,7 +337,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
                 continue
             outcome = _run_turn(session, message)
             renderer.summary(outcome)
-            print(f"agent> {outcome.answer}", flush=True)
+            print(f"agent> {_answer(outcome.answer)}", flush=True)
             unfinished += outcome.status != "completed"
     except KeyboardInterrupt:
         pass
