@@ -606,3 +606,12 @@ def _containment(quick: bool = False) -> list[Figure]:
 
 
 FIGURES.append(Measure("containment", "command containment overhead", _containment))
+
+
+def _framing(quick: bool = False) -> list[Figure]:
+    from .framing import framing_overhead
+
+    return framing_overhead(quick)
+
+
+FIGURES.append(Measure("framing", "the daemon's input framing", _framing))
