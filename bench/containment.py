@@ -1,7 +1,8 @@
 """Figures for command containment: what bubblewrap adds to a command, against the same bare.
 
 `true` shows the sandbox's start-up alone; `python -m pytest -q` on the sample project shows
-what an ordinary development command pays. Both run through the process runner, contained
+what an ordinary development command pays; ripgrep as `rg_search` runs it (uncontained, no
+config, a tool's environment) against the same contained shows what containing it would cost. Both run through the process runner, contained
 and uncontained, alternating. The lifeline (the watcher that ends a command with us) is
 measured on its own: a contained `true` with it against the same without it.
 """
@@ -108,6 +109,12 @@ def containment_overhead(quick: bool = False) -> list[Figure]:
         git_status, git_status_off = _median_alternating(
             _git_status(repo, "auto"), _git_status(repo, "off"), rounds_git
         )
+        rg = _rg_argv()
+        rg_contained, rg_bare = _median_alternating(
+            _timer(rg, REPO / "server", True, (0, 1)),
+            _rg_search(REPO / "server", rg),
+            5 if quick else 30,
+        )
     return [
         Figure(
             "contain_true",
@@ -147,7 +154,37 @@ def containment_overhead(quick: bool = False) -> list[Figure]:
             target_on="report",
             note=f"overhead {1000 * (git_status - git_status_off):.0f} ms (one git process)",
         ),
+        Figure(
+            "contain_rg_search",
+            "ripgrep over server/ contained vs as rg_search runs it (--no-config, tool env)",
+            rg_contained * 1000,
+            "ms",
+            rg_bare * 1000,
+            target_on="report",
+            note=f"containing it would add {1000 * (rg_contained - rg_bare):.0f} ms per search",
+        ),
     ]
+
+
+def _rg_argv() -> list[str]:
+    rg = shutil.which("rg")
+    if rg is None:
+        raise RuntimeError("ripgrep is not installed")
+    return [rg, "--no-config", "--line-number", "--null", "--hidden", "--regexp", "def ", "."]
+
+
+def _rg_search(root: Path, argv: list[str]):  # type: ignore[no-untyped-def]
+    """ripgrep the way the tools run it (tools/repo.py run_rg): uncontained, a tool's env."""
+    from smol_instruments.base.process import child_env, run_process
+
+    def run() -> float:
+        start = time.perf_counter()
+        result = run_process(argv, cwd=root, timeout=600, env=child_env("tool"))
+        if result.exit_code not in (0, 1):
+            raise RuntimeError(f"rg failed: {result.stderr[-300:]}")
+        return time.perf_counter() - start
+
+    return run
 
 
 def _git_status(repo: Path, mode: str):  # type: ignore[no-untyped-def]

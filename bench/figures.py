@@ -615,3 +615,12 @@ def _host_files(quick: bool = False) -> list[Figure]:
 
 
 FIGURES.append(Measure("hostfs", "link-safe host file operations", _host_files))
+
+
+def _framing(quick: bool = False) -> list[Figure]:
+    from .framing import framing_overhead
+
+    return framing_overhead(quick)
+
+
+FIGURES.append(Measure("framing", "the daemon's input framing", _framing))

@@ -50,6 +50,9 @@ _SETTING_PREFIXES = (
     "SUPPRESS_",
     "CONTAINMENT",
     "GIT_",
+    # What our package sets in its own process (base/environment.py), which a user has not.
+    "PYTHON_DOTENV_DISABLED",
+    "LITELLM_MODE",
 )
 
 

@@ -20,7 +20,8 @@
 4. No runaway repetition. At a low temperature a small model can write the same sentence until
    its token limit (minutes on a CPU): a reply is cut where a long line comes back a second time.
 
-LiteLLM is imported lazily (about 3 s) and with its bundled cost map, never the internet's.
+LiteLLM is imported lazily (about 3 s), with its bundled cost map (never the internet's) and
+without the `.env` it would load at import: `base/environment.py` sees to both.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import ast
 import dataclasses
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -312,8 +312,8 @@ class AgentModel(LiteLLMModel):
         return saved
 
     def create_client(self) -> Any:
-        # Set before the first import: otherwise LiteLLM fetches its cost map from the internet.
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        # Imported here, not at start-up (about 3 s); the package's __init__ already set what
+        # keeps it offline and from loading a .env (base/environment.py).
         import litellm
 
         litellm.suppress_debug_info = True

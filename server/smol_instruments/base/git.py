@@ -167,17 +167,13 @@ def run_git(
         git_argv(*args),
         cwd=root,
         timeout=timeout,
-        env=None if contain is not None else _without_git_variables(child_env()),
+        env=None if contain is not None else child_env("tool"),
         extra_env=settings,
         contain=contain,
         cancel=cancel,
         registry=registry,
         stdin_text=stdin_text,
     )
-
-
-def _without_git_variables(env: Mapping[str, str]) -> dict[str, str]:
-    return {name: value for name, value in env.items() if not name.startswith("GIT_")}
 
 
 def user_identity() -> dict[str, str]:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from ..base.config import Settings
+from ..base.process import child_env
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -43,7 +44,12 @@ class Check:
 def _version(argv: list[str]) -> str | None:
     try:
         out = subprocess.run(
-            argv, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL
+            argv,
+            env=child_env("tool"),
+            capture_output=True,
+            text=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

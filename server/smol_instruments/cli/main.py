@@ -299,6 +299,13 @@ def _with_review(answer: str, said: Any) -> str:
     return "\n\n".join([answer.rstrip(), *said.lines]).strip()
 
 
+def _answer(text: str) -> str:
+    """The answer as written: every character visible on a terminal, exact when piped."""
+    from ..base.visible import visible
+
+    return visible(text) if sys.stdout.isatty() else text
+
+
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     from .terminal import TerminalRenderer
 
@@ -328,7 +335,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         data["patches"] = [patch_summary(patch) for patch in said.patches]
         print(_json(data))
     else:
-        print(answer)
+        print(_answer(answer))
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
 
 
@@ -365,7 +372,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
             outcome = _run_turn(session, message)
             said = _review(args, session)
             renderer.summary(outcome)
-            print(f"agent> {_with_review(outcome.answer, said)}", flush=True)
+            print(f"agent> {_answer(_with_review(outcome.answer, said))}", flush=True)
             unfinished += outcome.status != "completed"
     except KeyboardInterrupt:
         pass

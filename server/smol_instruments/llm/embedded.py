@@ -31,6 +31,7 @@ import weakref
 from pathlib import Path
 
 from ..base.config import default_log_file
+from ..base.process import child_env
 from .catalog import ModelSetupError
 from .serve import API_KEY_VARIABLE, EXIT_START_FAILED
 
@@ -164,7 +165,7 @@ class EmbeddedServer:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=log_stream,
-                env={**os.environ, API_KEY_VARIABLE: self.api_key},
+                env=child_env("python", {API_KEY_VARIABLE: self.api_key}),
                 start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not its
             )
         self._stopping = False

@@ -13,6 +13,7 @@ import uuid
 from lsprotocol import types
 
 from ..agent.events import AgentEvent, RunOutcome, StepEvent, ToolEvent
+from ..base.visible import visible
 from .server import SmolLanguageServer
 from .sessions import HostedSession
 
@@ -50,7 +51,8 @@ class RunProgress:
         if isinstance(event, StepEvent):
             message = f"step {event.step}/{event.max_steps}"
         elif isinstance(event, ToolEvent):
-            message = f"{event.name}({', '.join(map(str, event.args.values()))[:60]})"
+            call = f"{event.name}({', '.join(map(str, event.args.values()))[:60]})"
+            message = visible(call, breaks=True)
         else:
             return
         self.server.post(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.process import child_env
 from ..patches.validation import SandboxUnavailable
 
 SUITE = "bookworm"
@@ -304,6 +305,7 @@ def _make_rootfs_tarball(tarball: Path, mirror: str, progress: Progress | None) 
 def _run(argv: list[str], name: str, progress: Progress | None) -> None:
     proc = subprocess.Popen(
         argv,
+        env=child_env("network"),  # debootstrap fetches packages: proxies, certificates
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,

@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ...agent.events import AgentEvent, RunOutcome
+from ...base.visible import visible
 from ...base.wire import to_wire
 from ...safety.policy import PolicyConfigError
 from ..feature import Feature, command, handles
@@ -81,7 +82,9 @@ class Chat(Feature):
         text = self._with_selections(question, [Selection(uri=request.uri, range=request.range)])
         outcome = await self.run(text, None, None)
         self.server.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Info, message=outcome.answer[:4000])
+            types.ShowMessageParams(
+                type=types.MessageType.Info, message=visible(outcome.answer[:4000])
+            )
         )
         return to_wire(outcome)
 

@@ -20,6 +20,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ...base.errors import ToolError
+from ...base.visible import visible
 from ...base.wire import to_wire
 from ...patches.model import Patch
 from ...patches.service import Outcome, PatchService
@@ -179,7 +180,9 @@ class Patches(Feature):
         if plan.writes:
             edit = patch_edits.workspace_edit(plan, service, self._version_of)
             result = await self.server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=edit, label=f"Agent patch: {patch.summary}")
+                types.ApplyWorkspaceEditParams(
+                    edit=edit, label=visible(f"Agent patch: {patch.summary}", breaks=True)
+                )
             )
             if not result.applied:
                 reason = result.failure_reason or "the editor did not apply the edit"
