@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .containment import Containment
 from .launch import Launch
+from .overlay import View
 
 POLL_S = 0.05
 
@@ -91,6 +92,7 @@ def run_process(
     env: Mapping[str, str] | None = None,
     extra_env: Mapping[str, str] | None = None,
     contain: Containment | None = None,
+    view: View | None = None,
     cancel: threading.Event | None = None,
     registry: ProcessRegistry | None = None,
     stdin_text: str | None = None,
@@ -100,7 +102,8 @@ def run_process(
 
     With `contain`, the command runs inside that containment (bubblewrap): `env` (default:
     ours) is then only the source its allowlisted environment is taken from, and
-    `extra_env` is set inside. When the command ends, times out or is cancelled we let go
+    `extra_env` is set inside. With a `view` and no containment (COMMAND_CONTAINMENT=off)
+    the command runs uncontained but writes the repository's view, not the repository. When the command ends, times out or is cancelled we let go
     of its lifeline (`lifeline.py`), and everything it started in the sandbox is killed;
     if we are killed, the kernel lets go for us.
 
@@ -113,7 +116,7 @@ def run_process(
     else:
         child = dict(env) if env is not None else child_env()
         child.update(extra_env or {})
-        launch = Launch(list(argv), child)
+        launch = Launch(list(argv), child, setup=view.enter() if view is not None else None)
     try:
         proc = subprocess.Popen(
             launch.argv,
@@ -124,6 +127,7 @@ def run_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=launch.setup,
         )
     except BaseException:
         launch.close()
