@@ -37,6 +37,8 @@ from .places import byproduct, protected
 
 #: Blocked paths named one by one; beyond, a count.
 BLOCKED_LISTED = 20
+#: A new protected folder with more files than this is said as one line with a count.
+BLOCKED_NAMED_IN_A_FOLDER = 3
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -246,16 +248,20 @@ def _is_dir(node: _Node) -> bool:
 
 
 def _key(node: _Node) -> str:
-    return node.rel + "/" if _is_dir(node) else node.rel
+    """How git is asked about `node`: a directory with a slash, unless the repository has
+    something else there (git will not look beyond a link, and stops altogether if asked)."""
+    return node.rel + "/" if _is_dir(node) and node.lower in (None, "dir") else node.rel
 
 
 def _askable(nodes: list[_Node]) -> Iterator[_Node]:
-    """Every path whose kind git's ignore rules decide (not protected, not a byproduct)."""
+    """Every path whose kind git's ignore rules decide (not protected, not a byproduct, not
+    below what the repository has as a link or a file)."""
     for node in nodes:
         if protected(node.rel) or byproduct(node.rel):
             continue
         yield node
-        yield from _askable(node.children)
+        if node.lower in (None, "dir"):
+            yield from _askable(node.children)
 
 
 class _Sorter:
@@ -295,21 +301,31 @@ class _Sorter:
         elif node.kind in ("whiteout", "gone"):
             self.deleted(node)
         elif node.kind == "link":
-            self.skip(node, "a symbolic link" + (" (replacing a file)" if node.lower else ""))
+            replaced = f" (replacing {_KIND_WORDS.get(node.lower, 'a special file')})"
+            self.skip(node, "a symbolic link" + (replaced if node.lower else ""))
         else:
             self.skip(node, "a special file (a pipe, socket or device)")
         return None
 
     def block(self, node: _Node) -> None:
-        for item in node.walk():
-            if item.kind in ("whiteout", "gone"):
-                if item.lower != "dir":
-                    self.changes.blocked.append(f"deleted {item.rel}")
-            elif item.kind != "dir":
-                verb = "changed" if item.lower else "created"
-                self.changes.blocked.append(f"{verb} {item.rel}")
-            elif not item.children and item.lower is None:
-                self.changes.blocked.append(f"created {item.rel}/")
+        """Say what the command did in a protected place, file by file; a new folder with
+        many files (`git init`) as one line."""
+        if node.kind == "dir" and node.lower is None and node.files() > BLOCKED_NAMED_IN_A_FOLDER:
+            count = node.files()
+            self.changes.blocked.append(
+                f"created {node.rel}/"
+                + (f" ({count} file{'' if count == 1 else 's'})" if count else "")
+            )
+        elif node.kind == "dir":
+            for child in node.children:
+                self.block(child)
+        elif node.kind in ("whiteout", "gone"):
+            if node.lower == "dir":
+                self.changes.blocked.append(f"deleted {node.rel}/")
+            else:
+                self.changes.blocked.append(f"deleted {node.rel}")
+        else:
+            self.changes.blocked.append(f"{'changed' if node.lower else 'created'} {node.rel}")
 
     def count_ignored(self, node: _Node) -> None:
         for child in node.children:
