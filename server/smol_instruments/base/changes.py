@@ -224,6 +224,10 @@ def _gone(low: int, prefix: str, exclude: set[str] | None = None) -> list[_Node]
 _KIND_WORDS = {"link": "a symbolic link", "dir": "a directory", "file": "a file"}
 
 
+def _what(kind: Kind | None) -> str:
+    return _KIND_WORDS.get(kind or "", "a special file")
+
+
 def classify(
     root: Path, upper: Path, *, is_ignored: Callable[[list[str]], set[str]], limit: int
 ) -> Changes:
@@ -291,9 +295,7 @@ class _Sorter:
             return self.count_ignored(node)
         if node.kind == "dir":
             if node.lower not in (None, "dir"):
-                self.skip(
-                    node, f"{_KIND_WORDS.get(node.lower, 'a special file')} replaced by a directory"
-                )
+                self.skip(node, f"{_what(node.lower)} replaced by a directory")
             for child in node.children:
                 self.visit(child)
         elif node.kind == "file":
@@ -301,7 +303,7 @@ class _Sorter:
         elif node.kind in ("whiteout", "gone"):
             self.deleted(node)
         elif node.kind == "link":
-            replaced = f" (replacing {_KIND_WORDS.get(node.lower, 'a special file')})"
+            replaced = f" (replacing {_what(node.lower)})"
             self.skip(node, "a symbolic link" + (replaced if node.lower else ""))
         else:
             self.skip(node, "a special file (a pipe, socket or device)")
@@ -343,9 +345,7 @@ class _Sorter:
 
     def file(self, node: _Node) -> None:
         if node.lower not in (None, "file"):
-            return self.skip(
-                node, f"a file replacing {_KIND_WORDS.get(node.lower, 'a special file')}"
-            )
+            return self.skip(node, f"a file replacing {_what(node.lower)}")
         new = read_beneath(self.up, node.rel, self.limit)
         old = read_beneath(self.low, node.rel, self.limit) if node.lower == "file" else None
         if new is None:
@@ -372,9 +372,7 @@ class _Sorter:
             if texts is not None:
                 self.changes.files.append(Change(node.rel, texts[0], None))
         elif node.lower is not None:
-            self.skip(
-                node, f"{_KIND_WORDS.get(node.lower, 'a special file')} deleted, not proposed"
-            )
+            self.skip(node, f"{_what(node.lower)} deleted, not proposed")
 
     def texts(
         self, node: _Node, old: bytes | None, new: bytes | None
