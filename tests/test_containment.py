@@ -62,7 +62,6 @@ def run_launch(launch: Launch, timeout: float = 30) -> subprocess.CompletedProce
             launch.argv,
             env=launch.env,
             pass_fds=launch.pass_fds,
-            preexec_fn=launch.setup,
             capture_output=True,
             text=True,
             timeout=timeout,

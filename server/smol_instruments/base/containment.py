@@ -61,7 +61,7 @@ from .filesystem import (
 )
 from .launch import Launch
 from .lifeline import wrap as lifeline_wrap
-from .overlay import FAILURE, View, ViewError
+from .overlay import FAILURE, View, ViewError, missing_programs
 
 Mode = Literal["auto", "required", "off"]
 Widening = Literal["network", "git"]
@@ -156,6 +156,7 @@ USERNS_FIX = (
     "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on "
     "Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0), or run where they are allowed"
 )
+UTIL_LINUX_FIX = "install util-linux (apt-get install util-linux mount, dnf install util-linux)"
 VIEW_FIX = (
     "use Linux 5.11 or later with unprivileged user namespaces, and keep the repository and "
     "the temporary directory (TMPDIR) on a local filesystem (ext4, xfs, btrfs; tmpfs from "
@@ -221,9 +222,6 @@ class Containment:
         env = contained_env(source, homes[0] if homes else None, self.widens)
         if extra_env:
             env.update(extra_env)
-        setup = None
-        if self.view is not None:
-            setup = self.view.enter(with_repository="git" in self.widens)
         fd = seccomp.filter_fd()
         args = [
             bwrap_path() or "bwrap",
@@ -236,7 +234,10 @@ class Containment:
         ]
         if "network" not in self.widens:
             args.append("--unshare-net")
-        if os.geteuid() == 0:
+        if self.view is not None and os.geteuid() != 0:
+            # bubblewrap runs as root of the view's user namespace: the command gets our ids
+            args += ["--unshare-user", "--uid", str(os.geteuid()), "--gid", str(os.getegid())]
+        if os.geteuid() == 0 or self.view is not None:
             args += ["--cap-drop", "ALL"]
         fds: tuple[int, ...] = ()
         if fd is not None:
@@ -249,12 +250,18 @@ class Containment:
             args += ["--info-fd", str(told)]
             fds = (*fds, told)
         if not lifeline:
-            return Launch([*args, "--", *argv], env, fds, setup=setup, info=info)
+            return Launch(self._viewed([*args, "--", *argv]), env, fds, info=info)
         # Both ends close-on-exec: bubblewrap gets the read end alone (pass_fds), no child
         # of ours ever gets the write end.
         read_end, write_end = os.pipe()
         args += ["--sync-fd", str(read_end), "--", *lifeline_wrap(argv, read_end)]
-        return Launch(args, env, (*fds, read_end), write_end, setup=setup, info=info)
+        return Launch(self._viewed(args), env, (*fds, read_end), write_end, info=info)
+
+    def _viewed(self, bwrap: list[str]) -> list[str]:
+        """Bubblewrap's command line, started once the view (if any) is mounted."""
+        if self.view is None:
+            return bwrap
+        return self.view.command(bwrap, with_repository="git" in self.widens)
 
     def mounts(self, homes: Sequence[Path], environ: Mapping[str, str]) -> list[str]:
         """The filesystem, in order: each mount hides what an earlier one showed at its path
@@ -431,7 +438,6 @@ def _run_true(spec: Containment) -> tuple[int, str]:
             launch.argv,
             env=launch.env,
             pass_fds=launch.pass_fds,
-            preexec_fn=launch.setup,
             capture_output=True,
             text=True,
             timeout=20,
@@ -456,6 +462,13 @@ def probe_view(root: Path, *, refresh: bool = False) -> Availability:
 
 
 def _probe_view(root: Path) -> Availability:
+    missing = missing_programs()
+    if missing:
+        return Availability(
+            False,
+            f"no copy-on-write view of the repository: {' and '.join(missing)} missing",
+            UTIL_LINUX_FIX,
+        )
     try:
         with View.create(root) as view:
             returncode, stderr = _run_true(Containment(root, view=view))
@@ -466,7 +479,7 @@ def _probe_view(root: Path) -> Availability:
     if returncode == 0:
         return Availability(True, "overlayfs views work")
     error = (stderr.strip().splitlines() or [f"exit code {returncode}"])[-1]
-    error = error.removeprefix(FAILURE.decode() + ": ")
+    error = error.removeprefix(FAILURE + ": ")
     return Availability(
         False, f"no copy-on-write view of the repository (overlayfs): {error}", VIEW_FIX
     )

@@ -10,7 +10,7 @@ import json
 import os
 import select
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 #: How long `settle` waits for a sandbox's last processes (killed already, so only a moment).
@@ -22,7 +22,6 @@ class Launch:
     """A command ready for Popen: pass `pass_fds`, call `started()` once it started and
     `close()` once it ended. Contained, `lifeline` is the write end we hold: closing it
     kills whatever is left in the sandbox (lifeline.py). Uncontained, both are empty.
-    `setup`, when set, must run in the child before bubblewrap (overlay.py's view).
 
     Each descriptor is closed once, however often these are called: a number closed twice
     may by then be another thread's socket (the daemon's, a model connection, Docker's)."""
@@ -31,8 +30,6 @@ class Launch:
     env: dict[str, str]
     pass_fds: tuple[int, ...] = ()
     lifeline: int | None = None
-    #: Run in the child between fork and exec (Popen's preexec_fn): mounts a view.
-    setup: Callable[[], None] | None = None
     #: Our end of bubblewrap's `--info-fd`: where it says which process is the sandbox's PID 1.
     info: int | None = None
     _closed: set[int] = field(default_factory=set, repr=False, compare=False)

@@ -2,27 +2,29 @@
 
 `View.create(root)` makes a fresh directory of ours (mode 0700, in the temporary directory,
 outside the repository, never reused by another command) holding the overlay's upper layer.
-`view.enter()` is what the child process runs between fork and exec, before bubblewrap
-starts (`Launch.setup`, given to Popen as `preexec_fn`):
+`view.command(argv)` is the command line that mounts the view and then runs `argv`
+(bubblewrap, for a contained command) in it:
 
-    unshare(CLONE_NEWUSER | CLONE_NEWNS)     # root: CLONE_NEWNS alone, as bubblewrap runs today
-    /proc/self/{setgroups,uid_map,gid_map}   # our own uid and gid, mapped to themselves
-    mount --make-rprivate /                  # nothing we mount reaches another namespace
-    mount -t overlay overlay -o lowerdir=ROOT,upperdir=UP,workdir=WORK,userxattr,volatile ROOT
+    unshare --mount [--user --map-root-user] --propagation private -- sh -c '
+        mount -t overlay -o lowerdir=ROOT,upperdir=UP,workdir=WORK,userxattr,volatile overlay ROOT
+        exec "$@"' ... bwrap ...
 
-and bubblewrap, exec'd next, binds ROOT (now the overlay) as the repository. Every write of
-the command lands in UP; a deletion is a whiteout (a 0/0 character device), a directory
-replaced as a whole is marked opaque (`user.overlay.opaque`); the repository itself is only
-read. When the command has ended, `changes.py` reads UP to say what the command changed.
+Root needs no user namespace (bubblewrap then runs as it always did for root); anyone else
+gets one of their own, where bubblewrap runs as its root and gives the command back its own
+uid and gid (containment.py: `--unshare-user --uid --gid`, `--cap-drop ALL`). Bubblewrap
+binds ROOT, now the overlay, as the repository. Every write of the command lands in UP; a
+deletion is a whiteout (a 0/0 character device), a directory replaced as a whole is marked
+opaque (`user.overlay.opaque`); the repository itself is only read. When the command has
+ended (and its sandbox with it: launch.py's `settle`), `changes.py` reads UP.
 
-Why in the forked child and not `unshare -Urm sh -c 'mount ... && exec bwrap ...'`: the
-three extra programs (unshare, sh, mount) cost 7.5 ms a command against 3.5 ms here
-(bench/containment.py, `contain_view`); the function only makes system calls prepared
-beforehand (no import, no lock), which is what is safe between fork and exec in a process
-with threads. A failure there is said on the command's stderr (FAILURE) with exit status
-FAILED. `volatile` skips the overlay's sync of the upper filesystem when it goes away
-(a sync of the whole disk holding the temporary directory, 3-5 ms under load): the upper
-layer is read right after and thrown away, so nothing needs to reach the disk.
+Why util-linux's `unshare` and `mount` and not the same system calls made by us between
+fork and exec: Python forks instead of vforking once there is such a function, and a fork
+of a process the size of the daemon cost 40-80 ms against 4-11 ms (measured at load 13 on 2
+cores); the three small programs cost a few milliseconds (bench/containment.py,
+`contain_view`). `volatile` skips the overlay's sync of the upper filesystem when it goes
+away (a sync of the whole disk holding the temporary directory, 3-5 ms under load): the
+upper layer is read right after and thrown away, so nothing needs to reach the disk. A
+mount that fails is said on the command's stderr (FAILURE) with exit status FAILED.
 
 One view may serve several commands in a row (a validation: `git apply`, then the checks,
 see sandbox/local.py): each mount gets a fresh work directory, which `volatile` requires.
@@ -33,23 +35,14 @@ covers it, so an approved command widened with `git` writes the real `.git`.
 from __future__ import annotations
 
 import atexit
-import ctypes
-import ctypes.util
 import os
 import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-# linux/sched.h, linux/mount.h
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-MS_BIND = 0x1000
-MS_REC = 0x4000
-MS_PRIVATE = 1 << 18
 
 #: How a view's directory is named: PREFIX, the pid of the process that made it, a random tail.
 PREFIX = "smol-view-"
@@ -62,23 +55,34 @@ OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
 
 #: The exit status and the first words of stderr when the view could not be mounted.
 FAILED = 125
-FAILURE = b"smol-instruments: the copy-on-write view could not be mounted"
+FAILURE = "smol-instruments: the copy-on-write view could not be mounted"
 
 #: Characters that cannot be passed in overlayfs' option string.
 _UNSAFE = frozenset(",:\\\n=")
 
-_libc: ctypes.CDLL | None = None
-
+#: What mounts the view, then runs the command: $1 options, $2 the root, $3 where the
+#: repository stays reachable (or empty), $4 "cd" to enter the view's root again (a command
+#: run without bubblewrap, which would do it), then the command.
+MOUNT_SCRIPT = (
+    "o=$1 r=$2 real=$3 enter=$4; shift 4; "
+    'if [ -n "$real" ]; then mount -n -i --rbind -- "$r" "$real" '
+    f'|| {{ echo "{FAILURE}: mount --rbind" >&2; exit {FAILED}; }}; fi; '
+    'mount -n -i -t overlay -o "$o" -- overlay "$r" '
+    f'|| {{ echo "{FAILURE}: mount -t overlay" >&2; exit {FAILED}; }}; '
+    'if [ -n "$enter" ]; then cd "$(pwd -P)" || exit ' + str(FAILED) + "; fi; "
+    'exec "$@"'
+)
 
 class ViewError(OSError):
-    """The view could not be made or mounted (said in words a user can act on)."""
+    """The view could not be made (said in words a user can act on)."""
 
 
-def _c() -> ctypes.CDLL:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-    return _libc
+#: The programs a view needs (util-linux).
+PROGRAMS = ("unshare", "mount")
+
+
+def missing_programs() -> list[str]:
+    return [name for name in PROGRAMS if shutil.which(name) is None]
 
 
 def unsafe_path(path: Path) -> str | None:
@@ -124,18 +128,33 @@ class View:
         """Where the repository as it is stays reachable (only with `with_repository`)."""
         return self.scratch / "real"
 
-    def enter(self, *, with_repository: bool = False) -> Callable[[], None]:
-        """The function that mounts this view in a forked child, prepared here: once called
-        it only makes system calls (no import, no lock taken)."""
+    def command(
+        self, argv: Sequence[str], *, with_repository: bool = False, enter: bool = False
+    ) -> list[str]:
+        """The command line that mounts this view (a fresh work directory each time) and
+        runs `argv` in it; `enter`: start `argv` in the view's root (without bubblewrap)."""
         self._mounts += 1
         work = self.scratch / f"work{self._mounts}"
         work.mkdir()
-        root = os.fsencode(self.root)
-        options = os.fsencode(
-            f"lowerdir={self.root},upperdir={self.upper},workdir={work},{OPTIONS}"
-        )
-        real = os.fsencode(self.real) if with_repository else None
-        return _enterer(root, options, real)
+        options = f"lowerdir={self.root},upperdir={self.upper},workdir={work},{OPTIONS}"
+        user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+        return [
+            shutil.which("unshare") or "unshare",
+            "--mount",
+            *user,
+            "--propagation",
+            "private",
+            "--",
+            "/bin/sh",
+            "-c",
+            MOUNT_SCRIPT,
+            "smol-view",
+            options,
+            str(self.root),
+            str(self.real) if with_repository else "",
+            "cd" if enter else "",
+            *argv,
+        ]
 
     def close(self) -> None:
         """Throw the view away (in the background: removing a directory tree costs tens of
@@ -230,50 +249,3 @@ def _unlock(path: str) -> None:
 
 
 _reaper = _Reaper()
-
-
-def _enterer(root: bytes, options: bytes, real: bytes | None) -> Callable[[], None]:
-    libc = _c()
-    unshare, mount = libc.unshare, libc.mount
-    get_errno = ctypes.get_errno
-    user = os.geteuid() != 0
-    flags = CLONE_NEWNS | (CLONE_NEWUSER if user else 0)
-    maps = (
-        (
-            (b"/proc/self/setgroups", b"deny"),
-            (b"/proc/self/uid_map", b"%d %d 1" % (os.geteuid(), os.geteuid())),
-            (b"/proc/self/gid_map", b"%d %d 1" % (os.getegid(), os.getegid())),
-        )
-        if user
-        else ()
-    )
-    overlay, slash = b"overlay", b"/"
-
-    def fail(what: str, number: int) -> None:
-        # Between fork and exec nobody can catch an exception: say it on the command's
-        # stderr and end with FAILED, so the caller reads it as the command's failure.
-        os.write(2, b"%s: %s: %s\n" % (FAILURE, what.encode(), os.strerror(number).encode()))
-        os._exit(FAILED)
-
-    def enter() -> None:
-        if unshare(flags) != 0:
-            fail("unshare", get_errno())
-        for path, text in maps:
-            try:
-                fd = os.open(path, os.O_WRONLY)
-                os.write(fd, text)
-                os.close(fd)
-            except OSError as exc:
-                fail(f"writing {path.decode()}", exc.errno or 0)
-        if mount(None, slash, None, MS_REC | MS_PRIVATE, None) != 0:
-            fail("mount --make-rprivate /", get_errno())
-        if real is not None and mount(root, real, None, MS_BIND | MS_REC, None) != 0:
-            fail("mount --rbind", get_errno())
-        if mount(overlay, root, overlay, 0, options) != 0:
-            fail("mount -t overlay", get_errno())
-        try:  # a working directory in the repository is the view's from now on
-            os.chdir(os.getcwd())
-        except OSError as exc:
-            fail("chdir", exc.errno or 0)
-
-    return enter

@@ -116,7 +116,8 @@ def run_process(
     else:
         child = dict(env) if env is not None else child_env()
         child.update(extra_env or {})
-        launch = Launch(list(argv), child, setup=view.enter() if view is not None else None)
+        command = view.command(argv, enter=True) if view is not None else list(argv)
+        launch = Launch(command, child)
     try:
         proc = subprocess.Popen(
             launch.argv,
@@ -127,7 +128,6 @@ def run_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=launch.setup,
         )
     except BaseException:
         launch.close()
