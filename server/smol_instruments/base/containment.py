@@ -1,22 +1,19 @@
 """Containment: every process the agent starts runs inside a bubblewrap sandbox.
 
 A `Containment` says what a command may touch; `prepare(argv)` turns it into the argv that
-runs the command contained, the environment it gets and the file descriptor bubblewrap reads
-its seccomp filter from. Inside:
+runs the command contained, the environment it gets and the file descriptors bubblewrap
+reads its seccomp filter and the lifeline from. Inside:
 
-- the whole filesystem is read-only (`--ro-bind / /`), with a private `/tmp` and a fresh
-  `/dev` and `/proc`;
-- the user's home is an empty tmpfs at its own path (no ~/.ssh, no rc files, no
-  credentials; HOME points at it). Toolchains installed under it (pyenv, rustup, nvm,
-  ~/.local/bin, the virtual environment, every PATH entry there) are mounted back read-only
-  so `python`, `cargo` and `node` still resolve. A few places outside the home that hold the
-  machine's secrets (/etc/shadow, SSH host keys, /etc/ssl/private) are hidden too, and when
-  we run as root the other users' homes;
-- the repository is writable except `.git` and the other places where a write changes what
-  later runs without a diff anyone reviews (`.smol-instruments`, `.vscode`, `.idea`,
-  `.envrc`); `.git` stays read-only also when it is a file naming a git directory elsewhere
-  (that directory is mounted read-only too). The git runner mounts the repository
-  read-only altogether (`writable=False`);
+- only the system's places are there, read-only (`/usr`, `/etc`, `/lib*`, ...), with the
+  toolchains that live elsewhere mounted back, a private `/tmp`, fresh `/dev` and `/proc`,
+  and an empty home (filesystem.py says what and why: no `/home`, `/root`, `/var`, `/opt`,
+  no other projects; no ~/.ssh, rc files or credentials; the machine's secrets in /etc
+  hidden);
+- the repository is a copy-on-write view of it when the command may write (`view`,
+  overlay.py: the view's changes are sorted by changes.py afterwards, the repository itself
+  is never written), read-only otherwise (the git runner); `direct=True`, writable in place
+  with `.git` and the existing protected places read-only, only writes back what an
+  approved command made where git ignores (writeback.py);
 - no network (a new network namespace has only `lo`), its own PID namespace, killed with its
   parent however it ends (`lifeline.py`: a pipe only we can write, watched inside), a new
   session (no terminal to push keystrokes into), no capabilities, and no Unix-domain
@@ -29,8 +26,9 @@ A command the user approves may be *widened* by exactly what the approval names:
 request carries the list so the host shows it.
 
 Where no sandbox can be had (no bubblewrap, user namespaces disabled, macOS for now, a
-repository that contains the home directory) `plan_command` fails closed: a command the
-policy allows is asked instead, with a reason saying why and how to fix it.
+repository that contains the home directory, no copy-on-write view of it) `plan_command`
+fails closed: a command the policy allows is asked instead, with a reason saying why and how
+to fix it.
 `COMMAND_CONTAINMENT` chooses: `auto` (contain; ask where impossible), `required` (never run
 a command uncontained), `off` (the policy's verdict alone; doctor warns).
 """
