@@ -40,6 +40,7 @@ def _copied_validation(repo: Path, diff: str, checks: list[str]) -> bool:
     from smol_instruments.base.git import git_argv, git_settings
     from smol_instruments.base.process import run_process
     from smol_instruments.patches.diff import changed_python_files
+    from smol_instruments.sandbox.local import _python
 
     with tempfile.TemporaryDirectory(prefix="smol-sandbox-") as scratch:
         tree = Path(scratch) / "tree"
@@ -59,7 +60,7 @@ def _copied_validation(repo: Path, diff: str, checks: list[str]) -> bool:
                 raise RuntimeError(applied.stderr)
         files = [str(tree / f) for f in changed_python_files(diff)]
         ok = run_process(
-            [sys.executable, "-I", "-m", "py_compile", *files],
+            [_python(), "-I", "-m", "py_compile", *files],
             cwd=Path(scratch),
             timeout=60,
             contain=contain,

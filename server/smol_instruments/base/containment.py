@@ -242,18 +242,13 @@ class Containment:
             args += ["--seccomp", str(fd)]
             fds = (fd,)
         args += ["--chdir", str(cwd or self.root)]
-        info = None
-        if self.view is not None:  # to know when nothing writes to the view any more
-            info, told = os.pipe()
-            args += ["--info-fd", str(told)]
-            fds = (*fds, told)
         if not lifeline:
-            return Launch(self._viewed([*args, "--", *argv]), env, fds, info=info)
+            return Launch(self._viewed([*args, "--", *argv]), env, fds)
         # Both ends close-on-exec: bubblewrap gets the read end alone (pass_fds), no child
         # of ours ever gets the write end.
         read_end, write_end = os.pipe()
         args += ["--sync-fd", str(read_end), "--", *lifeline_wrap(argv, read_end)]
-        return Launch(self._viewed(args), env, (*fds, read_end), write_end, info=info)
+        return Launch(self._viewed(args), env, (*fds, read_end), write_end)
 
     def _viewed(self, bwrap: list[str]) -> list[str]:
         """Bubblewrap's command line, started once the view (if any) is mounted."""

@@ -119,9 +119,10 @@ def system_roots(top: Path = Path("/")) -> list[tuple[Path, str | None]]:
 
 
 def visible(path: Path, roots: Sequence[tuple[Path, str | None]]) -> bool:
-    """Whether a command sees `path` among the system's places (`roots`)."""
-    real = Path(os.path.realpath(path))
-    return any(target is None and real.is_relative_to(root) for root, target in roots)
+    """Whether a command sees `path` among the system's places (`roots`), by its name: a path
+    that reaches them only through a link is mounted back as well, which shows nothing more."""
+    top = path.parts[1] if len(path.parts) > 1 else ""
+    return any(root.name == top for root, _ in roots)
 
 
 def hidden_files() -> list[str]:
@@ -159,19 +160,20 @@ def toolchain_dirs(
     the user allows. Nothing inside `inside` (the repository, mounted on its own)."""
     found: list[Path] = []
 
-    def add(path: Path) -> None:
-        if not os.path.exists(path) or path in homes or path == Path("/"):
-            return
+    def wanted(path: Path) -> bool:
+        if path in found or path in homes or visible(path, roots) or path == Path("/"):
+            return False
         if any(path.is_relative_to(fresh) for fresh in FRESH):
-            return
-        if inside is not None and (path.is_relative_to(inside) or inside.is_relative_to(path)):
-            return
-        if not visible(path, roots) and path not in found:
+            return False
+        return inside is None or not (path.is_relative_to(inside) or inside.is_relative_to(path))
+
+    def add(path: Path) -> None:
+        if wanted(path) and os.path.exists(path):
             found.append(path)
 
     def add_dir(path: Path) -> None:
-        if os.path.isdir(path):  # False also where we may not look
-            add(path)
+        if wanted(path) and os.path.isdir(path):  # False also where we may not look
+            found.append(path)
 
     add_dir(Path(sys.prefix))
     add_dir(Path(sys.prefix).resolve())

@@ -15,7 +15,8 @@ uid and gid (containment.py: `--unshare-user --uid --gid`, `--cap-drop ALL`). Bu
 binds ROOT, now the overlay, as the repository. Every write of the command lands in UP; a
 deletion is a whiteout (a 0/0 character device), a directory replaced as a whole is marked
 opaque (`user.overlay.opaque`); the repository itself is only read. When the command has
-ended (and its sandbox with it: launch.py's `settle`), `changes.py` reads UP.
+ended, `changes.py` reads UP (what the command left running is killed at that moment,
+lifeline.py; the reading follows no link, so a process still dying cannot lead it astray).
 
 Why util-linux's `unshare` and `mount` and not the same system calls made by us between
 fork and exec: Python forks instead of vforking once there is such a function, and a fork

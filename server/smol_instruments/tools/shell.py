@@ -45,6 +45,9 @@ MAX_COMMAND_CHARS = 4000
 
 #: Paths named at most in a report's lists.
 LISTED = 20
+#: More files than this changed by one command are not proposed (a build's output in a
+#: folder git does not ignore, or outside any repository): said instead.
+MAX_PROPOSED_FILES = 200
 
 
 def _shell() -> list[str]:
@@ -123,8 +126,13 @@ def review(ctx: ToolContext, command: str, view: View, *, approved: bool) -> dic
         return report
     said: list[str] = []
     proposable = _proposable(ctx, changes)
-    if proposable:
-        names = ", ".join(c.path for c in proposable[:5]) + (" ..." if len(proposable) > 5 else "")
+    names = ", ".join(c.path for c in proposable[:5]) + (" ..." if len(proposable) > 5 else "")
+    if len(proposable) > MAX_PROPOSED_FILES:
+        said.append(
+            f"the command changed {_files(len(proposable))} ({names}): too many to propose "
+            f"as one patch (at most {MAX_PROPOSED_FILES}); nothing was kept"
+        )
+    elif proposable:
         try:
             patch = propose(
                 ctx, [(c.path, c.old, c.new) for c in proposable], f"Changes made by `{command}`"
@@ -150,12 +158,13 @@ def review(ctx: ToolContext, command: str, view: View, *, approved: bool) -> dic
     if changes.blocked:
         report["blocked"] = changes.blocked
         said.append(
-            f"blocked {_files(len(changes.blocked))} in protected places (never proposed): "
+            "blocked what it did in protected places (never proposed, never written): "
             + "; ".join(changes.blocked[:3])
             + (" ..." if len(changes.blocked) > 3 else "")
         )
     if changes.skipped:
         report["not_proposed"] = changes.skipped[:LISTED]
+        said.append(f"{len(changes.skipped)} not proposed (see not_proposed)")
     if changes.byproducts and said:
         said.append(f"dropped {_files(changes.byproducts)} of bytecode and caches")
     if said:
