@@ -187,6 +187,18 @@ def test_an_approved_install_keeps_what_git_ignores(repo: Path, settings: Settin
     assert "discarded 1 file git ignores (node_modules)" in unasked["changes"]
 
 
+def test_a_command_that_changed_too_many_files_proposes_none(
+    repo: Path, settings: Settings
+) -> None:
+    ctx, tools = make_tools(repo, settings, AutoApprover())
+    command = "mkdir -p out && for i in $(seq 1 201); do echo x > out/f$i.txt; done"
+    result = tools["run_cmd"](command=command)
+    assert result.get("exit_code") == 0, result
+    assert "patch_id" not in result and ctx.patches.all() == []
+    assert "201 files" in result["changes"] and "too many to propose" in result["changes"]
+    assert not (repo / "out").exists()
+
+
 # --- the validation copy ------------------------------------------------------------------
 
 CONFTEST_LINKS = """\
