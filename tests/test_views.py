@@ -296,16 +296,20 @@ import sys
 from pathlib import Path
 from smol_instruments.base.changes import classify
 from smol_instruments.base.containment import Containment, probe_view
-from smol_instruments.base.overlay import View
+from smol_instruments.base.overlay import View, remove_tree
 from smol_instruments.base.process import run_process
 repo = Path(sys.argv[1])
 print(probe_view(repo).detail)
-with View.create(repo) as view:
-    done = run_process(["sh", "-c", "id -u; echo changed >> a.txt; echo x > /etc/x"], cwd=repo,
-                       timeout=60, contain=Containment(repo, view=view))
-    print(done.stdout.strip(), done.stderr.strip())
-    print(classify(repo, view.upper, is_ignored=lambda paths: set(), limit=100).files)
+view = View.create(repo)
+script = ("id -u; echo changed >> a.txt; echo x > /etc/x; mkdir -p locked/in && "
+          "echo y > locked/in/f && chmod 000 locked/in locked")
+done = run_process(["sh", "-c", script], cwd=repo, timeout=60,
+                   contain=Containment(repo, view=view))
+print(done.stdout.strip(), done.stderr.strip())
+print(classify(repo, view.upper, is_ignored=lambda paths: set(), limit=100).files)
 print((repo / "a.txt").read_text().strip())
+remove_tree(view.scratch)  # what the command locked is ours to remove
+print(view.scratch.exists())
 """
 
 
@@ -329,7 +333,9 @@ def test_an_unprivileged_user_gets_the_same_view(tmp_path: Path) -> None:
     assert lines[0] == "overlayfs views work", done.stdout
     assert lines[1].startswith("65534 ") and "Read-only file system" in lines[1]
     assert "Change(path='a.txt', old='original\\n', new='original\\nchanged\\n')" in lines[2]
+    assert "Change(path='locked/in/f', old=None, new='y\\n')" in lines[2]  # read though locked
     assert lines[3] == "original"  # the repository, as the view left it
+    assert lines[4] == "False"
 
 
 def _as_nobody(nobody: Path) -> subprocess.CompletedProcess[str]:

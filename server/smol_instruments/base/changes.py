@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .overlay import OPAQUE_XATTRS
+from .overlay import OPAQUE_XATTRS, make_ours
 from .places import byproduct, protected
 
 #: Blocked paths named one by one; beyond, a count.
@@ -88,7 +88,7 @@ class _Node:
             yield from child.walk()
 
     def files(self) -> int:
-        return sum(1 for node in self.walk() if node.kind != "dir" and node.lower != "dir")
+        return sum(1 for node in self.walk() if not _is_dir(node))
 
 
 # --- reading without following links -------------------------------------------------------
@@ -184,10 +184,10 @@ def _node(up: int, low: int | None, prefix: str, name: str, hides: bool) -> _Nod
     below = _lstat(low, name)
     if below is not None:
         node.lower, node.lower_mode = _kind(below.st_mode), below.st_mode
-    lower = os.open(name, _DIR_FLAGS, dir_fd=low) if node.lower == "dir" and low else None
+    lower = _open_at(low, name) if node.lower == "dir" else None
     try:
-        if node.kind == "dir":
-            fd = os.open(name, _DIR_FLAGS, dir_fd=up)
+        fd = _open_at(up, name, ours=True) if node.kind == "dir" else None
+        if fd is not None:
             try:
                 node.opaque = hides or _opaque(fd)
                 node.children = _scan(fd, lower, node.rel + "/", node.opaque)
@@ -201,6 +201,26 @@ def _node(up: int, low: int | None, prefix: str, name: str, hides: bool) -> _Nod
     return node
 
 
+def _open_at(parent: int | None, name: str, *, ours: bool = False) -> int | None:
+    """The directory `name` below `parent`, not through a link; None where it cannot be
+    opened. In the upper layer (`ours`) a directory the command made unreadable (mode 000)
+    is made ours to read again: nothing runs in the view any more."""
+    if parent is None:
+        return None
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except PermissionError:
+        if not ours:
+            return None
+    except OSError:
+        return None
+    try:
+        make_ours(parent, name)
+        return os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except OSError:
+        return None
+
+
 def _gone(low: int, prefix: str, exclude: set[str] | None = None) -> list[_Node]:
     """What the repository has below `low` that the view no longer shows."""
     nodes = []
@@ -209,8 +229,8 @@ def _gone(low: int, prefix: str, exclude: set[str] | None = None) -> list[_Node]
             continue
         st = os.stat(name, dir_fd=low, follow_symlinks=False)
         node = _Node(prefix + name, "gone", lower=_kind(st.st_mode), lower_mode=st.st_mode)
-        if node.lower == "dir":
-            fd = os.open(name, _DIR_FLAGS, dir_fd=low)
+        fd = _open_at(low, name) if node.lower == "dir" else None
+        if fd is not None:
             try:
                 node.children = _gone(fd, node.rel + "/")
             finally:

@@ -39,11 +39,14 @@ import atexit
 import os
 import queue
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 #: How a view's directory is named: PREFIX, the pid of the process that made it, a random tail.
 PREFIX = "smol-view-"
@@ -73,6 +76,7 @@ MOUNT_SCRIPT = (
     'if [ -n "$enter" ]; then cd "$(pwd -P)" || exit ' + str(FAILED) + "; fi; "
     'exec "$@"'
 )
+
 
 class ViewError(OSError):
     """The view could not be made (said in words a user can act on)."""
@@ -232,21 +236,41 @@ def remove_tree(path: Path) -> None:
     directory we may not enter or change (mode 000): we own it, so we may chmod it."""
     shutil.rmtree(path, ignore_errors=True)
     if os.path.lexists(path):
-        _unlock(str(path))
+        parent = os.open(path.parent, _DIR | os.O_CLOEXEC)
+        try:
+            _unlock(parent, path.name)
+        finally:
+            os.close(parent)
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _unlock(path: str) -> None:
-    """Make every directory from `path` down ours to enter and change (no link followed:
-    only directories are changed, and nothing runs in the view any more)."""
+def make_ours(parent: int, name: str) -> None:
+    """chmod 0700 the directory `name` below `parent`, never through a link (an O_PATH
+    descriptor opened with O_NOFOLLOW is what is changed)."""
+    fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
     try:
-        os.chmod(path, 0o700)
-        entries = list(os.scandir(path))
+        os.chmod(f"/proc/self/fd/{fd}", 0o700)
+    finally:
+        os.close(fd)
+
+
+def _unlock(parent: int, name: str) -> None:
+    """Make the directory `name` and every one below it ours to enter and change."""
+    try:
+        make_ours(parent, name)
+        fd = os.open(name, _DIR | os.O_CLOEXEC, dir_fd=parent)
     except OSError:
         return
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            _unlock(entry.path)
+    try:
+        for child in os.listdir(fd):
+            try:
+                st = os.stat(child, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                _unlock(fd, child)
+    finally:
+        os.close(fd)
 
 
 _reaper = _Reaper()
