@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -59,7 +58,7 @@ from .filesystem import (
 )
 from .launch import Launch
 from .lifeline import wrap as lifeline_wrap
-from .overlay import FAILURE, View, ViewError, missing_programs
+from .overlay import FAILURE, View, ViewError, missing_programs, which
 
 Mode = Literal["auto", "required", "off"]
 Widening = Literal["network", "git"]
@@ -385,7 +384,7 @@ def contained_env(
 
 
 def bwrap_path() -> str | None:
-    return shutil.which("bwrap")
+    return which("bwrap")
 
 
 _probe_lock = threading.Lock()

@@ -30,6 +30,8 @@ import os
 import pwd
 import re
 import sys
+import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -55,7 +57,7 @@ SYSTEM_ROOTS = (
 ETC_LINKS = ("/etc/resolv.conf", "/etc/hosts", "/etc/localtime")
 
 #: Made fresh inside: nothing of ours is mounted back there.
-FRESH = (Path("/proc"), Path("/dev"))
+FRESH_PATHS = ("/proc", "/dev")
 
 #: Toolchains under the home directory, mounted back read-only (none holds credentials:
 #: ~/.cargo is split because ~/.cargo/credentials.toml holds registry tokens).
@@ -118,13 +120,6 @@ def system_roots(top: Path = Path("/")) -> list[tuple[Path, str | None]]:
     return found
 
 
-def visible(path: Path, roots: Sequence[tuple[Path, str | None]]) -> bool:
-    """Whether a command sees `path` among the system's places (`roots`), by its name: a path
-    that reaches them only through a link is mounted back as well, which shows nothing more."""
-    top = path.parts[1] if len(path.parts) > 1 else ""
-    return any(root.name == top for root, _ in roots)
-
-
 def hidden_files() -> list[str]:
     """The machine's secrets in /etc, hidden inside (/dev/null in their place)."""
     found = [p for p in HIDDEN_FILES if os.path.lexists(p)]
@@ -157,48 +152,89 @@ def toolchain_dirs(
 ) -> list[Path]:
     """What is mounted back read-only besides the system's places (`roots`): the toolchains
     commands need to find their interpreters, what /etc links to, and the `readable` paths
-    the user allows. Nothing inside `inside` (the repository, mounted on its own)."""
-    found: list[Path] = []
+    the user allows. Nothing inside `inside` (the repository, mounted on its own).
 
-    def wanted(path: Path) -> bool:
-        if path in found or path in homes or visible(path, roots) or path == Path("/"):
-            return False
-        if any(path.is_relative_to(fresh) for fresh in FRESH):
-            return False
-        return inside is None or not (path.is_relative_to(inside) or inside.is_relative_to(path))
+    Remembered for TOOLCHAINS_KEPT_S for the same question: every command asks it, and the
+    answer (some fifty stats and resolutions) changes only when a toolchain is installed."""
+    key = (
+        tuple(roots),
+        tuple(homes),
+        environ.get("PATH", ""),
+        tuple(environ.get(name, "") for name in TOOLCHAIN_VARIABLES),
+        tuple(readable),
+        inside,
+        sys.prefix,
+        sys.executable,
+    )
+    now = time.monotonic()
+    with _toolchains_lock:
+        kept = _toolchains.get(key)
+        if kept is not None and now - kept[0] < TOOLCHAINS_KEPT_S:
+            return list(kept[1])
+    found = _toolchain_dirs(key[0], key[1], environ, key[4], inside)
+    with _toolchains_lock:
+        if len(_toolchains) > 32:
+            _toolchains.clear()
+        _toolchains[key] = (now, tuple(found))
+    return found
 
-    def add(path: Path) -> None:
-        if wanted(path) and os.path.exists(path):
+
+#: How long a list of toolchains is trusted (toolchain_dirs).
+TOOLCHAINS_KEPT_S = 10.0
+_toolchains_lock = threading.Lock()
+_toolchains: dict[tuple[object, ...], tuple[float, tuple[Path, ...]]] = {}
+
+
+def _toolchain_dirs(
+    roots: Sequence[tuple[Path, str | None]],
+    homes: Sequence[Path],
+    environ: Mapping[str, str],
+    readable: Iterable[Path],
+    inside: Path | None,
+) -> list[Path]:
+    system = tuple(f"/{root.name}" for root, _ in roots)
+    skipped = tuple(str(h) for h in homes)
+    within = str(inside) if inside is not None else None
+    found: list[str] = []
+
+    def wanted(path: str) -> bool:
+        if path in found or path in skipped or path == "/" or _under(path, FRESH_PATHS):
+            return False
+        if _under(path, system):
+            return False
+        return within is None or not (_under(path, (within,)) or _under(within, (path,)))
+
+    def add(path: str, *, directory: bool = True) -> None:
+        path = os.path.normpath(path)
+        exists = os.path.isdir(path) if directory else os.path.exists(path)
+        if wanted(path) and exists:  # False also where we may not look
             found.append(path)
 
-    def add_dir(path: Path) -> None:
-        if wanted(path) and os.path.isdir(path):  # False also where we may not look
-            found.append(path)
-
-    add_dir(Path(sys.prefix))
-    add_dir(Path(sys.prefix).resolve())
-    add_dir(Path(sys.executable).parent)
+    add(sys.prefix)
+    add(os.path.realpath(sys.prefix))
+    add(os.path.dirname(sys.executable))
     for home in homes:
         for rel in HOME_TOOLCHAINS:
-            add_dir(home / rel)
-    for entry in environ.get("PATH", "").split(os.pathsep):
+            add(os.path.join(home, rel))
+    candidates = [e for e in environ.get("PATH", "").split(os.pathsep) if os.path.isabs(e)]
+    candidates += [environ.get(n, "") for n in TOOLCHAIN_VARIABLES]
+    for entry in candidates:
         if os.path.isabs(entry):
-            add_dir(Path(entry))
-            add_dir(Path(entry).resolve())
-    for name in TOOLCHAIN_VARIABLES:
-        value = environ.get(name, "")
-        if os.path.isabs(value):
-            add_dir(Path(value))
-            add_dir(Path(value).resolve())
+            add(entry)
+            add(os.path.realpath(entry))
     for link in ETC_LINKS:
         if os.path.islink(link):
-            add(Path(link).resolve())
+            add(os.path.realpath(link), directory=False)
     for path in readable:
         if os.path.isabs(path):
-            add(Path(path))
-            add(Path(path).resolve())
+            add(str(path), directory=False)
+            add(os.path.realpath(path), directory=False)
     # A toolchain inside another one is mounted with it.
-    return [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
+    return [Path(p) for p in found if not any(p != q and _under(p, (q,)) for q in found)]
+
+
+def _under(path: str, places: Iterable[str]) -> bool:
+    return any(path == place or path.startswith(place.rstrip("/") + "/") for place in places)
 
 
 def git_dirs(root: Path) -> list[Path]:

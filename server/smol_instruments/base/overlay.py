@@ -36,6 +36,7 @@ covers it, so an approved command widened with `git` writes the real `.git`.
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import queue
 import shutil
@@ -87,7 +88,17 @@ PROGRAMS = ("unshare", "mount")
 
 
 def missing_programs() -> list[str]:
-    return [name for name in PROGRAMS if shutil.which(name) is None]
+    return [name for name in PROGRAMS if which(name) is None]
+
+
+def which(name: str) -> str | None:
+    """`shutil.which`, remembered for the PATH it searched (asked for every command)."""
+    return _which(name, os.environ.get("PATH", os.defpath))
+
+
+@functools.lru_cache(maxsize=64)
+def _which(name: str, path: str) -> str | None:
+    return shutil.which(name, path=path)
 
 
 def unsafe_path(path: Path) -> str | None:
@@ -144,7 +155,7 @@ class View:
         options = f"lowerdir={self.root},upperdir={self.upper},workdir={work},{OPTIONS}"
         user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
         return [
-            shutil.which("unshare") or "unshare",
+            which("unshare") or "unshare",
             "--mount",
             *user,
             "--propagation",
