@@ -7,6 +7,13 @@ shell tools do) and uncontained, alternating. The view is measured on its own: a
 `true` in a view (mounted, run, sorted, thrown away) against the same with the repository
 bound writable in place, as commands ran before the views. The lifeline (the watcher that
 ends a command with us) too: a contained `true` with it against the same without it.
+
+Where the view's time goes (measured at load 10-16 on 2 cores, bubblewrap alone ~50 ms
+there): `unshare` before bubblewrap +5-8 ms, `sh` +5 ms, `mount` and the overlay +10-13 ms;
+every program started costs about 5 ms at that load. Mounting from Python between fork and
+exec saves the programs but makes Python fork the whole process instead of vforking: 40-80
+ms for a process of the daemon's size. A perl one-liner doing the same system calls was
+slower than the three programs.
 """
 
 from __future__ import annotations
