@@ -22,6 +22,7 @@ timeout or cancel kills all of it), with no stdin.
 
 from __future__ import annotations
 
+import logging
 import shutil
 from typing import Any
 
@@ -40,6 +41,8 @@ from .base import RepoTool, ToolContext, guarded
 from .commands import decide, detect_test_command
 from .patch import propose
 from .validation import optional_number, optional_str, require_str
+
+log = logging.getLogger(__name__)
 
 MAX_COMMAND_CHARS = 4000
 
@@ -82,7 +85,7 @@ def gated_run(
             registry=ctx.processes,
         )
         if view is not None and not (result.cancelled or result.timed_out):
-            gate.update(review(ctx, command, view, approved=decision.approved))
+            gate.update(_reviewed(ctx, command, view, approved=decision.approved))
     finally:
         if view is not None:
             view.close()
@@ -110,6 +113,18 @@ def _view(ctx: ToolContext, command: str, gate: dict[str, Any]) -> View:
             "propose_patch); tell the user what failed.",
             context=gate | {"command": command},
         ) from exc
+
+
+def _reviewed(ctx: ToolContext, command: str, view: View, *, approved: bool) -> dict[str, Any]:
+    """`review`, or a line saying why it could not be done: the command ran, its output
+    must reach the model whatever happens to the reading of its view."""
+    try:
+        return review(ctx, command, view, approved=approved)
+    except ToolError:
+        raise
+    except Exception as exc:
+        log.exception("reading the view of %r failed", command)
+        return {"changes": f"what the command changed could not be read ({exc}); it was discarded"}
 
 
 def review(ctx: ToolContext, command: str, view: View, *, approved: bool) -> dict[str, Any]:
