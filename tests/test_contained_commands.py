@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import make_repo
-from tests.support.containment import outside_dir, require_bwrap
+from tests.support.containment import outside_dir, planted_home, require_bwrap
 
 from smol_instruments.base.config import Settings
 
@@ -38,11 +38,8 @@ def outside() -> Iterator[Path]:
 
 @pytest.fixture
 def home(outside: Path) -> Path:
-    home = outside / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_ed25519").write_text(f"PRIVATE KEY {SECRET}\n")
-    (home / ".bashrc").write_text("# rc\n")
-    return home
+    """A home directory holding credentials, visible to us but not to contained commands."""
+    return planted_home(outside, SECRET)
 
 
 class _Recorder(socketserver.StreamRequestHandler):

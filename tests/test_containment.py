@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import git, make_repo
-from tests.support.containment import outside_dir, require_bwrap
+from tests.support.containment import outside_dir, planted_home, require_bwrap
 
 from smol_instruments.base import containment
 from smol_instruments.base.containment import Availability, Containment, plan_command
@@ -91,11 +91,7 @@ def outside() -> Iterator[Path]:
 @pytest.fixture
 def home(outside: Path) -> Path:
     """A home directory holding credentials, visible to us but not to contained commands."""
-    home = outside / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_ed25519").write_text(f"PRIVATE KEY {SECRET}\n")
-    (home / ".bashrc").write_text("echo original rc\n")
-    return home
+    return planted_home(outside, SECRET, rc="echo original rc\n")
 
 
 def test_a_command_writes_its_view_never_the_repository(repo: Path, view: View) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import git, make_repo
-from tests.support.containment import outside_dir, require_bwrap
+from tests.support.containment import outside_dir, planted_home, require_bwrap
 from tests.support.sandbox_fixtures import tree_snapshot
 
 from smol_instruments.base import containment
@@ -48,11 +48,8 @@ def outside() -> Iterator[Path]:
 
 @pytest.fixture
 def home(outside: Path) -> Path:
-    home = outside / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text(f"{SECRET}\n")
-    (home / ".bashrc").write_text("# rc\n")
-    return home
+    """A home directory holding credentials, visible to us but not to contained commands."""
+    return planted_home(outside, SECRET)
 
 
 def in_view(
@@ -187,7 +184,7 @@ def test_a_link_the_command_leaves_is_never_read_through(repo: Path, home: Path)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "keys")
     swap = (
-        f"rm README.md && ln -s {home}/.ssh/id_rsa README.md; "
+        f"rm README.md && ln -s {home}/.ssh/id_ed25519 README.md; "
         f"rm -rf keys && ln -s {home}/.ssh keys; ln -s /proc/self/environ env.txt"
     )
     _, changes = in_view(repo, swap, home=home)
@@ -195,18 +192,18 @@ def test_a_link_the_command_leaves_is_never_read_through(repo: Path, home: Path)
     assert SECRET not in said
     assert "README.md: a symbolic link (replacing a file)" in changes.skipped
     assert "env.txt: a symbolic link" in changes.skipped
-    assert SECRET in bare(repo, swap + "; cat README.md keys/id_rsa", home=home)  # the control
+    assert SECRET in bare(repo, swap + "; cat README.md keys/id_ed25519", home=home)  # the control
 
 
 def test_a_link_in_the_repository_is_never_read_through(repo: Path, home: Path) -> None:
     """The repository itself holds `notes -> ~/.ssh`; the command makes `notes` a folder and
-    writes `notes/id_rsa`: the old side is read from the repository without the link."""
+    writes `notes/id_ed25519`: the old side is read from the repository without the link."""
     (repo / "notes").symlink_to(home / ".ssh")
-    _, changes = in_view(repo, "rm notes && mkdir notes && echo mine > notes/id_rsa", home=home)
+    _, changes = in_view(repo, "rm notes && mkdir notes && echo mine > notes/id_ed25519", home=home)
     assert SECRET not in repr(changes)
-    assert [(c.path, c.old, c.new) for c in changes.files] == [("notes/id_rsa", None, "mine\n")]
+    assert [(c.path, c.old, c.new) for c in changes.files] == [("notes/id_ed25519", None, "mine\n")]
     assert "notes: a symbolic link replaced by a directory" in changes.skipped
-    assert SECRET in (repo / "notes" / "id_rsa").read_text()  # the control: through the link
+    assert SECRET in (repo / "notes" / "id_ed25519").read_text()  # the control: through the link
 
 
 def test_nothing_writes_to_the_view_once_the_command_ended(repo: Path) -> None:
