@@ -37,7 +37,7 @@ from ..base.changes import open_dir, read_beneath
 from ..base.config import Settings
 from ..base.containment import Containment, availability_for, read_paths
 from ..base.git import GitUnavailable, run_git, workspace_files
-from ..base.overlay import View, ViewError
+from ..base.overlay import FAILURE, View, ViewError
 from ..base.process import ProcessResult, child_env, run_process
 from ..patches.diff import changed_files, changed_python_files
 from ..patches.model import MAX_PATCH_CHARS
@@ -146,6 +146,8 @@ class LocalSandbox:
 
     def _validate_in(self, view: View, diff: str, commands: list[str]) -> Validation:
         refused = self._git_apply(diff, view=view)
+        if refused is not None and (refused.message or "").startswith(FAILURE):
+            return self._applies(diff, refused.message or "")  # the view, not the patch
         if refused is not None:
             return refused
         root = self.repo_root
