@@ -276,9 +276,9 @@ class Containment:
                 args += ["--tmpfs", secret]
         for secret in hidden_files():
             args += ["--ro-bind", "/dev/null", secret]
-        # What a command writes beside these lands in bubblewrap's own root, a tmpfs gone
-        # with it (a --remount-ro of it cost a mount a command for nothing kept).
-        return args + self.repository()
+        args += self.repository()
+        # Nothing else of the top level is writable (what bubblewrap made there to mount on).
+        return [*args, "--remount-ro", "/"]
 
     def repository(self) -> list[str]:
         """How the repository is mounted: read-only, as the view, or in place."""
