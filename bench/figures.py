@@ -605,7 +605,14 @@ def _containment(quick: bool = False) -> list[Figure]:
     return containment_overhead(quick)
 
 
+def _validation(quick: bool = False) -> list[Figure]:
+    from .validation import validation_overhead
+
+    return validation_overhead(quick)
+
+
 FIGURES.append(Measure("containment", "command containment overhead", _containment))
+FIGURES.append(Measure("validation", "local patch validation, views vs copies", _validation))
 
 
 def _host_files(quick: bool = False) -> list[Figure]:

@@ -27,8 +27,9 @@ from ..base.testruns import failing_lines, failing_tests, test_summary
 from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
 from ..tools.base import ToolContext
+from ..tools.commands import detect_test_command, runs_unasked
 from ..tools.git import GitLogTool, run_git
-from ..tools.shell import detect_test_command, gated_run, runs_unasked
+from ..tools.shell import gated_run
 
 #: How long the tests may run for a task's context (the model waits for it).
 TESTS_TIMEOUT_S = 60.0

@@ -171,6 +171,9 @@ class Settings(BaseSettings):
     command_containment: ContainmentMode = Field(
         "auto", json_schema_extra=_user_only("auto, required or off")
     )
+    command_read_paths: str | None = Field(
+        None, json_schema_extra=_user_only("absolute paths separated by ':', or empty")
+    )
 
     # The patch sandbox.
     sandbox_backend: SandboxBackendName = Field(
@@ -234,12 +237,23 @@ class Settings(BaseSettings):
         "model_cache_dir",
         "model_catalog",
         "sandbox_check_command",
+        "command_read_paths",
         "log_file",
         mode="before",
     )
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("command_read_paths")
+    @classmethod
+    def _absolute_paths(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        relative = [p for p in value.split(os.pathsep) if p and not os.path.isabs(p)]
+        if relative:
+            raise ValueError(f"every path must be absolute, not {relative[0]!r}")
+        return value
 
     @property
     def traces_endpoint(self) -> str:

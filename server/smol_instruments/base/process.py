@@ -31,6 +31,7 @@ from typing import Literal
 
 from .containment import NETWORK_VARIABLES, PASSED_VARIABLES, Containment
 from .launch import Launch
+from .overlay import View
 
 POLL_S = 0.05
 
@@ -151,6 +152,7 @@ def run_process(
     env: Mapping[str, str] | None = None,
     extra_env: Mapping[str, str] | None = None,
     contain: Containment | None = None,
+    view: View | None = None,
     cancel: threading.Event | None = None,
     registry: ProcessRegistry | None = None,
     stdin_text: str | None = None,
@@ -160,7 +162,9 @@ def run_process(
 
     Uncontained, the child gets `env`, by default `child_env("command")`. With `contain`, the
     command runs inside that containment (bubblewrap): `env` (default: ours) is then only the
-    source its allowlisted environment is taken from, and `extra_env` is set inside. When the command ends, times out or is cancelled we let go
+    source its allowlisted environment is taken from, and `extra_env` is set inside. With a
+    `view` and no containment (COMMAND_CONTAINMENT=off) the command runs uncontained but
+    writes the repository's view, not the repository. When the command ends, times out or is cancelled we let go
     of its lifeline (`lifeline.py`), and everything it started in the sandbox is killed;
     if we are killed, the kernel lets go for us.
 
@@ -173,7 +177,8 @@ def run_process(
     else:
         child = dict(env) if env is not None else child_env()
         child.update(extra_env or {})
-        launch = Launch(list(argv), child)
+        command = view.command(argv, enter=True) if view is not None else list(argv)
+        launch = Launch(command, child)
     try:
         proc = subprocess.Popen(
             launch.argv,

@@ -93,8 +93,9 @@ def check_containment(settings: Settings, repo: Path) -> Check:
         return Check(
             "containment",
             "ok",
-            f"{availability.detail}: commands run contained (the repository writable but "
-            ".git, no network, an empty home)",
+            f"{availability.detail}: commands run contained, each in a copy-on-write view "
+            "of the repository (what they change is proposed, never written), with no "
+            "network and an empty home",
         )
     consequence = (
         "no command can run (COMMAND_CONTAINMENT=required)"

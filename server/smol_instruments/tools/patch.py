@@ -19,8 +19,8 @@ from ..patches.model import MAX_PATCH_CHARS, Patch, printable
 from ..patches.service import Outcome, diff_of
 from ..safety.approval import ApprovalRequest, Decision
 from .base import RepoTool, ToolContext, guarded
+from .commands import detect_test_command, runs_unasked
 from .files import read_repo_text
-from .shell import detect_test_command, runs_unasked
 from .validation import optional_str, require_path, require_str
 
 #: Who answered when nobody decided: the patch stays pending for a later decision.

@@ -190,7 +190,7 @@ class RepoInfoTool(RepoTool):
 
     @guarded
     def forward(self) -> dict[str, Any]:
-        from .shell import detect_test_command
+        from .commands import detect_test_command
 
         ctx = self.ctx
         files = list_repo_files(ctx)
