@@ -156,7 +156,7 @@ class TerminalRenderer:
         )
 
     def on_error(self, event: ErrorEvent) -> None:
-        self._line(self._c(RED, f"  ! {_clip(shown(event.message), 4)}"))
+        self._line(self._c(RED, f"  ! {_clip(shown(event.message), 4, width=400)}"))
         if event.recovery_suggestion:
             self._line(self._c(YELLOW, f"    → {shown(event.recovery_suggestion)}"))
 

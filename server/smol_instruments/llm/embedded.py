@@ -247,8 +247,8 @@ class EmbeddedServer:
         if code is None:
             return None
         return (
-            f"the embedded model server stopped during the run ({_exit_text(code)}; log: "
-            f"{self.log_file}); the next run starts it again"
+            f"the embedded model server stopped during the run ({_exit_text(code)}); the next run "
+            f"starts it again (its log: {self.log_file})"
         )
 
     def stop(self, timeout: float = 5.0) -> None:
