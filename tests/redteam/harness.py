@@ -296,6 +296,20 @@ def run_task(
     )
 
 
+def bare_tests(repo: Path, victim: Victim, *args: str, python: Path | str = sys.executable) -> str:
+    """The project's tests run bare as the victim (what `run_tests` would do with nothing
+    around it: the controls' way to show a payload works); their output."""
+    done = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=repo,
+        env=victim.env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return done.stdout + done.stderr
+
+
 @dataclass(frozen=True)
 class Elsewhere:
     """Another project on the victim's machine, outside the home and outside /tmp (which

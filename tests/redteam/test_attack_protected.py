@@ -25,7 +25,16 @@ import pytest
 
 from conftest import git, make_repo
 
-from .harness import Spot, Victim, harm_report, output_of, smol, tool, venv_inside
+from .harness import (
+    Spot,
+    Victim,
+    bare_tests,
+    harm_report,
+    output_of,
+    smol,
+    tool,
+    venv_inside,
+)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -252,15 +261,8 @@ def contained(tmp_path_factory: pytest.TempPathFactory) -> Outcome:
 def bare(tmp_path_factory: pytest.TempPathFactory) -> Outcome:
     """Control: the same tests run bare (what `run_tests` would do with nothing around it)."""
     repo, victim, spots = _prepare(tmp_path_factory.mktemp("protected-bare"))
-    done = subprocess.run(
-        [str(repo / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=repo,
-        env=victim.env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return Outcome(repo, victim, spots, done.stdout + done.stderr)
+    output = bare_tests(repo, victim, python=repo / ".venv" / "bin" / "python")
+    return Outcome(repo, victim, spots, output)
 
 
 ESCAPING = {place.name for place in PLACES}
@@ -330,13 +332,7 @@ def test_a_protected_place_shipped_as_a_link_stays_protected(
 
 def test_control_a_bare_run_writes_through_the_shipped_link(tmp_path: Path, victim: Victim) -> None:
     repo = linked_project(tmp_path / "repo")
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=repo,
-        env=victim.env(),
-        capture_output=True,
-        timeout=120,
-    )
+    bare_tests(repo, victim)
     assert holds_payload(".vscode/tasks.json", ".envrc")(repo, victim.own, victim)
 
 
@@ -395,12 +391,6 @@ def test_control_a_bare_run_plants_the_git_directory(
     """Control: run bare, the conftest leaves a `.git` whose store folder is the spot."""
     spot = victim.spot(f"control-plain-folder-{kind}")
     repo = plain_project(tmp_path / "project", kind, spot)
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=repo,
-        env=victim.env(),
-        capture_output=True,
-        timeout=120,
-    )
+    bare_tests(repo, victim)
     store = next(repo.glob(".*/**/smol-instruments"), None) or repo / ".git" / "smol-instruments"
     assert store.resolve() == spot.dir.resolve(), list(repo.rglob("smol-instruments"))

@@ -32,6 +32,7 @@ from .harness import (
     Elsewhere,
     Spot,
     Victim,
+    bare_tests,
     harm_report,
     output_of,
     tool,
@@ -124,16 +125,9 @@ def bare_then_copy(repo: Path, victim: Victim, payload_file: str, scratch: Path)
     what is there); the tests' output."""
     tree = scratch / "tree"
     shutil.copytree(repo, tree, ignore=shutil.ignore_patterns(".git"))
-    ran = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", payload_file],
-        cwd=tree,
-        env=victim.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    output = bare_tests(tree, victim, payload_file)
     plain_copy(repo, victim, scratch / "unpatched")
-    return ran.stdout + ran.stderr
+    return output
 
 
 def plain_copy(repo: Path, victim: Victim, target: Path) -> Path:
@@ -372,24 +366,11 @@ def test_control_a_swapped_folder_leaks_into_a_plain_copy(
     reads through it, and the test run on that copy shows the secret."""
     spot = victim.spot(f"control-swap-{swap.name}")
     repo = swapping_repo(tmp_path / "repo", spot, swap)
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_calc.py"],
-        cwd=repo,
-        env=victim.env(),
-        capture_output=True,
-        timeout=120,
-    )
+    bare_tests(repo, victim, "tests/test_calc.py")
     assert os.path.islink(repo / "vendor"), "the conftest did not swap the folder"
     copy = plain_copy(repo, victim, tmp_path / "copy")
-    shown = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_vendor.py"],
-        cwd=copy,
-        env=victim.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert swap.secret(spot) in shown.stdout, shown.stdout[-1500:]
+    shown = bare_tests(copy, victim, "tests/test_vendor.py")
+    assert swap.secret(spot) in shown, shown[-1500:]
 
 
 # --- what Python's own checks import -------------------------------------------------------
