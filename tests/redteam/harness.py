@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +61,19 @@ _SETTING_PREFIXES = (
     "SUPPRESS_",
     "CONTAINMENT",
     "GIT_",
+)
+#: Variables the user has not set (a victim whose environment names no proxy, no toolchain
+#: home and no ripgrep configuration): what a repository's `.env` would fill in.
+_UNSET = frozenset(
+    {
+        *(f"{proxy}_proxy" for proxy in ("http", "https", "all", "no")),
+        *(f"{proxy}_PROXY" for proxy in ("HTTP", "HTTPS", "ALL", "NO")),
+        "RIPGREP_CONFIG_PATH",
+        "RUSTUP_HOME",
+        "NVM_DIR",
+        "LITELLM_MODE",
+        "PYTHONPATH",
+    }
 )
 
 
@@ -152,7 +168,11 @@ class Victim:
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of a user with this home who set none of our settings."""
-        env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SETTING_PREFIXES)}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.upper().startswith(_SETTING_PREFIXES) and k not in _UNSET
+        }
         venv_bin = str(Path(sys.executable).parent)
         env.update(
             {
@@ -351,12 +371,76 @@ class Elsewhere:
         return found
 
 
-def venv_inside(repo: Path, *linked: str) -> Path:
-    """A virtual environment at `repo/.venv`, as a user who keeps it in the project has: its
-    own site-packages (a `.pth` there hands it this environment's packages), with the
-    packages named in `linked` linked into it, so that those import from inside the
-    repository (`__file__` under `repo/.venv`). Ignored by git (`.git/info/exclude`, as the
-    user's global ignore would); its Python's path."""
+class Listener:
+    """A socket the victim's machine listens on (TCP on 127.0.0.1, or a Unix socket at a
+    path): everything anyone sends to it is kept. The detector of data sent where it must
+    not go (a proxy, another service on the machine, an agent's socket)."""
+
+    def __init__(self, unix_path: Path | None = None) -> None:
+        family = socket.AF_UNIX if unix_path else socket.AF_INET
+        self.server = socket.socket(family, socket.SOCK_STREAM)
+        self.server.bind(str(unix_path) if unix_path else ("127.0.0.1", 0))
+        self.server.listen(16)
+        self.server.settimeout(0.2)
+        self.received = bytearray()
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        return int(self.server.getsockname()[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            connection.settimeout(2)
+            with connection:
+                try:
+                    self._read(connection)
+                except OSError:
+                    pass
+
+    def _read(self, connection: socket.socket) -> None:
+        """Keep what arrives; an HTTP request (headers and body) gets a 502 answer."""
+        start = len(self.received)
+        while data := connection.recv(65536):
+            self.received += data
+            head, found, body = bytes(self.received[start:]).partition(b"\r\n\r\n")
+            if not found:
+                continue
+            length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+            if length is None or len(body) >= int(length[1]):
+                connection.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.server.close()
+
+    def __enter__(self) -> Listener:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def venv_inside(repo: Path) -> Path:
+    """A virtual environment at `repo/.venv`, as a user who keeps it in the project has: every
+    package of this environment is linked into its own site-packages, so that each imports
+    from inside the repository (`__file__` under `repo/.venv`, as after `pip install`); a
+    `.pth` there hands it this environment's start-up files. Ignored by git
+    (`.git/info/exclude`, as the user's global ignore would); its Python's path."""
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")],
         check=True,
@@ -372,9 +456,10 @@ def venv_inside(repo: Path, *linked: str) -> Path:
             text=True,
         ).stdout.strip()
     )
+    for entry in real.iterdir():
+        if entry.suffix != ".pth" and entry.name != "__pycache__":
+            (site / entry.name).symlink_to(entry)
     (site / "zz_outer_environment.pth").write_text(f"import site; site.addsitedir({str(real)!r})\n")
-    for name in linked:
-        (site / name).symlink_to(real / name)
     with (repo / ".git" / "info" / "exclude").open("a") as exclude:
         exclude.write(".venv/\n")
     return python
