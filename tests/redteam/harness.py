@@ -463,3 +463,102 @@ def venv_inside(repo: Path) -> Path:
     with (repo / ".git" / "info" / "exclude").open("a") as exclude:
         exclude.write(".venv/\n")
     return python
+
+
+@dataclass
+class TerminalRun:
+    """A run on a real terminal: every byte the program wrote to it, and its exit status."""
+
+    raw: bytes
+    exit_code: int | None
+    #: Where in `raw` each question was answered (what had been drawn by then).
+    answered_at: list[int]
+
+    def screen(self, upto: int | None = None, columns: int = 120) -> str:
+        """What a person sees: the first `upto` bytes (all by default) rendered by a terminal
+        emulator (pyte), every line ever drawn, text drawn in its background's colour left out."""
+        import pyte
+
+        screen = pyte.HistoryScreen(columns, TERMINAL_LINES, history=100_000)
+        stream = pyte.ByteStream(screen)
+        stream.feed(self.raw[:upto])
+        lines = [_seen(line, columns) for line in screen.history.top]
+        lines += [_seen(screen.buffer[row], columns) for row in range(screen.lines)]
+        return "\n".join(line.rstrip() for line in lines)
+
+
+TERMINAL_LINES = 50
+
+
+def _seen(line: Mapping[int, Any], columns: int) -> str:
+    """One rendered line as a person reads it: a character drawn in its background's colour
+    is not seen."""
+    chars = []
+    for column in range(columns):
+        char = line[column]
+        hidden = char.fg == char.bg and char.fg != "default"
+        chars.append(" " if hidden else char.data)
+    return "".join(chars)
+
+
+def on_terminal(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    answer: str = "y",
+    timeout: float = 180,
+) -> TerminalRun:
+    """Run `argv` with a pseudo-terminal as its controlling terminal, stdin, stdout and stderr
+    (so it asks, as it asks a person), answer `answer` to every `[y/N` question, and keep
+    what it drew."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+    import time
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", TERMINAL_LINES, 120, 0, 0))
+
+    def controlling_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env={**env, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": str(TERMINAL_LINES)},
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        preexec_fn=controlling_terminal,
+        close_fds=True,
+    )
+    os.close(slave)
+    raw = bytearray()
+    answered: list[int] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # the terminal's other end is closed: the program ended
+                    break
+                if not data:
+                    break
+                raw += data
+                if raw.count(b"[y/N") > len(answered):
+                    answered.append(len(raw))
+                    os.write(master, answer.encode() + b"\r")
+            elif process.poll() is not None:
+                break
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)
+        os.close(master)
+    return TerminalRun(bytes(raw), process.returncode, answered)
