@@ -32,7 +32,7 @@ from tests.support.scripted_model import ScriptedModel
 
 from conftest import make_repo
 
-from .harness import FINAL, Spot, Victim, harm_report
+from .harness import FINAL, Spot, Victim, harm_report, marked
 from .test_attack_daemon import env_for
 
 pytestmark = pytest.mark.timeout(300)
@@ -201,12 +201,7 @@ def send_frame(
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=ESCAPES))
-        if n == "oversized-length"
-        else n
-        for n in FRAMES
-    ],
+    marked(FRAMES, {"oversized-length"}, ESCAPES),
 )
 def test_a_frame_the_daemon_cannot_read_does_not_end_it_silently(
     name: str, tmp_path: Path, victim: Victim

@@ -23,7 +23,7 @@ from tests.support.scripted_model import ScriptedModel
 
 from conftest import make_repo
 
-from .harness import FINAL, USER_DEFAULTS, TerminalRun, Victim, on_terminal
+from .harness import FINAL, USER_DEFAULTS, TerminalRun, Victim, marked, on_terminal
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -136,13 +136,7 @@ PATCHES_ESCAPING = {"diff-erase-line", "description-colours-the-diff"}
 
 @pytest.mark.parametrize(
     "hidden",
-    [
-        pytest.param(h, marks=pytest.mark.xfail(strict=True, reason=ESCAPES))
-        if h.name in PATCHES_ESCAPING
-        else h
-        for h in PATCHES
-    ],
-    ids=lambda h: h.name,
+    marked(PATCHES, PATCHES_ESCAPING, ESCAPES),
 )
 def test_an_accepted_patch_shows_every_line_it_writes(
     hidden: Hidden, tmp_path: Path, victim: Victim

@@ -30,6 +30,7 @@ from .harness import (
     Victim,
     bare_tests,
     harm_report,
+    marked,
     output_of,
     smol,
     tool,
@@ -270,13 +271,7 @@ ESCAPING = {place.name for place in PLACES}
 
 @pytest.mark.parametrize(
     "place",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=ESCAPES))
-        if p.name in ESCAPING
-        else p
-        for p in PLACES
-    ],
-    ids=lambda p: p.name,
+    marked(PLACES, ESCAPING, ESCAPES),
 )
 def test_a_contained_test_run_cannot_create_a_protected_place(
     place: Place, contained: Outcome

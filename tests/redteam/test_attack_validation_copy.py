@@ -34,6 +34,7 @@ from .harness import (
     Victim,
     bare_tests,
     harm_report,
+    marked,
     output_of,
     tool,
 )
@@ -172,6 +173,13 @@ def _elsewhere_harm(spot: Spot, elsewhere: Elsewhere, output: str) -> list[str]:
     return elsewhere.harm(output) + spot.harm(output)
 
 
+#: The proposals that escape today (a hard link across mounts is refused).
+ESCAPING = {
+    "link-the-copy-into-the-home",
+    "aim-the-copy-at-bashrc",
+    "aim-the-copy-through-proc-self-root",
+}
+
 PROPOSED = [
     # The copy without the patch is written into the victim's home: the repository lands there.
     Proposed(
@@ -202,13 +210,7 @@ PROPOSED = [
 
 @pytest.mark.parametrize(
     "attack",
-    [
-        pytest.param(a, marks=pytest.mark.xfail(strict=True, reason=ESCAPES))
-        if a.name != "hard-link-the-copy-to-another-project"
-        else a
-        for a in PROPOSED
-    ],
-    ids=lambda a: a.name,
+    marked(PROPOSED, ESCAPING, ESCAPES),
 )
 def test_a_proposed_test_cannot_aim_the_next_copy(
     attack: Proposed, tmp_path: Path, victim: Victim, elsewhere: Elsewhere
