@@ -390,10 +390,12 @@ class Listener:
     path): everything anyone sends to it is kept. The detector of data sent where it must
     not go (a proxy, another service on the machine, an agent's socket)."""
 
-    def __init__(self, unix_path: Path | None = None) -> None:
-        family = socket.AF_UNIX if unix_path else socket.AF_INET
+    def __init__(self, unix: Path | str | None = None) -> None:
+        """TCP on a free port of 127.0.0.1, or a Unix socket at `unix` (a path, or an abstract
+        name starting with NUL)."""
+        family = socket.AF_UNIX if unix else socket.AF_INET
         self.server = socket.socket(family, socket.SOCK_STREAM)
-        self.server.bind(str(unix_path) if unix_path else ("127.0.0.1", 0))
+        self.server.bind(str(unix) if unix else ("127.0.0.1", 0))
         self.server.listen(16)
         self.server.settimeout(0.2)
         self.received = bytearray()
