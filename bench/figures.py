@@ -94,7 +94,14 @@ def _median_alternating(
 
 def _env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"PHOENIX_ENABLED": "false", "SANDBOX_BACKEND": "none", "LOG_LEVEL": "WARNING"})
+    env.update(
+        {
+            "PHOENIX_ENABLED": "false",
+            "SANDBOX_BACKEND": "none",
+            "LOG_LEVEL": "WARNING",
+            "MODEL_WARM_UP": "false",  # the scripted figures never start a local model
+        }
+    )
     env.update(extra)
     return env
 

@@ -29,6 +29,7 @@ export const DAEMON_SETTINGS = [
   'modelThreads',
   'modelEmbeddedPort',
   'modelStartTimeoutS',
+  'modelWarmUp',
   'modelAutoPull',
   'modelCacheDir',
   'modelCatalog',

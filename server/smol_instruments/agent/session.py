@@ -48,6 +48,7 @@ from .events import (
     FinalEvent,
     ObservationEvent,
     PatchEvent,
+    ProgressEvent,
     RunOutcome,
     RunStatus,
     StepEvent,
@@ -204,6 +205,21 @@ class AgentSession:
     @property
     def root(self) -> Path:
         return self.ctx.root
+
+    def prefix_messages(self) -> list[dict[str, Any]]:
+        """What every first request of this session starts with: the system prompt (its tools
+        and the repository's files, nothing of any task). A host has the model read it before
+        the first question (llm/prefix.py)."""
+        return [{"role": "system", "content": self.agent.system_prompt}]
+
+    def _prompt_progress(self, read: int, total: int) -> None:
+        self.emitter(
+            ProgressEvent(
+                stage="prompt",
+                message=f"reading {total:,} tokens",
+                percent=min(100, read * 100 // total),
+            )
+        )
 
     def _on_patch(self, patch: Patch) -> None:
         if patch.session_id in (None, self.session_id):
@@ -414,6 +430,8 @@ class AgentSession:
         tool_names = self.model.tool_names
         self.model = build_model(self.settings, self.cancel_event)
         self.model.tool_names = tool_names
+        if endpoint.reports_progress:
+            self.model.report_progress(self._prompt_progress)
         self.agent.model = self.model
 
     def _model_failure(self, exc: BaseException) -> str:

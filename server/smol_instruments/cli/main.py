@@ -256,6 +256,18 @@ def _session(
     )
 
 
+def _warm(runtime: Any, settings: Settings, session: Any) -> None:
+    """Have the local model hold what every conversation starts with: restored from the file
+    an earlier command saved, else read now (and saved for the next one)."""
+    from .model import ModelStatus
+
+    status = ModelStatus()
+    try:
+        runtime.warm(settings, session.prefix_messages, on_status=status)
+    finally:
+        status.close()
+
+
 def _run_turn(session: Any, task: str) -> Any:
     """Run one turn on a worker thread; Ctrl-C cancels the run instead of killing the process."""
     import threading
@@ -285,6 +297,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         session = _session(args, settings, renderer, endpoint)
         try:
+            _warm(runtime, settings, session)
             outcome = _run_turn(session, task)
         finally:
             session.close()
@@ -305,6 +318,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     renderer = TerminalRenderer(verbose=args.verbose)
     try:
         session = _session(args, settings, renderer, endpoint)
+        _warm(runtime, settings, session)
     except BaseException:
         runtime.close()
         raise
