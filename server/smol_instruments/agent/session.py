@@ -245,7 +245,7 @@ class AgentSession:
 
     def run(self, task: str) -> RunOutcome:
         """Run one message of the conversation to its end; never raises for model or tool faults."""
-        from ..base.telemetry import flush, setup_tracing, trace_id_of, tracer
+        from ..base.telemetry import end_run, flush, setup_tracing, trace_id_of, tracer
 
         with self._running:
             self.cancel_event.clear()
@@ -257,7 +257,7 @@ class AgentSession:
                 span.set_attribute("input.value", task[:2000])
                 trace_id = trace_id_of(span)
                 outcome = self._run(task, trace_id)
-                span.set_attribute("smol.status", outcome.status)
+                end_run(span, outcome.status, outcome.error)
                 span.set_attribute("output.value", outcome.answer[:2000])
                 span.set_attribute("smol.duration_ms", int((time.monotonic() - started) * 1000))
             flush(2.0)
