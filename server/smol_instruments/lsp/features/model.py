@@ -4,7 +4,8 @@ With MODEL_WARM_UP (the default), once the client is ready the daemon starts the
 (when its file is there: nothing is downloaded before a question asks for it) and has it read
 the start every conversation shares — the system prompt with the tools and the repository's
 files (llm/prefix.py) — on a thread of its own, shown as work-done progress while the user
-types. A question asked before that is done waits for it and its chat shows how far it got; one
+types; then one tiny request goes through the agent's own model client, so that its first-call
+costs are not the first question's either. A question asked before that is done waits for it and its chat shows how far it got; one
 asked after costs only its own tokens. A server that answers at MODEL_API_BASE
 (MODEL_BACKEND=auto) is used as it is and nothing is started.
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -24,6 +25,7 @@ from ..progress import WindowProgress
 from ..server import SmolLanguageServer
 
 if TYPE_CHECKING:
+    from ...agent.session import AgentSession
     from ...llm.resolve import Endpoint, ModelRuntime, StatusCallback
 
 log = logging.getLogger(__name__)
@@ -81,34 +83,43 @@ class Model(Feature):
         progress = WindowProgress(server, "Smol Instruments")
         progress.begin()
         said = "the model starts at the first question"
+        session: AgentSession | None = None
+
+        def prefix() -> list[dict[str, Any]]:
+            # A session built as the chat builds its sessions (it never runs a task): the
+            # start every conversation of this folder shares.
+            nonlocal session
+            from ...agent.session import AgentSession
+
+            assert server.root is not None
+            session = AgentSession(
+                server.root,
+                settings,
+                patches=server.patch_store,
+                trusted=server.trusted,
+                endpoint=lambda: self.runtime.endpoint(settings, cancel=self._closing),
+            )
+            return session.prefix_messages()
+
         try:
             warmed = self.runtime.warm(
-                settings, self._prefix, on_status=progress.report, cancel=self._closing
+                settings, prefix, on_status=progress.report, cancel=self._closing
             )
-            if warmed is not None:
+            if warmed is not None and session is not None:
                 said = f"the model is ready: {warmed.describe()}"
+                try:
+                    session.rehearse()
+                except Exception as exc:  # only a head start was lost
+                    log.info("the model client's first call ahead of the question failed: %s", exc)
             runtime_server = self.runtime.server
             if runtime_server is not None and runtime_server.running():
                 self._announce_where(runtime_server.describe())
         except Exception:  # the first question tries again, and says what fails
             log.exception("getting the model ready failed")
         finally:
+            if session is not None:
+                session.close()
             progress.end(said)
-
-    def _prefix(self) -> list[dict[str, object]]:
-        """The start every conversation of this folder shares, from a session built as the
-        chat builds its sessions (then closed: it never runs)."""
-        from ...agent.session import AgentSession
-
-        server = self.server
-        assert server.root is not None
-        session = AgentSession(
-            server.root, server.settings, patches=server.patch_store, trusted=server.trusted
-        )
-        try:
-            return session.prefix_messages()
-        finally:
-            session.close()
 
     def _announce(self, endpoint: Endpoint) -> None:
         self._announce_where(endpoint.where)
