@@ -295,8 +295,9 @@ function applyEvent(state: ChatState, event: SmolEvent): ChatState {
   });
 }
 
-/** Events after which the model is no longer waited for: the progress line goes. */
-const PROGRESS_ENDS = new Set<SmolEvent['kind']>(['text', 'code', 'tool', 'observation', 'error', 'final']);
+/** Events after which the model is no longer waited for: the progress line goes. (Not
+ * `tool`: step 1 opens with what was read for it, while the model still reads its prompt.) */
+const PROGRESS_ENDS = new Set<SmolEvent['kind']>(['text', 'code', 'observation', 'error', 'final']);
 
 /** The running turn's progress line: "reading 1,100 tokens — 40 %", or undefined. */
 export function progressText(turn: Turn): string | undefined {

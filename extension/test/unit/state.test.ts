@@ -61,9 +61,12 @@ describe('the chat reducer: events in order → what the panel shows', () => {
     state = progress(2, 'model', 'the model is reading its instructions (870 tokens)', 40);
     expect(progressText(activeConversation(state).turns[0])).toBe('The model is reading its instructions (870 tokens) — 40 %');
     state = reduce(state, { type: 'event', event: { sessionId: 's1', seq: 3, kind: 'step', step: 1, maxSteps: 6 } });
-    state = progress(4, 'prompt', 'reading 1,100 tokens', 100);
+    // What was read for step 1 is shown while the model still reads: the line stays.
+    state = reduce(state, { type: 'event', event: { sessionId: 's1', seq: 4, kind: 'tool', step: 1, name: 'context', args: {}, durationMs: 3 } });
+    expect(progressText(activeConversation(state).turns[0])).toBe('The model is reading its instructions (870 tokens) — 40 %');
+    state = progress(5, 'prompt', 'reading 1,100 tokens', 100);
     expect(progressText(activeConversation(state).turns[0])).toBe('Reading 1,100 tokens — 100 %');
-    state = reduce(state, { type: 'event', event: { sessionId: 's1', seq: 5, kind: 'text', text: 'The' } });
+    state = reduce(state, { type: 'event', event: { sessionId: 's1', seq: 6, kind: 'text', text: 'The' } });
     expect(activeConversation(state).turns[0].progress).toBeUndefined();
     expect(progressText(activeConversation(state).turns[0])).toBeUndefined();
   });

@@ -19,11 +19,12 @@ gives the run span the run's status (an error only for a failed run, with its me
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
@@ -171,6 +172,16 @@ def _subclasses(kind: type) -> list[type]:
     for sub in subclasses:
         found += [sub, *_subclasses(sub)]
     return found
+
+
+@contextlib.contextmanager
+def untraced() -> Iterator[None]:
+    """Instrumented calls inside make no spans: work of the host's own, outside any run (the
+    daemon's warm-up), must not show in Phoenix as a trace nobody asked for."""
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    with suppress_instrumentation():
+        yield
 
 
 def end_run(span: Any, status: str, error: str | None) -> None:

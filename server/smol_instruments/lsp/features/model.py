@@ -5,7 +5,8 @@ With MODEL_WARM_UP (the default), once the client is ready the daemon starts the
 the start every conversation shares — the system prompt with the tools and the repository's
 files (llm/prefix.py) — on a thread of its own, shown as work-done progress while the user
 types; then one tiny request goes through the agent's own model client, so that its first-call
-costs are not the first question's either. A question asked before that is done waits for it and its chat shows how far it got; one
+costs are not the first question's either. The agent's modules load meanwhile, beside the
+model server loading its weights, whatever the backend: the first chat needs them. A question asked before that is done waits for it and its chat shows how far it got; one
 asked after costs only its own tokens. A server that answers at MODEL_API_BASE
 (MODEL_BACKEND=auto) is used as it is and nothing is started.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -83,43 +85,60 @@ class Model(Feature):
         progress = WindowProgress(server, "Smol Instruments")
         progress.begin()
         said = "the model starts at the first question"
-        session: AgentSession | None = None
+        # The agent (smolagents, LiteLLM: seconds of imports on a busy CPU, which the first
+        # chat would wait for) loads while the model server loads its weights.
+        built: Future[AgentSession] = Future()
+        threading.Thread(
+            target=self._build_session, args=(built,), name="smol-model-warm-agent", daemon=True
+        ).start()
 
         def prefix() -> list[dict[str, Any]]:
-            # A session built as the chat builds its sessions (it never runs a task): the
-            # start every conversation of this folder shares.
-            nonlocal session
-            from ...agent.session import AgentSession
-
-            assert server.root is not None
-            session = AgentSession(
-                server.root,
-                settings,
-                patches=server.patch_store,
-                trusted=server.trusted,
-                endpoint=lambda: self.runtime.endpoint(settings, cancel=self._closing),
-            )
-            return session.prefix_messages()
+            return built.result().prefix_messages()
 
         try:
             warmed = self.runtime.warm(
                 settings, prefix, on_status=progress.report, cancel=self._closing
             )
-            if warmed is not None and session is not None:
+            if warmed is not None:
                 said = f"the model is ready: {warmed.describe()}"
-                try:
-                    session.rehearse()
-                except Exception as exc:  # only a head start was lost
-                    log.info("the model client's first call ahead of the question failed: %s", exc)
+                self._rehearse(built.result())
             runtime_server = self.runtime.server
             if runtime_server is not None and runtime_server.running():
                 self._announce_where(runtime_server.describe())
         except Exception:  # the first question tries again, and says what fails
             log.exception("getting the model ready failed")
         finally:
-            if session is not None:
-                session.close()
             progress.end(said)
+            built.add_done_callback(_close_built)
+
+    def _build_session(self, built: Future[AgentSession]) -> None:
+        """A session built as the chat builds its sessions (it never runs a task): the start
+        every conversation of this folder shares, and the model client to rehearse with."""
+        from ...agent.session import AgentSession
+
+        server, settings = self.server, self.server.settings
+        assert server.root is not None
+        try:
+            built.set_result(
+                AgentSession(
+                    server.root,
+                    settings,
+                    patches=server.patch_store,
+                    trusted=server.trusted,
+                    endpoint=lambda: self.runtime.endpoint(settings, cancel=self._closing),
+                )
+            )
+        except BaseException as exc:
+            built.set_exception(exc)
+
+    def _rehearse(self, session: AgentSession) -> None:
+        from ...base.telemetry import untraced  # not on the initialize path
+
+        try:
+            with untraced():  # the daemon's own work, no run of the user's
+                session.rehearse()
+        except Exception as exc:  # only a head start was lost
+            log.info("the model client's first call ahead of the question failed: %s", exc)
 
     def _announce(self, endpoint: Endpoint) -> None:
         self._announce_where(endpoint.where)
@@ -128,3 +147,8 @@ class Model(Feature):
         if where != self._announced:
             self._announced = where
             log.info("model: %s", where)
+
+
+def _close_built(built: Future[AgentSession]) -> None:
+    if built.exception() is None:
+        built.result().close()
