@@ -20,7 +20,6 @@ from ..base.config import Settings, SettingsError, load_settings
 from ..base.errors import ErrorType, error_dict, is_error
 from ..base.logs import quiet_libraries
 from ..base.wire import to_wire
-from ..safety.policy import PolicyConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -486,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         handler: Handler = args.func
         return handler(args, settings)
-    except (UsageError, PolicyConfigError) as exc:
+    except UsageError as exc:
         print(f"smol-instruments: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ModelUnreachable as exc:
@@ -497,6 +496,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as exc:
+        # The policy engine is not imported on `serve`'s start-up path: it costs 0.2 s.
+        from ..safety.policy import PolicyConfigError
+
+        if not isinstance(exc, PolicyConfigError):
+            raise
+        print(f"smol-instruments: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":
