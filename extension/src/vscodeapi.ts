@@ -74,6 +74,11 @@ export function openExternal(url: string): Thenable<boolean> {
   return vscode.env.openExternal(vscode.Uri.parse(url));
 }
 
+/** `url` as the user's browser reaches it (code-server: through its proxy). */
+export async function asExternalUri(url: string): Promise<string> {
+  return (await vscode.env.asExternalUri(vscode.Uri.parse(url))).toString(true);
+}
+
 /** The Python extension's active interpreter for `resource`, when that extension is installed. */
 export async function pythonExtensionInterpreter(resource: vscode.Uri | undefined): Promise<string | undefined> {
   const extension = vscode.extensions.getExtension('ms-python.python');

@@ -10,7 +10,7 @@
  */
 
 import type { Approval, ChatState, Conversation, Step, ToolCall, Turn } from '../src/chat/state';
-import { activeConversation, isRunning } from '../src/chat/state';
+import { activeConversation, isRunning, progressText } from '../src/chat/state';
 import type { Patch } from '../src/protocol';
 import { checkVerdict, filePath, hunkSummary, patchStats, pendingPatches } from '../src/edits/patchState';
 import { traceUrl } from '../src/settings';
@@ -229,7 +229,17 @@ function approvalView(approval: Approval): HTMLElement {
 function turnFooter(turn: Turn, ctx: RenderContext): HTMLElement | null {
   if (turn.status === 'running') {
     const step = turn.steps[turn.steps.length - 1];
-    return h('div', { class: 'turn-footer muted', 'aria-live': 'polite' }, h('span', { class: 'spinner' }), step ? ` Working · step ${step.number}${step.maxSteps ? `/${step.maxSteps}` : ''}` : ' Starting…');
+    const where = step ? `Working · step ${step.number}${step.maxSteps ? `/${step.maxSteps}` : ''}` : 'Starting…';
+    const progress = progressText(turn);
+    const percent = turn.progress?.percent;
+    return h(
+      'div',
+      { class: 'turn-footer muted', 'aria-live': 'polite' },
+      h('span', { class: 'spinner' }),
+      ` ${where}`,
+      progress ? h('span', { class: 'progress-text' }, ` · ${progress}`) : null,
+      percent !== undefined ? h('progress', { class: 'progress-bar', max: '100', value: String(percent), 'aria-label': progress ?? '' }) : null,
+    );
   }
   const parts: Child[] = [];
   const status = turn.status === 'completed' ? '' : turn.status === 'max_steps' ? 'stopped at the step limit · ' : `${turn.status} · `;

@@ -19,6 +19,9 @@
    stop, or the token limit) gets its fence back.
 4. No runaway repetition. At a low temperature a small model can write the same sentence until
    its token limit (minutes on a CPU): a reply is cut where a long line comes back a second time.
+5. Prompt progress. A server that reports how far it has read the prompt (llama.cpp's
+   `prompt_progress`, asked for with `return_progress`) has each report passed to
+   `on_prompt_progress(read, total)` as the raw stream goes by: LiteLLM drops those chunks.
 
 LiteLLM is imported lazily (about 3 s), with its bundled cost map (never the internet's) and
 without the `.env` it would load at import: `base/environment.py` sees to both.
@@ -33,7 +36,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
@@ -247,12 +250,46 @@ def _safe_to_pass_on(text: str) -> int:
     return len(text)
 
 
+#: (prompt tokens read, prompt tokens in all) of the model call under way.
+PromptProgress = Callable[[int, int], None]
+
+
+class _ProgressTap:
+    """The raw chunk stream under LiteLLM's wrapper: hands each `prompt_progress` report on."""
+
+    def __init__(self, inner: Any, report: PromptProgress) -> None:
+        self._inner = inner
+        self._report = report
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __iter__(self) -> _ProgressTap:
+        return self
+
+    def __next__(self) -> Any:
+        chunk = next(self._inner)
+        extra = getattr(chunk, "model_extra", None)
+        progress = extra.get("prompt_progress") if isinstance(extra, dict) else None
+        if isinstance(progress, dict):
+            try:
+                total = int(progress.get("total") or 0)
+                cached = int(progress.get("cache") or 0)
+                read = int(progress.get("processed") or 0)
+                if total > cached:
+                    self._report(max(0, read - cached), total - cached)
+            except Exception:  # a display must never break the stream
+                log.exception("reporting prompt progress failed")
+        return chunk
+
+
 class _StreamTracker:
     """The LiteLLM client, recording each stream it opens so a cancel can close it at once."""
 
     def __init__(self, module: Any) -> None:
         self._module = module
         self.current: Any = None
+        self.on_prompt_progress: PromptProgress | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
@@ -261,6 +298,9 @@ class _StreamTracker:
         result = self._module.completion(*args, **kwargs)
         if kwargs.get("stream"):
             self.current = result
+            raw = getattr(result, "completion_stream", None)
+            if self.on_prompt_progress is not None and raw is not None:
+                result.completion_stream = _ProgressTap(raw, self.on_prompt_progress)
         return result
 
     def close_current(self) -> None:
@@ -297,6 +337,14 @@ class AgentModel(LiteLLMModel):
         self.max_reply_chars = max_reply_chars
         self.reply_timeout_s = reply_timeout_s
         self._hot_once = False
+        #: Told how far the server has read each prompt, when it says (`report_progress`).
+        self.on_prompt_progress: PromptProgress | None = None
+
+    def report_progress(self, report: PromptProgress) -> None:
+        """Ask the server to stream how far it has read each prompt (llama.cpp's
+        `return_progress`) and pass each report to `report`."""
+        self.on_prompt_progress = report
+        self.kwargs["extra_body"] = {**self.kwargs.get("extra_body", {}), "return_progress": True}
 
     def shake_next_reply(self) -> None:
         """Sample the next reply at `SHAKEN_TEMPERATURE` (a model stuck repeating itself)."""
@@ -318,7 +366,13 @@ class AgentModel(LiteLLMModel):
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        return _StreamTracker(litellm)
+        tracker = _StreamTracker(litellm)
+        tracker.on_prompt_progress = lambda read, total: self._prompt_progress(read, total)
+        return tracker
+
+    def _prompt_progress(self, read: int, total: int) -> None:
+        if self.on_prompt_progress is not None:
+            self.on_prompt_progress(read, total)
 
     def abort(self) -> None:
         """Called from another thread on cancel: close the stream being read."""

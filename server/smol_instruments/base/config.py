@@ -107,6 +107,7 @@ class Settings(BaseSettings):
     model_start_timeout_s: float = Field(
         180.0, gt=0, le=3600, json_schema_extra=_allowed("seconds, more than 0 and at most 3600")
     )
+    model_warm_up: bool = Field(True, json_schema_extra=_allowed("true or false"))
     model_auto_pull: bool = Field(True, json_schema_extra=_user_only("true or false"))
     model_cache_dir: str | None = Field(None, json_schema_extra=_user_only("a directory path"))
     model_catalog: str | None = Field(

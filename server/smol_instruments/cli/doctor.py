@@ -190,13 +190,17 @@ def _embedded_plan(settings: Settings, reason: str) -> Check:
         choice = embedded_model(settings)
     except ModelSetupError as exc:
         return Check("model", "warn", f"{reason}: {exc.problem}", exc.fix)
-    threads = embedded_threads(settings)
+    threads = embedded_threads(settings, choice)
+    started = (
+        "started when the editor opens a folder (MODEL_WARM_UP) or at the first question"
+        if settings.model_warm_up
+        else "started at the first question"
+    )
     return Check(
         "model",
         "ok",
         f"{reason} uses the embedded llama.cpp server: {choice.alias} "
-        f"({threads} thread{'s' if threads != 1 else ''}, context {settings.model_num_ctx}) "
-        "on 127.0.0.1, started at the first question",
+        f"({threads.describe()}; context {settings.model_num_ctx}) on 127.0.0.1, {started}",
     )
 
 

@@ -20,7 +20,6 @@ from ..base.config import Settings, SettingsError, load_settings
 from ..base.errors import ErrorType, error_dict, is_error
 from ..base.logs import quiet_libraries
 from ..base.wire import to_wire
-from ..safety.policy import PolicyConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -256,6 +255,18 @@ def _session(
     )
 
 
+def _warm(runtime: Any, settings: Settings, session: Any) -> None:
+    """Have the local model hold what every conversation starts with: restored from the file
+    an earlier command saved, else read now (and saved for the next one)."""
+    from .model import ModelStatus
+
+    status = ModelStatus()
+    try:
+        runtime.warm(settings, session.prefix_messages, on_status=status)
+    finally:
+        status.close()
+
+
 def _run_turn(session: Any, task: str) -> Any:
     """Run one turn on a worker thread; Ctrl-C cancels the run instead of killing the process."""
     import threading
@@ -319,6 +330,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         session = _session(args, settings, renderer, endpoint)
         try:
+            _warm(runtime, settings, session)
             outcome = _run_turn(session, task)
             said = _review(args, session)
         finally:
@@ -346,6 +358,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     renderer = TerminalRenderer(verbose=args.verbose)
     try:
         session = _session(args, settings, renderer, endpoint)
+        _warm(runtime, settings, session)
     except BaseException:
         runtime.close()
         raise
@@ -527,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         handler: Handler = args.func
         return handler(args, settings)
-    except (UsageError, PolicyConfigError) as exc:
+    except UsageError as exc:
         print(f"smol-instruments: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ModelUnreachable as exc:
@@ -538,6 +551,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as exc:
+        # The policy engine is not imported on `serve`'s start-up path: it costs 0.2 s.
+        from ..safety.policy import PolicyConfigError
+
+        if not isinstance(exc, PolicyConfigError):
+            raise
+        print(f"smol-instruments: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """The terminal host's event sink: a run's events, compact and readable, on stderr.
 
 Progress (steps, streamed model text, code, tool calls, observations) goes to stderr so that
-stdout carries only the final answer and `run` can be piped.
+stdout carries only the final answer and `run` can be piped. While the model reads its prompt,
+a terminal shows one line that counts up ("… reading 1,100 tokens — 40 %") and is wiped by what
+comes next; elsewhere the line is printed once, when the reading starts.
 
 Everything in an event is untrusted text (the model's words and code, what tools read from
 the repository, commands, summaries, paths): it is written through `base/visible.py`, so an
@@ -22,6 +24,7 @@ from ..agent.events import (
     FinalEvent,
     ObservationEvent,
     PatchEvent,
+    ProgressEvent,
     RunOutcome,
     SessionApprovalEvent,
     StepEvent,
@@ -69,13 +72,22 @@ class TerminalRenderer:
         self.out = stream or sys.stderr
         self.color = self.out.isatty() if color is None else color
         self.verbose = verbose
+        self.live = self.out.isatty() if color is None else color
         self._in_text = False
+        self._progress_shown = False  # a live progress line is on screen
+        self._reading: str | None = None  # the read whose start was printed (not live)
         self._lock = threading.Lock()
 
     def _c(self, code: str, text: str) -> str:
         return f"{code}{text}{RESET}" if self.color else text
 
+    def _wipe_progress(self) -> None:
+        if self._progress_shown:
+            self.out.write("\r\033[K")
+            self._progress_shown = False
+
     def _line(self, text: str) -> None:
+        self._wipe_progress()
         if self._in_text:
             self.out.write("\n")
             self._in_text = False
@@ -91,7 +103,24 @@ class TerminalRenderer:
     def on_step(self, event: StepEvent) -> None:
         self._line(self._c(BOLD, f"── step {event.step}/{event.max_steps}"))
 
+    def on_progress(self, event: ProgressEvent) -> None:
+        text = f"  … {event.message}"
+        if event.percent is not None:
+            text += f" — {event.percent} %"
+        if self.live:
+            if self._in_text:
+                self.out.write("\n")
+                self._in_text = False
+            self.out.write("\r\033[K" + self._c(DIM, text))
+            self.out.flush()
+            self._progress_shown = True
+        elif event.message != self._reading:
+            self._reading = event.message
+            self._line(self._c(DIM, text))
+
     def on_text(self, event: TextEvent) -> None:
+        self._wipe_progress()
+        self._reading = None
         self.out.write(self._c(DIM, shown(event.text)))
         self.out.flush()
         self._in_text = True
@@ -161,6 +190,7 @@ class TerminalRenderer:
             self._line(self._c(YELLOW, f"    → {shown(event.recovery_suggestion)}"))
 
     def on_final(self, event: FinalEvent) -> None:
+        self._wipe_progress()
         if self._in_text:
             self.out.write("\n")
             self._in_text = False

@@ -26,6 +26,7 @@ from .features.approvals import Approvals
 from .features.chat import Chat
 from .features.code_actions import CodeActions
 from .features.configuration import Configuration
+from .features.model import Model
 from .features.patches import Patches
 from .framing import BrokenStream, FrameReader, FrameWriter
 from .server import SmolLanguageServer
@@ -33,7 +34,14 @@ from .server import SmolLanguageServer
 log = logging.getLogger(__name__)
 
 #: What the daemon does, in the order features are built and hear the lifecycle.
-FEATURES: tuple[type[Feature], ...] = (Configuration, Approvals, Patches, Chat, CodeActions)
+FEATURES: tuple[type[Feature], ...] = (
+    Configuration,
+    Approvals,
+    Patches,
+    Model,
+    Chat,
+    CodeActions,
+)
 
 
 def dependencies(kind: type[Feature], server: SmolLanguageServer) -> dict[str, Any]:

@@ -167,7 +167,7 @@ class SmolLanguageServer(LanguageServer):
         if self._closed.is_set():
             return
         self._closed.set()
-        for feature in self:
+        for feature in reversed(list(self)):  # a feature closes before those it depends on
             try:
                 feature.close()
             except Exception:
