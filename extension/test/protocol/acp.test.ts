@@ -6,9 +6,9 @@
  * what the model was sent.
  */
 
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AcpAgent, exists } from '../support/acpClient';
 import { waitFor } from '../support/daemonClient';
@@ -124,6 +124,65 @@ describe.skipIf(missing)('smol-instruments acp, driven by the official ACP clien
     expect(readFileSync(calc, 'utf8')).toBe(unsaved.replace('    return a - b', '    return a + b'));
     const outcome = acpAgent.of(sessionId, 'tool_call_update').filter((u) => u.toolCallId === asked.toolCall.toolCallId).at(-1);
     expect(outcome?.status).toBe('completed');
+  });
+
+  it('reads what the editor shows: the answer and the patch follow the unsaved buffer; the jail still refuses', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const secret = join(mkdtempSync(join(tmpdir(), 'smol-acp-outside-')), 'secret.txt');
+    dirs.push(dirname(secret));
+    writeFileSync(secret, 'OUTSIDE-SECRET-7731\n');
+    const disk = readFileSync(calc, 'utf8');
+    const unsaved = disk.replace('    return a - b', '    return a * b  # unsaved edit') + '\n# another unsaved line\n';
+    const { acpAgent, sessionId } = await started(dir);
+    acpAgent.buffers.set(calc, unsaved);
+    acpAgent.buffers.set(secret, 'OUTSIDE-SECRET-7731\n'); // an editor that would hand it out
+    acpAgent.answer = () => 'accept';
+    await model.addTurns([
+      block(`print(read_file(path="calc.py"))\nprint(read_file(path="${secret}"))\nprint(read_file(path="../${basename(dirname(secret))}/secret.txt"))`),
+      block('print(propose_patch(path="calc.py", old_text="    return a * b  # unsaved edit", new_text="    return a + b", description="add() must add"))'),
+      block('final_answer("In your editor add() multiplied; now it adds.")'),
+    ]);
+    const response = await acpAgent.prompt(sessionId, 'Fix add in calc.py');
+    expect(response.stopReason).toBe('end_turn');
+    const sent = (await model.requests()).map((r) => ScriptedModel.promptText(r));
+    // the context given with the task, and read_file's observation, are the buffer's text
+    expect(sent[0]).toContain('return a * b  # unsaved edit');
+    expect(sent[1]).toContain('return a * b  # unsaved edit');
+    expect(sent[1]).not.toContain('return a - b');
+    // the paths outside were refused by the jail: the editor was never asked, nothing leaked
+    expect(sent[1]).toContain('outside the repository');
+    expect(acpAgent.reads).not.toContain(secret);
+    expect(sent.join('\n')).not.toContain('OUTSIDE-SECRET-7731');
+    // the proposal's diff is against the buffer, and accepting writes the buffer plus the fix
+    const diff = acpAgent.permissions[0].toolCall.content?.find((c) => c.type === 'diff');
+    expect(diff && 'oldText' in diff ? diff.oldText : '').toContain('# unsaved edit');
+    expect(acpAgent.writes.map((w) => w.path)).toEqual([calc]);
+    expect(readFileSync(calc, 'utf8')).toBe(unsaved.replace('    return a * b  # unsaved edit', '    return a + b'));
+  });
+
+  it('refuses a patch whose lines changed in the buffer since: stale, nothing written', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const before = readFileSync(calc, 'utf8');
+    const { acpAgent, sessionId } = await started(dir);
+    const typed = before.replace('    return a - b', '    return b - a  # typed meanwhile');
+    acpAgent.answer = () => {
+      acpAgent.buffers.set(calc, typed); // the user kept typing before choosing Accept
+      return 'accept';
+    };
+    await model.addTurns([
+      block('print(propose_patch(path="calc.py", old_text="    return a - b", new_text="    return a + b", description="add() must add"))'),
+      block('final_answer("add() now adds.")'),
+    ]);
+    await acpAgent.prompt(sessionId, 'Fix add in calc.py');
+    expect(acpAgent.permissions).toHaveLength(1);
+    expect(acpAgent.writes).toEqual([]);
+    expect(readFileSync(calc, 'utf8')).toBe(before);
+    expect(acpAgent.buffers.get(calc)).toBe(typed);
+    const outcome = acpAgent.of(sessionId, 'tool_call_update').filter((u) => u.toolCallId === acpAgent.permissions[0].toolCall.toolCallId).at(-1);
+    expect(outcome?.status).toBe('failed');
+    expect(JSON.stringify(outcome?.content)).toMatch(/stale.*nothing was written/);
   });
 
   it('writes a granted patch to disk itself for a client without fs/*', async () => {

@@ -224,6 +224,7 @@ class SmolAcpAgent:
             patches=patches,
             session_id=session_id,
             endpoint=lambda: self._endpoint(editor, holder[0] if holder else None),
+            buffers=editor.buffer if editor.reads else None,
         )
         holder.append(session)
         approver.cancel = session.cancel_event  # a cancel also ends a question being asked

@@ -11,6 +11,10 @@ accept is planned by the patch service against the text the editor has now, unsa
 included (`fs/read_text_file`), written with `fs/write_text_file` (so it lands in the editor's
 buffer and undo history) and then committed; a client without those methods gets the
 service's own atomic write to disk. Either way the paths pass the service's guard first.
+
+When the client offers `fs/read_text_file`, `Editor.buffer` is the session's reader
+(tools/base.py BufferReader): the agent reads files as the editor shows them. It is asked
+only for paths the jail has allowed, so the client cannot widen what the agent reads.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+#: How long the run waits for the editor's text of a file before reading the disk.
+READ_TIMEOUT_S = 30.0
 ACCEPT, REJECT = "accept", "reject"
 RUN, ALWAYS, DENY = "run", "always", "deny"
 PATCH_OPTIONS = [
@@ -229,6 +235,19 @@ class Editor:
             return f"the editor could not write the patch ({exc}); nothing was recorded"
         self.patches.commit(plan, "accepted in the editor")
         return None
+
+    def buffer(self, path: Path) -> str | None:
+        """From the run's thread: the text the editor has for `path` (a file the jail allowed),
+        unsaved changes included; None (the disk is read) when it does not answer in time."""
+        future = asyncio.run_coroutine_threadsafe(
+            self.conn.read_text_file(session_id=self.session_id, path=str(path)), self.outbox.loop
+        )
+        try:
+            return str(future.result(timeout=READ_TIMEOUT_S).content)
+        except Exception as exc:
+            future.cancel()
+            log.warning("fs/read_text_file %s failed, reading the disk: %s", path, exc)
+            return None
 
     async def _read(self, path: str) -> str | None:
         """The file as the editor has it (unsaved changes too), else as on disk."""
