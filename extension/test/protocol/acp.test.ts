@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AcpAgent, exists } from '../support/acpClient';
+import { AcpAgent, exists, type PermissionRequest } from '../support/acpClient';
 import { waitFor } from '../support/daemonClient';
 import { daemonMissing, modelMissing, sampleProject, ScriptedModel, scriptedModelMissing, skipReason } from '../support/env';
 
@@ -185,6 +185,55 @@ describe.skipIf(missing)('smol-instruments acp, driven by the official ACP clien
     expect(JSON.stringify(outcome?.content)).toMatch(/stale.*nothing was written/);
   });
 
+  /** A patch of two hunks of calc.py: add() adds, and mean()'s error says more. */
+  const twoHunks = () => {
+    const oldText = '    return a - b\n\n\ndef mean(values):\n    """Return the arithmetic mean of a non-empty list of numbers."""\n    if not values:\n        raise ValueError("mean() of an empty list")';
+    const newText = oldText.replace('return a - b', 'return a + b').replace('mean() of an empty list', 'mean() needs at least one value');
+    return block(`print(propose_patch(path="calc.py", old_text=${JSON.stringify(oldText)}, new_text=${JSON.stringify(newText)}, description="add adds; mean says why"))`);
+  };
+
+  it('decides a patch hunk by hunk: the first accepted, the second rejected', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const before = readFileSync(calc, 'utf8');
+    const { acpAgent, sessionId } = await started(dir);
+    acpAgent.answer = () => (acpAgent.permissions.length === 1 ? 'accept' : 'reject');
+    await model.addTurns([twoHunks(), block('final_answer("Both fixed.")')]);
+    await acpAgent.prompt(sessionId, 'Fix add in calc.py and make the error of mean clearer');
+    expect(acpAgent.permissions).toHaveLength(2);
+    const [first, second] = acpAgent.permissions;
+    expect(first.toolCall.toolCallId).toBe(second.toolCall.toolCallId); // one patch, one tool call
+    expect(first.options.map((o) => o.kind)).toEqual(['allow_once', 'allow_always', 'reject_once', 'reject_always']);
+    expect(first.toolCall.title).toContain('change 1 of 2');
+    expect(second.toolCall._meta).toMatchObject({ smolInstruments: { index: 2, count: 2 } });
+    // each question shows its own hunk alone
+    const newText = (r: PermissionRequest) => {
+      const diff = r.toolCall.content?.find((c) => c.type === 'diff');
+      return diff && 'newText' in diff ? diff.newText : '';
+    };
+    expect(newText(first)).toContain('return a + b');
+    expect(newText(first)).toContain('mean() of an empty list');
+    expect(newText(second)).toContain('return a - b');
+    expect(newText(second)).toContain('mean() needs at least one value');
+    // the bytes on disk: the first hunk written, the second not
+    expect(readFileSync(calc, 'utf8')).toBe(before.replace('    return a - b', '    return a + b'));
+    const outcome = acpAgent.of(sessionId, 'tool_call_update').filter((u) => u.toolCallId === first.toolCall.toolCallId).at(-1);
+    expect(outcome?.status).toBe('completed');
+    expect(JSON.stringify(outcome?.content)).toContain('partial');
+  });
+
+  it('accepts this hunk and the rest with one answer', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const before = readFileSync(calc, 'utf8');
+    const { acpAgent, sessionId } = await started(dir);
+    acpAgent.answer = (request) => request.options.find((o) => o.kind === 'allow_always')!.optionId;
+    await model.addTurns([twoHunks(), block('final_answer("Both fixed.")')]);
+    await acpAgent.prompt(sessionId, 'Fix add in calc.py and make the error of mean clearer');
+    expect(acpAgent.permissions).toHaveLength(1);
+    expect(readFileSync(calc, 'utf8')).toBe(before.replace('    return a - b', '    return a + b').replace('mean() of an empty list', 'mean() needs at least one value'));
+  });
+
   it('writes a granted patch to disk itself for a client without fs/*', async () => {
     const dir = project();
     const calc = join(dir, 'calc.py');
@@ -247,13 +296,14 @@ describe.skipIf(missing)('smol-instruments acp, driven by the official ACP clien
     expect(ScriptedModel.promptText((await model.requests()).at(-1)!)).toContain('denied in the editor');
   });
 
-  it('runs an approved command and shows it as the same tool call', async () => {
+  it('runs an approved command and shows it as the same tool call; what it changed comes back as a patch', async () => {
     const dir = project();
     const { acpAgent, sessionId } = await started(dir);
-    acpAgent.answer = () => 'run';
+    acpAgent.answer = (request) => (request.toolCall.kind === 'edit' ? 'accept' : 'run');
     await model.addTurns([block('print(run_cmd(command="rm test_calc.py"))'), block('final_answer("removed")')]);
     await acpAgent.prompt(sessionId, 'remove test_calc.py with rm');
-    expect(acpAgent.permissions).toHaveLength(1);
+    // the command ran on a copy-on-write view: the deletion is a patch, asked in turn
+    expect(acpAgent.permissions.map((p) => p.toolCall.kind)).toEqual(['execute', 'edit']);
     expect(exists(join(dir, 'test_calc.py'))).toBe(false);
     const id = acpAgent.permissions[0].toolCall.toolCallId;
     const statuses = acpAgent.of(sessionId, 'tool_call_update').filter((u) => u.toolCallId === id).map((u) => u.status);
