@@ -222,6 +222,20 @@ describe.skipIf(missing)('smol-instruments acp, driven by the official ACP clien
     expect(JSON.stringify(outcome?.content)).toContain('partial');
   });
 
+  it('decides nothing when a hunk question is cancelled, not even the hunks answered before it', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const before = readFileSync(calc);
+    const { acpAgent, sessionId } = await started(dir);
+    acpAgent.answer = () => (acpAgent.permissions.length === 1 ? 'accept' : null);
+    await model.addTurns([twoHunks(), block('final_answer("Both fixed.")')]);
+    await acpAgent.prompt(sessionId, 'Fix add in calc.py and make the error of mean clearer');
+    expect(acpAgent.permissions).toHaveLength(2);
+    expect(readFileSync(calc).equals(before)).toBe(true);
+    expect(acpAgent.writes).toEqual([]);
+    expect(acpAgent.text(sessionId, 'agent_message_chunk')).toContain('is still pending: nothing was written');
+  });
+
   it('accepts this hunk and the rest with one answer', async () => {
     const dir = project();
     const calc = join(dir, 'calc.py');

@@ -228,6 +228,7 @@ class SmolAcpAgent:
         )
         holder.append(session)
         approver.cancel = session.cancel_event  # a cancel also ends a question being asked
+        editor.cancel = session.cancel_event  # ... and a read of the editor's text
         return HostedSession(session, editor, transcript)
 
     def _patches_of(self, root: Path) -> PatchService:

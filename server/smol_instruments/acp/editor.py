@@ -120,6 +120,8 @@ class Editor:
         self.reads = bool(fs and fs.read_text_file)
         self.writes = bool(fs and fs.write_text_file)
         self.outbox = Outbox(loop)
+        #: The run's cancel: a read of the editor's text stops waiting on it.
+        self.cancel = threading.Event()
         self.mapper = UpdateMapper(root, patches.get)
 
     # --- updates ---------------------------------------------------------------------------
@@ -251,7 +253,9 @@ class Editor:
                 HUNK_OPTIONS,
             )
             rest = [h.id for _, h in pending[index:]]
-            if choice is None:  # nothing is carried out; the patch is drawn whole again
+            if choice not in (ACCEPT, ACCEPT_REST, REJECT, REJECT_REST):
+                # cancelled, or an option we did not offer: nothing is carried out, and the
+                # patch is drawn whole again
                 await self.send(
                     update_tool_call(
                         patch_id(patch.id),
@@ -303,8 +307,14 @@ class Editor:
         future = asyncio.run_coroutine_threadsafe(
             self.conn.read_text_file(session_id=self.session_id, path=str(path)), self.outbox.loop
         )
+        deadline = time.monotonic() + READ_TIMEOUT_S
         try:
-            return str(future.result(timeout=READ_TIMEOUT_S).content)
+            while True:
+                try:
+                    return str(future.result(timeout=0.1).content)
+                except concurrent.futures.TimeoutError:
+                    if self.cancel.is_set() or time.monotonic() > deadline:
+                        raise
         except Exception as exc:
             future.cancel()
             log.warning("fs/read_text_file %s failed, reading the disk: %s", path, exc)
