@@ -3,11 +3,11 @@
 A host (the CLI, the LSP daemon) creates an `AgentSession` with an approver and an event
 sink, calls `run(task)` for each message of a conversation (memory is kept across turns), and
 may call `cancel()` from another thread. An editor host may also hand it a `buffers` reader
-(tools/base.py): files are then read as the editor shows them, unsaved changes included. An untrusted session (`trusted=False`, a folder the
-user does not trust) runs no command and validates patches by running nothing. A host may
-also hand it an `endpoint` source (llm/resolve.py): the session asks it for the model's
-endpoint before each run. The session turns smolagents' stream into the PROTOCOL.md events
-and returns a `RunOutcome`.
+(tools/base.py): files are then read as the editor shows them, unsaved changes included. An
+untrusted session (`trusted=False`, a folder the user does not trust) runs no command and
+validates patches by running nothing. A host may also hand it an `endpoint` source
+(llm/resolve.py): the session asks it for the model's endpoint before each run. The session
+turns smolagents' stream into the PROTOCOL.md events and returns a `RunOutcome`.
 
 smolagents' loop is kept (agent/loop.py extends it through its seams). A run's status is
 judged by what happened, not by the model's words: a task that asked for a change and got none
