@@ -37,6 +37,17 @@ async def chat(
     return _plain(await client.protocol.send_request_async("smol/chat", params, msg_id=msg_id))
 
 
+def open_document(client: Any, uri: str, text: str) -> None:
+    """The editor opens a Python file showing `text`."""
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=text
+            )
+        )
+    )
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 async def test_chat_streams_events_in_order_and_returns_the_result(
     repo: Path, tmp_path: Path, profile: str
@@ -446,13 +457,7 @@ async def test_the_agent_reads_what_the_editor_shows_unsaved_edits_too(
         client = await start_daemon(repo, recorder, env=daemon_env(model.env(), tmp_path))
         try:
             uri = calc.as_uri()
-            client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=uri, language_id="python", version=1, text=on_disk
-                    )
-                )
-            )
+            open_document(client, uri, on_disk)
             client.text_document_did_change(  # the user types; nothing is saved
                 types.DidChangeTextDocumentParams(
                     text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
@@ -497,13 +502,7 @@ async def test_a_change_to_unsaved_text_is_proposed_and_applied_to_the_buffer(
         client = await start_daemon(repo, recorder, env=daemon_env(model.env(), tmp_path))
         try:
             uri = calc.as_uri()
-            client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=uri, language_id="python", version=1, text=unsaved
-                    )
-                )
-            )
+            open_document(client, uri, unsaved)
             await chat(client, "make the helper answer 43")
             [patch] = _plain(await client.protocol.send_request_async("smol/patches", {}))[
                 "patches"
