@@ -401,8 +401,9 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from ..lsp.app import serve
 
-    if args.tcp and ":" not in args.tcp:
-        raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087")
+    port = args.tcp.rpartition(":")[2] if args.tcp else "0"
+    if args.tcp and (":" not in args.tcp or not port.isdigit() or int(port) > 65535):
+        raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087 (port 0: any free one)")
     return serve(settings, args.tcp)
 
 
