@@ -218,12 +218,8 @@ def test_tcp_says_where_it_listens(tmp_path: Path) -> None:
     assert daemon.wait()[0] == 0
 
 
-@pytest.mark.parametrize(
-    ("address", "words"),
-    [("127.0.0.1:http", "--tcp takes HOST:PORT"), ("2087", "--tcp takes HOST:PORT")],
-)
-def test_a_bad_tcp_address_is_one_line(tmp_path: Path, address: str, words: str) -> None:
-    result = subprocess.run(
+def serve_tcp(tmp_path: Path, address: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "smol_instruments", "serve", "--tcp", address],
         capture_output=True,
         text=True,
@@ -231,6 +227,14 @@ def test_a_bad_tcp_address_is_one_line(tmp_path: Path, address: str, words: str)
         env=daemon_env(tmp=tmp_path),
         timeout=60,
     )
+
+
+@pytest.mark.parametrize(
+    ("address", "words"),
+    [("127.0.0.1:http", "--tcp takes HOST:PORT"), ("2087", "--tcp takes HOST:PORT")],
+)
+def test_a_bad_tcp_address_is_one_line(tmp_path: Path, address: str, words: str) -> None:
+    result = serve_tcp(tmp_path, address)
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
 
@@ -238,14 +242,7 @@ def test_a_bad_tcp_address_is_one_line(tmp_path: Path, address: str, words: str)
 def test_a_tcp_port_in_use_is_one_line(tmp_path: Path) -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        result = subprocess.run(
-            [sys.executable, "-m", "smol_instruments", "serve", "--tcp", f"127.0.0.1:{port}"],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env=daemon_env(tmp=tmp_path),
-            timeout=60,
-        )
+        result = serve_tcp(tmp_path, f"127.0.0.1:{port}")
     assert result.returncode == 2, result.stderr
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"smol-instruments serve: cannot listen on 127.0.0.1:{port}:"), line
