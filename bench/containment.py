@@ -17,9 +17,10 @@ directory of the view, bound by bubblewrap) and detaches it afterwards: measured
 load 6, making the view's directory 0.4 ms, mkdir and mount 0.8 ms, umount2 0.06 ms, reading
 an empty upper layer 0.05 ms; bubblewrap binding the overlay costs no more than binding the
 repository (20.7 ms against 23.0 ms, alternating). `contain_view_release`: 0.90-0.95x at load
-1-4, 0.81-1.09x at load 6-10 (1.32x before, same script); `contain_view` 0.89-1.21x at load
-3-10, mostly noise there. Removing a view's directory afterwards (on the reaper's thread)
-waits 15-30 ms on the disk at that load but uses 0.3 ms of CPU.
+1-4, 0.81-1.10x at load 4-10 (1.32x before, same script); `contain_view` 0.89-1.26x at
+load 3-10 (+0-5 ms), run-to-run noise of the same size. Removing a view's directory
+afterwards (on the reaper's thread) waits 15-30 ms on the disk at that load but uses 0.3 ms
+of CPU.
 Not root (or root without CAP_SYS_ADMIN), the view is mounted before bubblewrap by util-linux:
 measured at load 10-16 on 2 cores, bubblewrap alone ~50 ms there: `unshare` +5-8 ms, `sh`
 +5 ms, `mount` and the overlay +10-13 ms; every program started costs about 5 ms at that
