@@ -14,6 +14,7 @@ code are answered from the code: nothing invites answering before reading.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from typing import Any
 
@@ -247,6 +248,13 @@ def task_message(
 
 def default_prompt_templates() -> dict[str, Any]:
     """smolagents' own CodeAgent templates (also the baseline the benchmark compares with)."""
+    return copy.deepcopy(_smolagents_templates())
+
+
+@functools.cache
+def _smolagents_templates() -> dict[str, Any]:
+    """The templates' YAML, parsed once per process: it took 70 ms of every new conversation,
+    before its first request (measured, bench/first.py's later question)."""
     import importlib.resources
 
     import yaml
@@ -261,7 +269,7 @@ def prompt_templates(repo_files: list[str] | None = None, limit: int = 80) -> di
     The repository's files (the first `limit`) go at the end of the system prompt, so the
     model knows the real paths before its first call and needs no list_files to start.
     """
-    templates = copy.deepcopy(default_prompt_templates())
+    templates = default_prompt_templates()
     system = SYSTEM_PROMPT
     if repo_files:
         shown = repo_files[:limit]

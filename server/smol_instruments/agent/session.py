@@ -22,6 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import Future
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -294,9 +295,17 @@ class AgentSession:
         step_open = False
         reported: set[int] = set()  # smolagents yields the last ActionStep twice at max steps
         emit = self.emitter
-        before = self._tree_state()
+        # The tree as the run began, read beside the context and the first request (50-100 ms
+        # of git that the first word waited for): nothing of the run writes before that reply.
+        before: Future[str | None] = Future()
+        threading.Thread(
+            target=lambda: before.set_result(self._tree_state()), name="smol-tree", daemon=True
+        ).start()
         self._watch = self.agent.watch = RunWatch.begin(
-            task, self.state, self.repo_files, tree_changed=lambda: self._tree_state() != before
+            task,
+            self.state,
+            self.repo_files,
+            tree_changed=lambda: self._tree_state() != before.result(),
         )
         first = 0 if self.turns == 0 else len(self.agent.memory.steps)
         context, context_ms = self._gather(task)

@@ -7,6 +7,9 @@ model of `run`, `chat` and the editor would run; `threads` says how many CPU thr
 embedded server uses and why, and with `--measure` times each count on this machine
 (llm/threads.py). Failures are one line on stderr, exit 1.
 
+`main.py` imports this module on every start (`serve` too) to build its parser: the model's
+catalog and downloader are imported by the subcommands that use them.
+
 `ModelStatus` is also the terminal's view of a run's model start-up (`run`, `chat`).
 """
 
@@ -15,11 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..base.config import Settings
-from ..llm.catalog import ModelSetupError, ModelSpec, find_model, is_path, load_catalog
-from ..llm.pull import PullProgress, has_valid_stamp, model_file, pull, verify_file
+
+if TYPE_CHECKING:
+    from ..llm.catalog import ModelSetupError, ModelSpec
+    from ..llm.pull import PullProgress
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -127,6 +132,8 @@ class ModelStatus:
 
 
 def _chosen(settings: Settings, name: str | None) -> ModelSpec:
+    from ..llm.catalog import ModelSetupError, find_model, is_path
+
     if name is None:
         if is_path(settings.model_file):
             raise ModelSetupError(
@@ -138,6 +145,9 @@ def _chosen(settings: Settings, name: str | None) -> ModelSpec:
 
 
 def cmd_pull(args: argparse.Namespace, settings: Settings) -> int:
+    from ..llm.catalog import ModelSetupError
+    from ..llm.pull import pull
+
     status = ModelStatus()
     try:
         spec = _chosen(settings, args.name)
@@ -152,6 +162,9 @@ def cmd_pull(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _model_rows(settings: Settings, *, rehash: bool) -> list[dict[str, Any]]:
+    from ..llm.catalog import load_catalog
+    from ..llm.pull import has_valid_stamp, model_file, verify_file
+
     rows = []
     for spec in load_catalog(settings).values():
         path = model_file(settings, spec)
@@ -176,6 +189,8 @@ def _model_rows(settings: Settings, *, rehash: bool) -> list[dict[str, Any]]:
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
+    from ..llm.catalog import ModelSetupError
+
     try:
         rows = _model_rows(settings, rehash=args.verify)
     except ModelSetupError as exc:
@@ -192,6 +207,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    from ..llm.catalog import ModelSetupError
     from ..llm.resolve import embedded_model, embedded_server, prepare_model_file
 
     status = ModelStatus()
@@ -239,7 +255,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_threads(args: argparse.Namespace, settings: Settings) -> int:
     from ..llm import threads
-    from ..llm.catalog import models_dir
+    from ..llm.catalog import ModelSetupError, models_dir
     from ..llm.resolve import embedded_model, embedded_server, embedded_threads
 
     try:

@@ -4,6 +4,9 @@ For editors without a UI and for scripts: the patches the agent left in a reposi
 same store the daemon and the command line use, decided through the patch service. Output goes
 through `base/visible.py`; `--json` prints data instead. Exit status 1 when a decision wrote
 nothing it was asked to (a stale hunk, a failed write), 2 for a bad id or hunk.
+
+`main.py` imports this module to build its parser on every start, `serve` too: `review.py`
+(which reaches the agent and smolagents) is imported where a patch is shown, not here.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from ..base.config import Settings
 from ..base.errors import ErrorType, ToolError
 from ..base.visible import json_visible, visible
 from ..patches.service import PatchService, open_patches
-from .review import Painter, describe, patch_summary
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -43,6 +45,8 @@ def cmd_patches(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _list(args: argparse.Namespace, service: PatchService) -> int:
+    from .review import Painter, patch_summary
+
     patches = [p for p in service.all() if args.all or not p.resolved]
     if args.json:
         print(json_visible([patch_summary(p) for p in patches], indent=2))
@@ -58,6 +62,8 @@ def _list(args: argparse.Namespace, service: PatchService) -> int:
 
 
 def _show(args: argparse.Namespace, service: PatchService) -> int:
+    from .review import Painter, patch_summary
+
     patch = service.require(args.patch_id)
     if not patch.resolved:
         patch = service.refresh(patch.id).patch  # stale against the disk as it is now
@@ -69,6 +75,8 @@ def _show(args: argparse.Namespace, service: PatchService) -> int:
 
 
 def _decide(args: argparse.Namespace, service: PatchService) -> int:
+    from .review import describe, patch_summary
+
     hunks: list[int] | None = args.hunk or None
     if args.action == "accept":
         outcome = service.accept(args.patch_id, hunks, "accepted from the command line")

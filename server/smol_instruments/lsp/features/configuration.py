@@ -37,11 +37,18 @@ class Configuration(Feature):
 
     def __init__(self, server: SmolLanguageServer) -> None:
         self.server = server
+        self._initial: dict[str, Any] | None = None
 
     def initialize(self, params: types.InitializeParams) -> None:
-        """Apply the settings the client started the daemon with."""
+        """Keep the settings the client started the daemon with; nothing in the answer
+        depends on them, so they are validated once it is sent (`initialized`)."""
+        self._initial = settings_section(params.initialization_options)
+
+    def initialized(self, params: types.InitializedParams) -> None:
+        """Apply the settings the client started the daemon with. The client sends nothing
+        else before this, and this feature hears it first (app.py's FEATURES)."""
         server = self.server
-        self.apply(settings_section(params.initialization_options), "initializationOptions")
+        self.apply(self._initial, "initializationOptions")
         trust = "" if server.trusted else "; the folder is untrusted: no command runs"
         # which model runs is logged once known (features/model.py), not the configured one
         log.info("smol-instruments daemon for %s%s", server.root, trust)
