@@ -15,6 +15,7 @@ import pytest
 from tests.support.scripted_model import ScriptedModel
 from tests.test_agent import session_for
 
+from smol_instruments.agent.intent import from_rules
 from smol_instruments.agent.outcome import NOT_VERIFIED
 from smol_instruments.agent.prompts import (
     AFTER_FAILED_CHECK,
@@ -232,9 +233,7 @@ def test_a_change_is_not_held_to_tests_that_failed_before_it(
     assert seen.rstrip().endswith(AFTER_PROPOSAL)
 
 
-def test_a_fix_is_not_held_to_a_failing_test_of_other_code(
-    repo: Path, settings: Settings
-) -> None:
+def test_a_fix_is_not_held_to_a_failing_test_of_other_code(repo: Path, settings: Settings) -> None:
     """Seen in the editor: "Fix the formulas in sizes.py" never ended, held to the project's
     test_add, which failed before and does not use sizes.py."""
     (repo / "app" / "sizes.py").write_text("def area(w, h):\n    return w + h\n")
@@ -388,7 +387,9 @@ def test_a_task_that_plainly_needs_one_call_names_it(
 def test_a_question_is_told_the_shape_of_answer_it_needs(
     task: str, history: bool, how: str
 ) -> None:
-    message = task_message(task, "CODE", change=False, history=history)
+    intent = from_rules(task)
+    assert intent.history is history
+    message = task_message(intent, "CODE")
     assert message == f"CODE\n\nThe task: {task}\n{how}"
 
 

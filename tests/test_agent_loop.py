@@ -13,12 +13,7 @@ import pytest
 from tests.support.scripted_model import ScriptedModel, Turn, estimate_tokens
 from tests.test_agent import run, session_for
 
-from smol_instruments.agent.outcome import (
-    NOT_DONE,
-    asks_for_change,
-    claims_change,
-    held_failures,
-)
+from smol_instruments.agent.outcome import NOT_DONE, claims_change
 from smol_instruments.base.config import Settings
 
 pytestmark = pytest.mark.timeout(180)
@@ -173,40 +168,6 @@ def test_history_is_trimmed_visibly_to_the_context_window(repo: Path, settings: 
     last = requests[-1].prompt_text()
     assert "was cut to fit the model's context window" in last
     assert "line 100" in last  # the newest output is whole
-
-
-@pytest.mark.parametrize(
-    ("task", "asks"),
-    [
-        ("Fix the failing test", True),
-        ("please add a test for truncate()", True),
-        ("Can you update the README?", True),
-        ("why does fix_path() fail?", False),
-        ("what does add do?", False),
-        ("Explain the change in the last commit", False),
-    ],
-)
-def test_which_tasks_ask_for_a_change(task: str, asks: bool) -> None:
-    assert asks_for_change(task) is asks
-
-
-@pytest.mark.parametrize(
-    ("task", "held"),
-    [
-        ("Fix the bug in add in app/calc.py", "related"),
-        ("could you repair the parser?", "related"),
-        ("The test test_average fails. Change average so that it passes.", "all"),
-        ("Update divide so that the tests pass", "all"),
-        ("The test test_average fails. Fix the bug in the code.", "all"),
-        ("Add a test for truncate to tests/test_strings.py.", "none"),
-        ("Rename helper to make_helper", "none"),
-        ("Add a docstring to mul", "none"),
-    ],
-)
-def test_which_tasks_hold_a_change_to_failures_it_did_not_cause(task: str, held: str) -> None:
-    """Failing tests must end up passing; a fix must fix the tests of what it touches; other
-    changes answer for their own failures only."""
-    assert held_failures(task) == held
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import git
 
 from smol_instruments.agent.context import BUDGET_CHARS, gather
+from smol_instruments.agent.intent import from_rules
 from smol_instruments.base.config import Settings
 from smol_instruments.tools.base import ToolContext
 from smol_instruments.tools.repo import list_repo_files
@@ -53,7 +54,7 @@ def repo(tmp_path: Path) -> Path:
 
 def context_for(repo: Path, task: str, budget: int = BUDGET_CHARS) -> str:
     ctx = ToolContext.create(repo, Settings(_env_file=None))
-    return gather(ctx, task, list_repo_files(ctx), budget=budget).text
+    return gather(ctx, from_rules(task), list_repo_files(ctx), budget=budget).text
 
 
 def test_a_named_function_comes_with_the_tests_that_use_it(repo: Path) -> None:
@@ -104,6 +105,7 @@ def test_what_is_shown_stays_within_the_budget(repo: Path) -> None:
 
 # --- what the task's words ask to be looked at (agent/evidence.py) --------------------------
 
+
 @pytest.fixture()
 def project(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The repository as a runnable project with two commits; `python` is this environment's."""
@@ -129,7 +131,7 @@ def test_a_task_that_says_tests_fail_gets_the_failures_and_their_code(project: P
 
 def test_the_tests_never_run_unasked_in_a_folder_the_user_does_not_trust(project: Path) -> None:
     ctx = ToolContext.create(project, Settings(_env_file=None), trusted=False)
-    text = gather(ctx, "One of the tests fails. Which one?", list_repo_files(ctx)).text
+    text = gather(ctx, from_rules("One of the tests fails. Which one?"), list_repo_files(ctx)).text
     assert "The tests, run with" not in text
     assert not (project / ".pytest_cache").exists()
 

@@ -179,7 +179,7 @@ def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None)
     watch: RunWatch | None = getattr(agent, "watch", None)
     if watch is None or "change" in watch.nudged or watch.changed():
         return True
-    if not needs_a_change(watch.task, str(answer)):
+    if not needs_a_change(watch.intent, str(answer)):
         return True
     watch.nudged.add("change")
     path = watch.named_files[0] if len(watch.named_files) == 1 else "<path>"

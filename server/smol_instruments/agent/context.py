@@ -35,6 +35,7 @@ from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
 from .evidence import Evidence, recent_history, test_failures
+from .intent import TaskIntent
 
 log = logging.getLogger(__name__)
 
@@ -102,11 +103,11 @@ class _Piece:
 
 
 def gather(
-    ctx: ToolContext, task: str, repo_files: list[str], budget: int = BUDGET_CHARS
+    ctx: ToolContext, intent: TaskIntent, repo_files: list[str], budget: int = BUDGET_CHARS
 ) -> Context:
-    """The code `task` names, ready to append to it (empty when it names nothing)."""
+    """The code the task names, ready to append to it (empty when it names nothing)."""
     try:
-        return _Gatherer(ctx, repo_files, budget).run(task)
+        return _Gatherer(ctx, repo_files, budget).run(intent)
     except Exception:  # context is a help for the model, never a reason to fail the run
         log.exception("gathering the task's context failed")
         return Context()
@@ -145,11 +146,13 @@ class _Gatherer:
         self.texts: dict[str, str | None] = {}
         self.trees: dict[str, ast.Module | None] = {}
 
-    def run(self, task: str) -> Context:
-        for part in (test_failures(self.ctx, task), recent_history(self.ctx, task)):
+    def run(self, intent: TaskIntent) -> Context:
+        task = intent.task
+        for part in (test_failures(self.ctx, intent), recent_history(self.ctx, intent)):
             if part is not None:
                 self.evidence.append(part)
-        names = self._names(task)
+        mentioned = [name.rsplit(".", 1)[-1] for name in (*intent.names, *intent.carried)]
+        names = [*mentioned, *self._names(task)]
         failing = [name for part in self.evidence for name in part.names]
         names = list(dict.fromkeys(failing + names))
         found = self._definitions(names)

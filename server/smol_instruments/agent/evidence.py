@@ -29,6 +29,7 @@ from ..patches.describe import describe_diff
 from ..tools.base import ToolContext
 from ..tools.git import GitLogTool, run_git
 from ..tools.shell import detect_test_command, gated_run, runs_unasked
+from .intent import TaskIntent
 
 #: How long the tests may run for a task's context (the model waits for it).
 TESTS_TIMEOUT_S = 60.0
@@ -36,20 +37,6 @@ FAILURE_CHARS = 1400
 DIFF_CHARS = 1500
 HISTORY_COMMITS = 3
 
-#: "One of the tests fails", "test_average is failing", "why does the test break?", "the
-#: failing tests"; not "run the tests and tell me how many fail" (that asks to run them).
-_FAILING = re.compile(
-    r"\b(?:tests?|specs?|test_\w+)\s+(?:\w+\s+){0,2}(?:fails?|failing|failed|errors?|breaks?"
-    r"|broke|(?:is|are)\s+(?:broken|red))\b"
-    r"|\b(?:failing|failed|broken)\s+(?:\w+\s+)?(?:tests?|specs?|test_\w+)\b",
-    re.IGNORECASE,
-)
-_HISTORY = re.compile(
-    r"\b(?:commits?|committed|history|git log|(?:last|latest|recent)\s+changes?)\b", re.IGNORECASE
-)
-_LAST_COMMIT = re.compile(
-    r"\b(?:last|latest|recent|newest|previous|head)\s+commit\b|\bHEAD\b", re.IGNORECASE
-)
 _FAILURES = re.compile(
     r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ short test summary info =+$", re.M | re.S
 )
@@ -65,18 +52,10 @@ class Evidence:
     kind: str = "tests"  # or "history"
 
 
-def about_failing_tests(task: str) -> bool:
-    return _FAILING.search(task) is not None
-
-
-def about_history(task: str) -> bool:
-    return _HISTORY.search(task) is not None
-
-
-def test_failures(ctx: ToolContext, task: str) -> Evidence | None:
+def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     """The project's tests, run for a task that says they fail (None when they cannot run
     without asking, or when the task says nothing of failing tests)."""
-    if not about_failing_tests(task):
+    if not intent.failing_tests:
         return None
     command = detect_test_command(ctx.root)
     if command is None or not runs_unasked(ctx, command):
@@ -97,9 +76,9 @@ def test_failures(ctx: ToolContext, task: str) -> Evidence | None:
     return Evidence(title, body, failing[:4])
 
 
-def recent_history(ctx: ToolContext, task: str) -> Evidence | None:
+def recent_history(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     """The last commits (subject and files) and, for a question about the last one, its diff."""
-    if not about_history(task):
+    if not intent.history:
         return None
     log = GitLogTool(ctx).forward(max_count=HISTORY_COMMITS)
     commits = log.get("commits") or []
@@ -111,7 +90,7 @@ def recent_history(ctx: ToolContext, task: str) -> Evidence | None:
     ]
     body = "\n".join(lines)
     title = f"The last {len(commits)} commits, newest first"
-    if _LAST_COMMIT.search(task):
+    if intent.last_commit:
         body += _last_commit_changes(ctx, commits[0]["sha"][:8])
     return Evidence(title, body, kind="history")
 

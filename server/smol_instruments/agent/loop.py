@@ -62,7 +62,7 @@ from .edits import (
 )
 from .executor import ToolFunctionsExecutor
 from .model import quotes_code
-from .outcome import describe_proposal, failed_checks, needs_a_change
+from .outcome import describe_proposal, failed_checks
 from .prompts import (
     AFTER_FAILED_CHECK,
     AFTER_OBSERVATION,
@@ -270,9 +270,7 @@ class SmolCodeAgent(CodeAgent):
         if watch is not None and watch.loops() > self._loops_seen:
             self._shake()  # a refused repeat: at a low temperature the next reply is the same
             # it has what it needs and asks for it again: say what to do with it instead
-            wanted = (
-                CHANGE_NOW if needs_a_change(watch.task, "") and not watch.changed() else ANSWER_NOW
-            )
+            wanted = CHANGE_NOW if watch.change and not watch.changed() else ANSWER_NOW
             step.observations = (
                 (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.task)
             )

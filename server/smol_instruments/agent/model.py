@@ -413,6 +413,35 @@ class AgentModel(LiteLLMModel):
         if self.cancel.is_set():
             raise RunCancelled("cancelled before the model was called")
 
+    def constrained(
+        self, messages: list[ChatMessage], schema: dict[str, Any], max_tokens: int = 160
+    ) -> str | None:
+        """A reply the server holds to the JSON `schema` (llama.cpp's `json_schema`, Ollama's
+        `format`, both from `response_format` through LiteLLM), at temperature 0; None when the
+        server refuses the request or the call fails (the caller falls back)."""
+        self._check_cancel()
+        saved = dict(self.kwargs)
+        self.kwargs.update(temperature=0.0, max_tokens=max_tokens)
+        try:
+            message = LiteLLMModel.generate(
+                self,
+                messages,
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": "reply", "schema": schema, "strict": True},
+                },
+            )
+        except Exception as exc:  # any failure: the caller decides without the model
+            if self.cancel.is_set():
+                raise RunCancelled("cancelled while the model was answering") from None
+            log.info(
+                "constrained reply failed: %s", str(exc).splitlines()[0][:200] if str(exc) else exc
+            )
+            return None
+        finally:
+            self.kwargs = saved
+        return message.content if isinstance(message.content, str) else None
+
 
 def build_model(settings: Settings, cancel: threading.Event | None = None) -> AgentModel:
     """The LiteLLM model from the settings (temperature, max tokens, num_ctx for Ollama)."""
@@ -432,6 +461,27 @@ def build_model(settings: Settings, cancel: threading.Event | None = None) -> Ag
         reply_timeout_s=settings.model_timeout_s,
         **kwargs,
     )
+
+
+def enforces_schemas(settings: Settings, timeout: float = 3.0) -> bool:
+    """Whether the model's server holds a reply to a JSON schema: Ollama does (`format`),
+    llama.cpp's server does (it answers `GET /props`); anything else is not assumed to."""
+    import urllib.request
+
+    if settings.model_id.startswith(("ollama/", "ollama_chat/")):
+        return True
+    base = (settings.model_api_base or "").rstrip("/")
+    root = base[: -len("/v1")] if base.endswith("/v1") else base
+    headers = (
+        {"Authorization": f"Bearer {settings.model_api_key}"} if settings.model_api_key else {}
+    )
+    try:
+        request = urllib.request.Request(f"{root}/props", headers=headers)
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            props = json.load(response)
+    except (OSError, ValueError, TypeError):
+        return False
+    return isinstance(props, dict) and "default_generation_settings" in props
 
 
 def context_window(settings: Settings, timeout: float = 3.0) -> int:

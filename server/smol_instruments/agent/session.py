@@ -16,7 +16,6 @@ ends `incomplete` (agent/outcome.py), a model that only repeats itself ends `fai
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 import uuid
@@ -27,7 +26,7 @@ from typing import Any
 
 from smolagents import ActionStep, FinalAnswerStep
 from smolagents.memory import ToolCall
-from smolagents.models import ChatMessageStreamDelta
+from smolagents.models import ChatMessage, ChatMessageStreamDelta, MessageRole
 from smolagents.monitoring import AgentLogger, LogLevel
 from smolagents.utils import AgentError
 
@@ -55,8 +54,16 @@ from .events import (
     ToolEvent,
     Usage,
 )
+from .intent import (
+    INTENT_QUESTION,
+    INTENT_SCHEMA,
+    TaskIntent,
+    declined_answer,
+    from_model_reply,
+    from_rules,
+)
 from .loop import RunStuck, SmolCodeAgent
-from .model import AgentModel, RunCancelled, build_model, context_window
+from .model import AgentModel, RunCancelled, build_model, context_window, enforces_schemas
 from .outcome import (
     NOT_DONE,
     NOT_VERIFIED,
@@ -68,14 +75,12 @@ from .outcome import (
 from .pipeline import instrument
 from .prompts import prompt_templates, task_message
 from .state import AgentState
-from .watch import RunWatch, intended_call
+from .watch import RunWatch
 
 log = logging.getLogger(__name__)
 
 
 UNTRUSTED_VALIDATION = "the folder is not trusted, so nothing runs to check the patch"
-#: A follow-up that points back at what the conversation was about ("it", "that function").
-_REFERS_BACK = re.compile(r"\b(?:it|its|this|that|these|those|them|they|the same)\b", re.I)
 
 
 class _NoLive:
@@ -188,6 +193,8 @@ class AgentSession:
         )
         self.turns = 0
         self._topic = ""  # the last task of this conversation that named code
+        self._topic_names: tuple[str, ...] = ()  # the code names that task was about
+        self._schemas: bool | None = None  # the model's server holds replies to a JSON schema
         self._code_read = False  # some turn of this conversation read code
         self._watch: RunWatch | None = None
         self._running = threading.Lock()
@@ -258,29 +265,26 @@ class AgentSession:
         reported: set[int] = set()  # smolagents yields the last ActionStep twice at max steps
         emit = self.emitter
         before = self._tree_state()
+        intent = self._decide(task)
+        if intent.kind == "decline":
+            return self._decline(intent, trace_id)
         self._watch = self.agent.watch = RunWatch.begin(
-            task, self.state, self.repo_files, tree_changed=lambda: self._tree_state() != before
+            intent, self.state, self.repo_files, tree_changed=lambda: self._tree_state() != before
         )
         first = 0 if self.turns == 0 else len(self.agent.memory.steps)
-        context, context_ms = self._gather(task)
-        if not context and self._topic and _REFERS_BACK.search(task):
+        context, context_ms = self._gather(intent)
+        if not context and self._topic and intent.refers_back:
             # "Which test checks it?": the code the conversation is about comes again, beside
             # the question (a small model does not look back three messages for it)
-            context, context_ms = self._gather(self._topic)
+            context, context_ms = self._gather(from_rules(self._topic))
         elif context:
             self._topic = task
+            self._topic_names = intent.names or self._topic_names
         # code read in an earlier turn is in the history too ("which test checks it?")
         self._watch.context_given = bool(context) or self._code_read
         self._watch.named_files = context.named_files
         named = context.named_files[0] if len(context.named_files) == 1 else None
-        prompt = task_message(
-            task,
-            context.text,
-            change=self._watch.change,
-            path=named,
-            call=intended_call(task),
-            history=context.history,
-        )
+        prompt = task_message(intent, context.text, path=named)
         try:
             self._connect()
             stream = self.agent.run(
@@ -351,7 +355,7 @@ class AgentSession:
         if (
             status == "completed"
             and watch is not None
-            and needs_a_change(task, answer)
+            and needs_a_change(intent, answer)
             and not watch.changed()
         ):
             status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
@@ -384,13 +388,68 @@ class AgentSession:
             error=error,
         )
 
-    def _gather(self, task: str) -> tuple[Context, float]:
+    def _decide(self, task: str) -> TaskIntent:
+        """The task's intent, decided once (agent/intent.py): by the model, held to a JSON
+        schema, where its server enforces one; by the rules otherwise or when that fails. The
+        question follows the conversation so far, so the server's cached prefix is reused."""
+        from ..base.telemetry import tracer
+
+        with tracer().start_as_current_span("smol_instruments.intent") as span:
+            intent = self._ask_intent(task) or from_rules(task, carried=self._topic_names)
+            span.set_attribute("smol.intent.kind", intent.kind)
+            span.set_attribute("smol.intent.decided_by", intent.decided_by)
+            span.set_attribute("smol.intent.names", list(intent.names))
+        return intent
+
+    def _ask_intent(self, task: str) -> TaskIntent | None:
+        try:
+            self._connect()
+            if self._schemas is None:
+                self._schemas = enforces_schemas(self.settings)
+            if not self._schemas:
+                return None
+            if self.turns == 0:
+                self.agent.memory.reset()  # what run() does first: only the system prompt
+            history = self.agent.write_memory_to_messages()
+            question = ChatMessage(
+                role=MessageRole.USER,
+                content=[{"type": "text", "text": INTENT_QUESTION.format(task=task)}],
+            )
+            reply = self.model.constrained([*history, question], INTENT_SCHEMA)
+        except RunCancelled:
+            raise
+        except Exception:  # the rules decide instead
+            log.exception("asking the model for the task's intent failed")
+            return None
+        conversation = " ".join(_message_text(message) for message in history[1:])
+        return (
+            from_model_reply(task, reply, conversation=conversation, carried=self._topic_names)
+            if reply
+            else None
+        )
+
+    def _decline(self, intent: TaskIntent, trace_id: str | None) -> RunOutcome:
+        """A request no agent should carry out on a message's say-so: one step, nothing run."""
+        answer = declined_answer(intent)
+        self.emitter(StepEvent(step=1, max_steps=self.max_steps))
+        self.emitter(FinalEvent(answer=answer, status="completed"))
+        return RunOutcome(
+            session_id=self.session_id,
+            status="completed",
+            answer=answer,
+            steps=1,
+            usage=Usage(),
+            trace_id=trace_id,
+            error=None,
+        )
+
+    def _gather(self, intent: TaskIntent) -> tuple[Context, float]:
         """The code the task names, read before the first step (traced, never fatal)."""
         from ..base.telemetry import tracer
 
         started = time.monotonic()
         with tracer().start_as_current_span("smol_instruments.context") as span:
-            context = gather(self.ctx, task, self.repo_files)
+            context = gather(self.ctx, intent, self.repo_files)
             span.set_attribute("smol.context.sources", context.sources)
             span.set_attribute("smol.context.chars", len(context.text))
         return context, round((time.monotonic() - started) * 1000, 1)
@@ -454,6 +513,13 @@ def _count(step: ActionStep, usage: Usage) -> None:
     if step.token_usage is not None:
         usage.prompt_tokens += step.token_usage.input_tokens
         usage.completion_tokens += step.token_usage.output_tokens
+
+
+def _message_text(message: ChatMessage) -> str:
+    content = message.content
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
 
 
 def _answer_text(output: Any) -> str:
