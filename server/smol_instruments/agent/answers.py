@@ -12,7 +12,7 @@ from typing import Any
 from smolagents import ActionStep
 from smolagents.memory import AgentMemory, TaskStep
 
-from ..base.testruns import COUNT_KINDS
+from ..base.testruns import COUNT_KINDS, failing_tests
 from .outcome import needs_a_change
 from .prompts import WRITE_THE_CHANGE, is_placeholder
 from .watch import RunWatch
@@ -147,6 +147,42 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
         + ", ".join(f"{said[kind]} {kind}" for kind in wrong)
         + ". Answer again with the numbers the output shows."
     )
+
+
+def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A run whose task asks about failing tests names the ones the test runner reported:
+    sent back once with pytest's list; the same omission again is let through with that list
+    below it, never alone."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or not isinstance(answer, str) or not re.search(r"\bfail", watch.task, re.I):
+        return True
+    failed = _last_failures(memory)
+    missing = [test for test in failed if test.rsplit("::", 1)[-1] not in answer]
+    if not missing:
+        return True
+    listed = ", ".join(failed)
+    if "failures" in watch.nudged:
+        note = f"Note: the test runner reported these tests failing: {listed}."
+        if note not in watch.corrections:
+            watch.corrections.append(note)
+        return True
+    watch.nudged.add("failures")
+    raise ValueError(
+        f"the test runner reported these tests failing: {listed}; this answer does not name "
+        + ", ".join(test.rsplit("::", 1)[-1] for test in missing)
+        + ". Answer again, naming each failing test."
+    )
+
+
+def _last_failures(memory: AgentMemory) -> list[str]:
+    """The tests the last test run shown to the model reported failing (pytest's short
+    summary, however the observation indents it)."""
+    for step in reversed(memory.steps):
+        observed = str(getattr(step, "observations", None) or "")
+        tests = failing_tests("\n".join(line.strip() for line in observed.splitlines()))
+        if tests:
+            return tests
+    return []
 
 
 def _last_run_summary(memory: AgentMemory) -> str | None:

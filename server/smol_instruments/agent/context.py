@@ -34,7 +34,7 @@ from ..base.pyast import parse
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
-from .evidence import Evidence, recent_history, test_failures
+from .evidence import Evidence, computed_calls, missing_names, recent_history, test_failures
 from .intent import TaskIntent
 
 log = logging.getLogger(__name__)
@@ -156,6 +156,9 @@ class _Gatherer:
         failing = [name for part in self.evidence for name in part.names]
         names = list(dict.fromkeys(failing + names))
         found = self._definitions(names)
+        computed = computed_calls(self.ctx, intent)
+        absent = missing_names(self.ctx, list(intent.names), {name for name, _, _ in found})
+        self.evidence.extend(part for part in (computed, absent) if part is not None)
         named = self._named_files(task)
         for path in named[:MAX_FILES]:
             if any(where == path for _, where, _ in found[:MAX_DEFINITIONS]):

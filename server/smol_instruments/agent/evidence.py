@@ -23,11 +23,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..base.errors import ErrorType, ToolError
 from ..base.testruns import failing_lines, failing_tests, test_summary
 from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
 from ..tools.base import ToolContext
+from ..tools.evaluate import evaluate_code, evaluates_unasked
 from ..tools.git import GitLogTool, run_git
+from ..tools.search import RgSearchTool
 from ..tools.shell import detect_test_command, gated_run, runs_unasked
 from .intent import TaskIntent
 
@@ -36,6 +39,8 @@ TESTS_TIMEOUT_S = 60.0
 FAILURE_CHARS = 1400
 DIFF_CHARS = 1500
 HISTORY_COMMITS = 3
+#: How long one call the task writes may run for its context.
+CALL_TIMEOUT_S = 10.0
 
 _FAILURES = re.compile(
     r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ short test summary info =+$", re.M | re.S
@@ -49,7 +54,7 @@ class Evidence:
     title: str
     body: str
     names: list[str] = field(default_factory=list)
-    kind: str = "tests"  # or "history"
+    kind: str = "tests"  # or "history", "computed", "absent"
 
 
 def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
@@ -74,6 +79,55 @@ def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     lines = failing_lines(output)[:10]
     body = detail.rstrip() + ("\n" + "\n".join(lines) if lines and found else "")
     return Evidence(title, body, failing[:4])
+
+
+def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
+    """The calls the task writes with literal arguments, run against the repository's code
+    (tools/evaluate.py), when that runs without asking anyone: what they return or raise."""
+    if not intent.calls or not evaluates_unasked(ctx):
+        return None
+    lines = []
+    for call in intent.calls:
+        try:
+            result = evaluate_code(ctx, call, timeout=CALL_TIMEOUT_S)
+        except ToolError as exc:
+            lines.append(f"{call} could not be run: {exc.message}")
+            continue
+        if "exception" in result:
+            where = (result.get("raised_at") or [""])[-1]
+            lines.append(
+                f"{call} raises {result['exception']}" + (f" (at {where})" if where else "")
+            )
+        elif "value" in result:
+            lines.append(f"{call} returns {result['value']}")
+        if result.get("printed"):
+            lines.append(f"  and prints: {result['printed'].strip()[:300]}")
+        for problem in result.get("import_errors", []):
+            lines.append(f"  (could not import: {problem})")
+    title = "Run just now with the repository's code as it is (these are real results, not guesses)"
+    return Evidence(title, "\n".join(lines), kind="computed")
+
+
+def missing_names(ctx: ToolContext, names: list[str], defined: set[str]) -> Evidence | None:
+    """Names the task writes as code that occur nowhere in the repository's files: said
+    plainly, so a question about a function that does not exist is not answered by invention."""
+    absent = []
+    for name in names:
+        word = name.rsplit(".", 1)[-1]
+        if word in defined:
+            continue
+        found = RgSearchTool(ctx).forward(pattern=rf"\b{re.escape(word)}\b", max_results=1)
+        if found.get("error") == ErrorType.NO_MATCH:
+            absent.append(name)
+    if not absent:
+        return None
+    said = ", ".join(f"`{name}`" for name in absent)
+    return Evidence(
+        f"Searched every file: {said} occurs nowhere in this repository (no function, class or "
+        "variable has that name). Say so; do not describe it",
+        "",
+        kind="absent",
+    )
 
 
 def recent_history(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:

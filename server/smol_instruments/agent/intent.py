@@ -161,6 +161,10 @@ DECLINED = (
 DESTRUCTIVE_REASON = "it would destroy work or history that cannot be recovered from here."
 
 
+#: A name that is a file's (`config.toml`), not code's.
+_FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)$|\.$")
+
+
 def _sentences(task: str) -> list[str]:
     return re.split(r"(?<=[.!?\n])\s+", task.strip())
 
@@ -270,7 +274,7 @@ def code_names(text: str) -> list[str]:
     found: dict[str, None] = {}
     for groups in _CODE_NAME.findall(text):
         name = next((g for g in groups if g), "")
-        if name and name.lower() not in _NOT_CALLS and not name.endswith("."):
+        if name and name.lower() not in _NOT_CALLS and not _FILE_NAME.search(name):
             found.setdefault(name, None)
     return list(found)
 

@@ -50,6 +50,7 @@ from .answers import (
     the_change_was_proposed,
     the_code_was_read,
     the_counts_are_the_outputs,
+    the_failures_are_named,
 )
 from .edits import (
     NO_FILE,
@@ -124,6 +125,7 @@ class SmolCodeAgent(CodeAgent):
                 the_code_was_read,
                 the_change_was_proposed,
                 the_counts_are_the_outputs,
+                the_failures_are_named,
             ],
         )
         super().__init__(*args, **kwargs)

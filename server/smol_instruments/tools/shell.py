@@ -22,9 +22,10 @@ from ..base.containment import Containment, availability_for, plan_command
 from ..base.errors import ErrorType, ToolError
 from ..base.git import user_identity
 from ..base.process import ProcessResult, run_process
-from ..base.testruns import test_summary
+from ..base.testruns import failing_tests, test_summary
 from ..base.truncate import truncate_output
 from ..safety.approval import ApprovalEvent, ApprovalRequest
+from ..safety.policy.verdicts import PolicyDecision
 from .base import RepoTool, ToolContext, guarded
 from .validation import optional_number, optional_str, require_str
 
@@ -35,7 +36,7 @@ def _shell() -> list[str]:
     return [shutil.which("bash") or "/bin/sh", "-c"]
 
 
-def _python() -> str:
+def python_command() -> str:
     return "python" if shutil.which("python") else "python3"
 
 
@@ -52,7 +53,7 @@ def detect_test_command(root: Path) -> str | None:
             return "npm test"
     python_markers = ("pytest.ini", "conftest.py", "tox.ini", "setup.cfg", "pyproject.toml")
     if any((root / marker).is_file() for marker in python_markers) or (root / "tests").is_dir():
-        return f"{_python()} -m pytest -q"
+        return f"{python_command()} -m pytest -q"
     if (root / "Cargo.toml").is_file():
         return "cargo test"
     if (root / "go.mod").is_file():
@@ -61,7 +62,7 @@ def detect_test_command(root: Path) -> str | None:
     if makefile.is_file() and re.search(r"^test\s*:", makefile.read_text(errors="replace"), re.M):
         return "make test"
     if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
-        return f"{_python()} -m pytest -q"
+        return f"{python_command()} -m pytest -q"
     return None
 
 
@@ -79,10 +80,17 @@ def runs_unasked(ctx: ToolContext, command: str) -> bool:
 
 
 def gated_run(
-    ctx: ToolContext, command: str, timeout: float
+    ctx: ToolContext,
+    command: str,
+    timeout: float,
+    *,
+    decision: PolicyDecision | None = None,
+    argv: list[str] | None = None,
+    stdin_text: str | None = None,
 ) -> tuple[ProcessResult, dict[str, Any]]:
     """Decide with the policy and containment, ask when they say so, run contained when
-    allowed; ToolError otherwise."""
+    allowed; ToolError otherwise. A tool that runs a program of its own (not a shell command
+    the model wrote) passes its `decision` and `argv`; `command` is then how it is shown."""
     if not ctx.trusted:
         raise ToolError(
             ErrorType.UNTRUSTED_WORKSPACE,
@@ -94,7 +102,7 @@ def gated_run(
             ),
             context={"command": command},
         )
-    decision = ctx.policy.verdict(command)
+    decision = decision or ctx.policy.verdict(command)
     gate: dict[str, Any] = {
         "verdict": decision.verdict,
         "rule": decision.rule,
@@ -157,7 +165,8 @@ def gated_run(
     identity = user_identity() if contain is not None and "git" in plan.widens else None
     ctx.check_cancelled()
     result = run_process(
-        [*_shell(), command],
+        argv or [*_shell(), command],
+        stdin_text=stdin_text,
         cwd=ctx.root,
         timeout=timeout,
         extra_env=identity,
@@ -245,7 +254,7 @@ class RunTestsTool(RepoTool):
     name = "run_tests"
     description = (
         "Run the project's tests (the command is detected when not given). Returns passed, "
-        "exit_code and the end of the output."
+        "exit_code, failed_tests (as the test runner reports them) and the end of the output."
     )
     inputs = {
         "command": {
@@ -280,6 +289,8 @@ class RunTestsTool(RepoTool):
             "passed": result.exit_code == 0,
             "exit_code": result.exit_code,
             "summary": test_summary(result.stdout, result.stderr),
+            # pytest's own report of what failed, never the model's reading of the output
+            "failed_tests": failing_tests(combined),
             "output": output,
             "truncated": truncated,
             "duration_ms": result.duration_ms,
