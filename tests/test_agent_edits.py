@@ -158,7 +158,7 @@ def test_the_same_change_again_ends_the_run_with_what_was_proposed(
     assert outcome.status == "completed"
     patch = patches[0]
     assert outcome.answer.startswith(
-        f"I proposed a change to app/calc.py (patch {patch.id}, +1 -1)"
+        f"I proposed patch {patch.id} (+1 -1): in app/calc.py it changes `add`."
     )
     assert outcome.answer.endswith("Nothing is written until you accept it.")
 
@@ -196,7 +196,7 @@ def test_a_failing_change_proposed_twice_is_said_once(repo: Path, settings: Sett
     outcome, _ = _checked_run(repo, settings, [wrong, wrong], "Fix the bug in add in app/calc.py")
     assert outcome.status == "incomplete"
     assert outcome.answer.startswith(NOT_VERIFIED)
-    assert outcome.answer.count("I proposed a change") == 1, outcome.answer
+    assert outcome.answer.count("I proposed patch") == 1, outcome.answer
 
 
 def _checked_run(repo: Path, settings: Settings, turns: list[str], task: str) -> tuple[Any, Any]:

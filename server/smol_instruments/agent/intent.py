@@ -161,6 +161,19 @@ DECLINED = (
 DESTRUCTIVE_REASON = "it would destroy work or history that cannot be recovered from here."
 
 
+#: "rename slugify to make_slug", "rename it everywhere to make_slug".
+_RENAME = re.compile(
+    r"\brename\s+(?:the\s+)?(?:function|method|class)?\s*`?([A-Za-z_][\w.]*)`?(?:\(\))?"
+    r"(?:\s+\w+){0,3}?\s+(?:to|as|into)\s+`?([A-Za-z_]\w*)",
+    re.IGNORECASE,
+)
+_POINTERS = frozenset({"it", "this", "that", "them"})
+#: A change to a file that is not Python: a README, docs, configuration, JavaScript.
+_TEXT_FILE = re.compile(
+    r"\b(?:readme|changelog|docs?|toml|ya?ml|json|ini|cfg|markdown|javascript)\b"
+    r"|\.(?:md|rst|txt|js|ts|toml|ya?ml|json|cfg|ini)\b",
+    re.IGNORECASE,
+)
 #: A name that is a file's (`config.toml`), not code's.
 _FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)$|\.$")
 
@@ -230,6 +243,26 @@ class TaskIntent:
         if _BUG.search(self.task):
             return "bug"
         return "explain" if _EXPLAIN.search(self.task) else "answer"
+
+    @property
+    def rename(self) -> tuple[str, str] | None:
+        """(old, new) when the change renames a function, class or method; a pointer ("rename
+        it") is the name the conversation established."""
+        found = _RENAME.search(self.task) if self.change else None
+        if found is None:
+            return None
+        old = found.group(1)
+        if old.lower() in _POINTERS:
+            pointed = [*self.carried, *self.names]
+            if not pointed:
+                return None
+            old = pointed[0]
+        return old, found.group(2)
+
+    @property
+    def edits_text(self) -> bool:
+        """The change is to a file that is not Python (it is written as SEARCH/REPLACE)."""
+        return self.change and _TEXT_FILE.search(self.task) is not None
 
     def about_code(self, repo_files: list[str]) -> bool:
         """The task names something of this repository (a path, a file, an identifier)."""

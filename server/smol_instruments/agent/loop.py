@@ -44,6 +44,7 @@ from smolagents.memory import ToolCall
 from smolagents.models import ChatMessage, MessageRole
 from smolagents.utils import AgentMaxStepsError, AgentParsingError
 
+from ..tools.edit import has_edit_blocks
 from .answers import (
     the_answer_is_new,
     the_answer_is_real,
@@ -115,6 +116,7 @@ class SmolCodeAgent(CodeAgent):
         *args: Any,
         context_tokens: Callable[[], int | None],
         locate: Callable[[list[str]], dict[str, list[str]]] | None = None,
+        edit_blocks: Callable[[str, str | None], dict[str, Any]] | None = None,
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault(
@@ -133,6 +135,8 @@ class SmolCodeAgent(CodeAgent):
         self.context_tokens = context_tokens
         #: Where the repository defines names (for a change written without its file).
         self.locate = locate or (lambda names: {})
+        #: Proposes the SEARCH/REPLACE blocks of a reply as one patch (tools/edit.py).
+        self.edit_blocks = edit_blocks
         self._reply = ""  # the model's reply in the step being run
         #: What each step's observation ends with (by the run it belongs to), id(step) -> text.
         self._after: dict[int, str] = {}
@@ -160,6 +164,9 @@ class SmolCodeAgent(CodeAgent):
         watch = self.watch
         tools = set(self.tools)
         files = set(watch.repo_files) if watch is not None else set()
+        reply = self._reply if has_edit_blocks(self._reply) else code
+        if self.edit_blocks is not None and has_edit_blocks(reply):
+            return self._search_replace(reply)
         path, body = file_header(code, files)
         if path is not None:
             body = complete_prefix(body)  # a reply cut at its token limit mid-line
@@ -182,6 +189,26 @@ class SmolCodeAgent(CodeAgent):
         if len(prose) >= ILLUSTRATED_ANSWER_CHARS and not is_plan(prose.rstrip(": \n")):
             return CodeOutput(output=self._reply.strip(), logs="", is_final_answer=True)
         return code
+
+    def _search_replace(self, reply: str) -> CodeOutput:
+        """A reply of SEARCH/REPLACE blocks: proposed as one patch (tools/edit.py); the run's
+        end when the same blocks were proposed already."""
+        watch = self.watch
+        if watch is not None and not watch.change:
+            raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
+        key = ("<search/replace>", reply.strip())
+        last = watch.last_patch() if watch is not None else None
+        if watch is not None and key in watch.blocks and last is not None:
+            return CodeOutput(
+                output=describe_proposal(last, held=watch.held), logs="", is_final_answer=True
+            )
+        named = watch.named_files if watch is not None else []
+        assert self.edit_blocks is not None
+        result = self.edit_blocks(reply, named[0] if len(named) == 1 else None)
+        if watch is not None and "error" not in result:
+            watch.blocks.add(key)
+        shown = "\n".join(f"{key}: {value}" for key, value in result.items())
+        return CodeOutput(output=None, logs=shown + "\n", is_final_answer=False)
 
     def _quotes(self, code: str) -> bool:
         """In a question, a block that calls no tool quotes code for the answer around it

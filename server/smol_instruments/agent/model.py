@@ -40,7 +40,11 @@ from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
 from ..base.config import Settings
 from ..base.pyast import parse
+from ..tools.edit import has_edit_blocks
 from .edits import is_change_block
+
+#: The code of a reply that is SEARCH/REPLACE blocks: nothing to run; the loop reads the reply.
+EDIT_BLOCKS_CODE = "# the SEARCH/REPLACE blocks above"
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +107,8 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
     """The code a reply without a ```python block clearly means, or None."""
     if not text or _PY_BLOCK.search(text):
         return None
+    if has_edit_blocks(text):  # SEARCH/REPLACE blocks: a change (agent/loop.py proposes it)
+        return EDIT_BLOCKS_CODE
     for pattern in (_XML_CODE, _BARE_FENCE):
         blocks = [b.strip() for b in pattern.findall(text) if b.strip()]
         code = "\n\n".join(b for b in blocks if not b.lstrip().startswith("{"))

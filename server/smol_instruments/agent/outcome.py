@@ -8,9 +8,11 @@ answer says so first.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
+from ..base.pyast import parse
 from ..base.testruns import test_summary
 from ..patches.model import Patch
 from .intent import Held, TaskIntent
@@ -59,14 +61,59 @@ def _counts(check: dict[str, Any], held: Held) -> bool:
     return held == "related" and bool(check.get("related_tests"))
 
 
+def definitions_of(text: str | None) -> dict[str, str]:
+    """Each function and class of a Python text by qualified name (`C.m`, `f.<locals>.g`),
+    with its source; {} when it does not parse."""
+    if not text:
+        return {}
+    try:
+        tree = parse(text)
+    except SyntaxError:
+        return {}
+    found: dict[str, str] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + node.name
+                found[name] = ast.get_source_segment(text, node) or ast.dump(node)
+                inner = "." if isinstance(node, ast.ClassDef) else ".<locals>."
+                visit(node.body, name + inner)
+
+    visit(tree.body, "")
+    return found
+
+
+def what_changed(patch: Patch) -> str:
+    """The patch's effect on definitions, told from its diff: the functions and classes it
+    adds, changes and removes, file by file (other files: the lines)."""
+    parts = []
+    for change in patch.files:
+        if not change.path.endswith(".py"):
+            verb = "creates" if change.original is None else "edits"
+            parts.append(f"it {verb} {change.path}")
+            continue
+        before, after = definitions_of(change.original), definitions_of(change.proposed)
+        added = [name for name in after if name not in before]
+        removed = [name for name in before if name not in after]
+        changed = [name for name in after if name in before and after[name] != before[name]]
+        # a definition inside a changed one is told by its owner, once
+        changed = [n for n in changed if not any(n.startswith(o + ".") for o in changed)]
+        said = [
+            f"{verb} {', '.join(f'`{n}`' for n in names)}"
+            for verb, names in (("adds", added), ("changes", changed), ("removes", removed))
+            if names
+        ]
+        said_all = "; ".join(said) if said else "changes lines outside any function"
+        parts.append(f"in {change.path} it {said_all}")
+    return "; ".join(parts)
+
+
 def describe_proposal(patch: Patch, *, held: Held = "none") -> str:
-    """What a run proposed, in the user's words: the files, the change, what the checks said."""
+    """What a run proposed, told from the patch itself: the files, the definitions it adds,
+    changes and removes, what the checks said (never the model's claims)."""
     added, removed = patch.stats()
-    files = ", ".join(change.path for change in patch.files)
-    text = (
-        f"I proposed a change to {files} (patch {patch.id}, +{added} -{removed}): "
-        f"{patch.summary.rstrip('.')}."
-    )
+    text = f"I proposed patch {patch.id} (+{added} -{removed}): {what_changed(patch)}."
     validation = patch.validation
     checks = validation.get("checks", [])
     failed = failed_checks(validation, held=held)

@@ -128,6 +128,14 @@ _HOW_TO: dict[AnswerStyle, str] = {
     "bug": HOW_TO_FIND_BUG,
     "history": HOW_TO_TELL_HISTORY,
 }
+#: How to change a file that is not Python: aider's SEARCH/REPLACE format, which small models
+#: were trained on.
+WRITE_A_TEXT_CHANGE = (
+    "the file's path on its own line, then a block:\n<<<<<<< SEARCH\n<lines copied exactly "
+    "from the file>\n=======\n<the new lines>\n>>>>>>> REPLACE\n(an empty SEARCH part adds "
+    "the new lines at the end of the file, or creates it)"
+)
+HOW_TO_CHANGE_TEXT = "Make the change now: reply with " + WRITE_A_TEXT_CHANGE + "."
 HOW_TO_CHANGE = "Make the change now: reply with " + WRITE_THE_CHANGE + "."
 HOW_TO_CHANGE_UNREAD = (
     "Read the code you need first; then reply with the change: " + WRITE_THE_CHANGE + "."
@@ -215,7 +223,9 @@ def task_message(intent: TaskIntent, context: str, *, path: str | None = None) -
     of code is answered from memory, after it from the code. `path`: the one file the task
     names, for a change's header."""
     task = intent.task
-    if intent.change:
+    if intent.change and (intent.edits_text or (path is not None and not path.endswith(".py"))):
+        how = HOW_TO_CHANGE_TEXT
+    elif intent.change:
         how = (HOW_TO_CHANGE if context else HOW_TO_CHANGE_UNREAD).format(path=path or "<path>")
     elif context:
         how = _HOW_TO[intent.style]

@@ -190,6 +190,7 @@ class AgentSession:
             verbosity_level=LogLevel.OFF,
             context_tokens=self.context_tokens,
             locate=lambda names: defining_files(self.ctx, names, self.repo_files),
+            edit_blocks=self._edit_blocks,
         )
         self.turns = 0
         self._topic = ""  # the last task of this conversation that named code
@@ -268,6 +269,9 @@ class AgentSession:
         intent = self._decide(task)
         if intent.kind == "decline":
             return self._decline(intent, trace_id)
+        renamed = self._rename(intent, trace_id) if intent.rename is not None else None
+        if renamed is not None:
+            return renamed
         self._watch = self.agent.watch = RunWatch.begin(
             intent, self.state, self.repo_files, tree_changed=lambda: self._tree_state() != before
         )
@@ -361,13 +365,16 @@ class AgentSession:
             status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
         last = watch.last_patch() if watch is not None else None
         held: Held = watch.held if watch is not None else "none"
-        if status == "completed" and last is not None and failed_checks(last.validation, held=held):
-            # proposed, but what checks it says it is wrong: not done, and the answer says why
-            status = "incomplete"
+        if status == "completed" and last is not None and watch is not None and intent.change:
+            # a change is told from its diff and its checks; the model's words only follow,
+            # as its words, never as the outcome
             said = describe_proposal(last, held=held)
-            # a run that ended on its repeated proposal has that description as its answer
-            rest = "" if answer.strip() == said else answer
-            answer = f"{NOT_VERIFIED} {said}\n\n{rest}".strip()
+            rest = answer.strip()
+            if rest and rest != said and rest not in said:
+                said += f"\n\nThe model's summary: {rest}"
+            if failed_checks(last.validation, held=held):
+                status, said = "incomplete", f"{NOT_VERIFIED} {said}"
+            answer = said
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":
@@ -426,6 +433,65 @@ class AgentSession:
             from_model_reply(task, reply, conversation=conversation, carried=self._topic_names)
             if reply
             else None
+        )
+
+    def _edit_blocks(self, reply: str, default_path: str | None) -> dict[str, Any]:
+        """A reply's SEARCH/REPLACE blocks proposed as one patch, or the error schema."""
+        from ..base.errors import ToolError
+        from ..tools.edit import edit_changes, parse_edit_blocks, propose_changes
+
+        try:
+            blocks = parse_edit_blocks(reply, default_path)
+            paths = ", ".join(dict.fromkeys(block.path for block in blocks))
+            changes = edit_changes(self.ctx, blocks)
+            return propose_changes(self.ctx, changes, f"Edit {paths}")
+        except ToolError as exc:
+            return exc.to_dict(tool="search/replace")
+
+    def _rename(self, intent: TaskIntent, trace_id: str | None) -> RunOutcome | None:
+        """A rename, done by the refactoring library across the repository (tools/edit.py)
+        and proposed as one patch in one step; None (the model takes over) when it cannot."""
+        from ..base.errors import ToolError
+        from ..tools.edit import propose_changes, rename_changes
+
+        assert intent.rename is not None
+        old, new = intent.rename
+        started = time.monotonic()
+        try:
+            python_files = [path for path in self.repo_files if path.endswith(".py")]
+            changes = rename_changes(self.ctx, old, new, python_files)
+            result = propose_changes(self.ctx, changes, f"Rename {old} to {new}")
+        except ToolError as exc:
+            log.info("rename %s -> %s not done by the library: %s", old, new, exc.message)
+            return None
+        except Exception:  # a library fault: the model tries instead
+            log.exception("rename %s -> %s failed", old, new)
+            return None
+        self.emitter(StepEvent(step=1, max_steps=self.max_steps))
+        self.emitter(
+            ToolEvent(
+                step=1,
+                name="rename",
+                args={"old": old, "new": new},
+                duration_ms=round((time.monotonic() - started) * 1000, 1),
+            )
+        )
+        patch = self.ctx.patches.get(str(result.get("patch_id")))
+        if patch is None:
+            return None
+        answer = describe_proposal(patch, held=intent.held)
+        status: RunStatus = "completed"
+        if failed_checks(patch.validation, held=intent.held):
+            status, answer = "incomplete", f"{NOT_VERIFIED} {answer}"
+        self.emitter(FinalEvent(answer=answer, status=status))
+        return RunOutcome(
+            session_id=self.session_id,
+            status=status,
+            answer=answer,
+            steps=1,
+            usage=Usage(),
+            trace_id=trace_id,
+            error=None,
         )
 
     def _decline(self, intent: TaskIntent, trace_id: str | None) -> RunOutcome:
