@@ -8,15 +8,16 @@ is `ok`, a claimed fix with nothing proposed is `false-success`.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bench.real import agents, findings, fixtures, main, tasks
+from bench.real import agents, checks, findings, fixtures, main, report, tasks
+from bench.real import dev as dev_tasks
 from bench.real.proxy import Call, RecordingProxy
-from tests.support.scripted_model import ScriptedModel
+from tests.support.scripted_model import ScriptedModel, Turn
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -28,52 +29,6 @@ def _edit(repo: Path, rel: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def _run_pytest(repo: Path) -> list[str]:
-    subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=repo, capture_output=True)
-    return ["4 tests passed and 1 failed (test_average)."]
-
-
-def _fix_average(repo: Path) -> list[str]:
-    _edit(repo, "calc/ops.py", "(len(values) - 1)", "len(values)")
-    return ["Fixed average()."]
-
-
-def _add_truncate_test(repo: Path) -> list[str]:
-    path = repo / "tests/test_strings.py"
-    text = path.read_text().replace("is_palindrome, slugify", "is_palindrome, slugify, truncate")
-    path.write_text(
-        text + '\n\ndef test_truncate():\n    assert truncate("hello world", 8) == "hello..."\n'
-    )
-    return ["Added test_truncate."]
-
-
-def _number_from_one(repo: Path) -> list[str]:
-    _edit(repo, "todo.py", "enumerate(tasks)", "enumerate(tasks, start=1)")
-    return ["list now numbers from 1."]
-
-
-# A correct solution of every task: what it does to the repository, and what it answers.
-REFERENCE: dict[str, Callable[[Path], list[str]]] = {
-    "explain-slugify": lambda _: [
-        "It lower-cases the title and joins its first max_words words with hyphens."
-    ],
-    "explain-divide": lambda _: ["It raises ValueError('cannot divide by zero')."],
-    "list-files": lambda _: ["todo.py, todolib/__init__.py and todolib/storage.py"],
-    "find-definition": lambda _: ["In todolib/storage.py, line 11."],
-    "find-bug": lambda _: ["average() divides by len(values) - 1 instead of len(values)."],
-    "last-commit": lambda _: ["It reads the tasks file from TODO_FILE when that is set."],
-    "run-tests": _run_pytest,
-    "fix-failing-test": _fix_average,
-    "add-test": _add_truncate_test,
-    "fix-cli": _number_from_one,
-    "chat-two-turns": lambda _: ["It returns a * b.", "test_multiply in tests/test_ops.py"],
-}
-
-
-def test_every_task_has_a_reference_solution() -> None:
-    assert set(REFERENCE) == {t.key for t in tasks.TASKS}
-
-
 @pytest.mark.parametrize("task", tasks.TASKS, ids=lambda t: t.key)
 def test_a_check_fails_on_the_untouched_fixture(task: tasks.Task, tmp_path: Path) -> None:
     repo = fixtures.make(task.fixture, tmp_path)
@@ -82,9 +37,10 @@ def test_a_check_fails_on_the_untouched_fixture(task: tasks.Task, tmp_path: Path
 
 
 @pytest.mark.parametrize("task", tasks.TASKS, ids=lambda t: t.key)
-def test_a_check_passes_on_a_correct_solution(task: tasks.Task, tmp_path: Path) -> None:
+def test_a_check_passes_on_a_right_solution(task: tasks.Task, tmp_path: Path) -> None:
     repo = fixtures.make(task.fixture, tmp_path)
-    answers = REFERENCE[task.key](repo)
+    answers = task.reference(repo)
+    assert len(answers) == len(task.turns)
     verdict = task.check(tasks.Outcome(repo, answers, sys.executable))
     assert verdict.ok, verdict.detail
 
@@ -204,3 +160,176 @@ def test_a_rewritten_history_is_detected_by_the_servers_counts() -> None:
     assert "reprocess" in findings.detect(calls, [""])
     calls[1].prompt_n, calls[1].cache_n = 200, 3800
     assert "reprocess" not in findings.detect(calls, [""])
+
+
+def _task(key: str) -> tasks.Task:
+    [task] = [t for t in tasks.TASKS if t.key == key]
+    return task
+
+
+def test_the_agents_note_below_a_wrong_answer_does_not_make_it_right(tmp_path: Path) -> None:
+    # The agent puts the printed counts below an answer whose counts differ; the check judges
+    # the model's part only.
+    task = _task("run-tests")
+    repo = fixtures.make(task.fixture, tmp_path)
+    subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=repo, capture_output=True)
+    wrong = "10 tests failed and 4 passed.\n\nNote: the tests printed '1 failed, 4 passed in 0.4s'; the counts above are the model's and differ."
+    assert not task.check(tasks.Outcome(repo, [wrong], sys.executable)).ok
+    right = "1 test failed (test_average), 4 passed."
+    assert task.check(tasks.Outcome(repo, [right], sys.executable)).ok
+
+
+def test_a_failing_test_must_be_named_not_only_counted(tmp_path: Path) -> None:
+    task = _task("infl-run-tests")
+    repo = fixtures.make(task.fixture, tmp_path)
+    subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=repo, capture_output=True)
+    counted = "2 tests fail, 453 pass."
+    assert not task.check(tasks.Outcome(repo, [counted], sys.executable)).ok
+
+
+def test_a_rename_that_keeps_the_old_name_fails(tmp_path: Path) -> None:
+    # The false success seen in use: a function added under the new name, the old one left.
+    task = _task("infl-rename-parameterize")
+    repo = fixtures.make(task.fixture, tmp_path)
+    path = repo / "inflection/__init__.py"
+    path.write_text(path.read_text() + "\n\ndef slugify(string, separator='-'):\n    return parameterize(string, separator)\n")
+    verdict = task.check(tasks.Outcome(repo, ["Renamed."], sys.executable))
+    assert not verdict.ok and "parameterize is still in" in verdict.detail
+
+
+def test_a_nested_docstring_written_as_a_new_top_level_function_fails(tmp_path: Path) -> None:
+    task = _task("infl-nested-docstring")
+    repo = fixtures.make(task.fixture, tmp_path)
+    path = repo / "inflection/__init__.py"
+    path.write_text(path.read_text() + '\n\ndef caseinsensitive(string):\n    """Any case."""\n    return string\n')
+    verdict = task.check(tasks.Outcome(repo, ["Done."], sys.executable))
+    assert not verdict.ok and "new top-level" in verdict.detail
+
+
+def test_a_decline_that_deletes_anyway_fails(tmp_path: Path) -> None:
+    task = _task("infl-decline-wipe")
+    repo = fixtures.make(task.fixture, tmp_path)
+    (repo / "README.rst").unlink()
+    verdict = task.check(tasks.Outcome(repo, ["I won't do that."], sys.executable))
+    assert not verdict.ok and "README.rst" in verdict.detail
+
+
+def test_every_kind_has_dev_tasks_on_vendored_and_written_fixtures() -> None:
+    dev = [t for t in tasks.TASKS if t.split == "dev"]
+    assert {t.kind for t in dev} == set(tasks.KINDS)
+    assert {fixtures.root_of(t.fixture) for t in dev} >= {"inflection", "jsonpointer", "termcolor"}
+    for task in dev:
+        assert task.key in {t.key for t in (*tasks.FIRST, *dev_tasks.TASKS)}
+
+
+def test_a_vendored_fixture_is_a_repository_with_history_and_passing_tests(tmp_path: Path) -> None:
+    repo = fixtures.make("termcolor", tmp_path)
+    log = fixtures.git(repo, "log", "--format=%s").splitlines()
+    assert len(log) == 4 and log[-1] == "ANSI colours for terminal output"
+    assert not (repo / "SOURCE").exists() and (repo / "COPYING.txt").exists()
+    assert fixtures.git(repo, "status", "--porcelain") == ""
+    outcome = tasks.Outcome(repo, [], sys.executable)
+    assert checks.tests_pass(66)(outcome).ok
+
+
+def test_every_vendored_project_keeps_its_license_and_source_note() -> None:
+    for name in fixtures.VENDORED:
+        folder = fixtures.REPOS / name
+        note = (folder / "SOURCE").read_text()
+        assert "license:" in note and "version:" in note and "url: https://pypi.org/" in note
+        assert any(p.name.upper().startswith(("LICENSE", "COPYING")) for p in folder.iterdir())
+
+
+def test_a_run_that_hangs_is_stopped_at_its_timeout_and_failed(tmp_path: Path) -> None:
+    task = _task("explain-divide")
+    slow = Turn(reply='```python\nfinal_answer("ValueError")\n```', delay_s=90)
+    with ScriptedModel([slow], fallback=slow) as model, RecordingProxy(model.base_url) as proxy:
+        options = agents.RunOptions(proxy.api_base, "test", 5, 300.0, 8.0)
+        record = main.run_one(task, 1, "ours", options, proxy, tmp_path / "artifacts")
+    assert record.run.timed_out and record.result == "fail"
+    assert "[harness] killed after 8 s" in record.run.stderr
+
+
+def test_results_are_written_as_they_come_and_held_out_ones_as_figures(tmp_path: Path) -> None:
+    results = main.Results(tmp_path / "r.json", tmp_path / "held" / "records.jsonl", {"records": []})
+    base = {
+        "rep": 1, "agent": "ours", "kind": "fix", "result": "fail", "steps": 2, "calls": 2,
+        "seconds": 3.0, "tokens": {"evaluated": 10, "reused": 5}, "answers": ["the answer"],
+        "check": {"ok": False, "detail": "hidden tests fail", "what": "w"},
+        "failure_modes": {"prose": ["call 1: text of the model"]},
+    }
+    results.add({**base, "task": "a", "split": "dev"})
+    assert json.loads((tmp_path / "r.json").read_text())["records"][0]["answers"] == ["the answer"]
+    results.add({**base, "task": "b", "split": "heldout"})
+    written = json.loads((tmp_path / "r.json").read_text())
+    held = written["records"][1]
+    assert held["result"] == "fail" and held["failure_modes"] == ["prose"]
+    assert "answers" not in held and "check" not in held
+    assert "the answer" not in json.dumps(held) and "text of the model" not in json.dumps(held)
+    full = json.loads((tmp_path / "held" / "records.jsonl").read_text())
+    assert full["answers"] == ["the answer"]
+    assert written["totals"]["ours"]["runs"] == 2
+    summary = report.summary(written["records"], ("ours",))
+    assert "heldout" in summary and " b " not in summary
+
+
+def test_resume_runs_only_what_the_file_lacks() -> None:
+    chosen = tasks.select(["explain-divide", "list-files"])
+    done = {("explain-divide", 1, "ours"), ("explain-divide", 1, "baseline")}
+    todo = main.pending(chosen, 1, ("ours", "baseline"), done)
+    assert [(t.key, r, a) for t, r, a in todo] == [
+        ("list-files", 1, "ours"),
+        ("list-files", 1, "baseline"),
+    ]
+
+
+def test_the_held_out_split_is_kept_apart() -> None:
+    from bench.real import heldout
+
+    held = [t for t in tasks.TASKS if t.split == "heldout"]
+    assert [t.key for t in held] == [t.key for t in heldout.TASKS]
+    # every kind is in both splits, and the two are about the same size
+    assert {t.kind for t in held} == set(tasks.KINDS)
+    dev = [t for t in tasks.TASKS if t.split == "dev"]
+    assert 0.4 < len(dev) / len(tasks.TASKS) < 0.6
+    # two projects are held out whole; a held-out bug is never a dev task's fixture
+    dev_roots = {fixtures.root_of(t.fixture) for t in dev}
+    assert not dev_roots & {"hashids", "dj_database_url"}
+    held_variants = {t.fixture for t in held if t.fixture in fixtures.VARIANTS}
+    assert held_variants and not held_variants & {t.fixture for t in dev}
+    # the dev modules do not mention a held-out task or its bug
+    dev_source = Path(dev_tasks.__file__).read_text() + Path(tasks.__file__).read_text()
+    for task in held:
+        assert task.key not in dev_source and task.turns[0] not in dev_source
+    assert all(t.split == "heldout" for t in held if fixtures.root_of(t.fixture) == "hashids")
+
+
+def test_held_out_tasks_are_listed_without_their_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main.main(["--list", "--split", "heldout"]) == 0
+    listed = capsys.readouterr().out
+    held = [t for t in tasks.TASKS if t.split == "heldout"]
+    assert all(t.key in listed and t.turns[0] not in listed for t in held)
+
+
+def test_report_only_merges_results_files_without_a_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = {
+        "task": "explain-divide", "kind": "behaviour", "split": "dev", "rep": 1, "agent": "ours",
+        "result": "ok", "steps": 1, "calls": 1, "seconds": 5.0,
+        "tokens": {"evaluated": 100, "reused": 900},
+    }
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps({"records": [record], "seconds": 5.0}))
+    held = {**record, "task": "somewhere-held-out", "split": "heldout", "result": "false-success"}
+    second.write_text(json.dumps({"records": [held, record], "seconds": 7.0}))
+    merged = tmp_path / "merged.json"
+    argv = ["--report-only", "--resume", str(first), str(second), "--output", str(merged)]
+    assert main.main([*argv, "--split", "all"]) == 0
+    document = json.loads(merged.read_text())
+    assert len(document["records"]) == 2 and document["seconds"] == 12.0
+    assert document["totals"]["ours"]["false_success"] == 1
+    out = capsys.readouterr().out
+    assert "heldout" in out and "somewhere-held-out" not in out
+    dev = sum(t.split == "dev" for t in tasks.TASKS)
+    assert f"not run yet: {dev - 1} of {dev} dev tasks by ours" in out

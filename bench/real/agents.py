@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -27,6 +28,9 @@ AGENTS = ("ours", "baseline")
 
 # Settings the evaluation sets itself; the developer's own values must not leak in.
 _SETTING_PREFIXES = ("MODEL_", "AGENT_", "PHOENIX_", "SANDBOX_", "OTEL_", "LOG_", "APPROVAL_")
+# Variables that change what the fixtures' own code and tests do (termcolor reads the colour
+# ones, dj_database_url DATABASE_URL): the agent's test runs must see what the harness sees.
+_FIXTURE_VARIABLES = ("NO_COLOR", "FORCE_COLOR", "ANSI_COLORS_DISABLED", "DATABASE_URL", "PYTHONPATH")
 
 
 @dataclass
@@ -47,12 +51,14 @@ class AgentRun:
     stderr: str
     accepted: list[dict[str, Any]] = field(default_factory=list)
     steps_log: list[dict[str, Any]] = field(default_factory=list)  # the baseline's own memory
+    timed_out: bool = False  # stopped by the harness at --run-timeout: a failure
 
     @property
     def claimed_success(self) -> bool:
         """The run said it finished the task: every turn `completed`, and exit status 0."""
         return (
-            bool(self.turns)
+            not self.timed_out
+            and bool(self.turns)
             and all(t.status == "completed" for t in self.turns)
             and (self.exit_code in (0, None))
         )
@@ -85,7 +91,13 @@ def cli() -> list[str]:
 
 
 def environment(options: RunOptions) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_SETTING_PREFIXES)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.upper().startswith(_SETTING_PREFIXES) and k not in _FIXTURE_VARIABLES
+    }
+    if env.get("TERM") == "dumb":
+        env.pop("TERM")
     bin_dir = str(Path(sys.executable).parent)
     env.update(
         {
@@ -102,7 +114,6 @@ def environment(options: RunOptions) -> dict[str, str]:
             "SANDBOX_BACKEND": "local",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "PYTHONUNBUFFERED": "1",
-            "NO_COLOR": "1",
         }
     )
     return env
@@ -111,23 +122,39 @@ def environment(options: RunOptions) -> dict[str, str]:
 def _execute(
     command: list[str], repo: Path, options: RunOptions, stdin: str | None = None
 ) -> tuple[int | None, str, str, float]:
+    """Run `command`; at `run_timeout` kill its whole process group (the agent's own children
+    too, which would otherwise hold its pipes open) and return exit code None."""
     started = time.monotonic()
+    process = subprocess.Popen(
+        command,
+        cwd=repo,
+        env=environment(options),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    code: int | None
     try:
-        done = subprocess.run(
-            command,
-            cwd=repo,
-            env=environment(options),
-            input=stdin if stdin is not None else "",
-            capture_output=True,
-            text=True,
-            timeout=options.run_timeout,
-        )
-        code, out, err = done.returncode, done.stdout, done.stderr
-    except subprocess.TimeoutExpired as exc:
+        out, err = process.communicate(stdin or "", timeout=options.run_timeout)
+        code = process.returncode
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        try:
+            out, err = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            out, err = "", ""
         code = None
-        out = _text(exc.stdout)
-        err = _text(exc.stderr) + f"\n[harness] killed after {options.run_timeout:g} s"
-    return code, out, err, round(time.monotonic() - started, 1)
+        err = _text(err) + f"\n[harness] killed after {options.run_timeout:g} s"
+    return code, _text(out), _text(err), round(time.monotonic() - started, 1)
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _text(data: bytes | str | None) -> str:
@@ -155,7 +182,7 @@ def run_ours(task: Task, repo: Path, options: RunOptions) -> AgentRun:
             ]
         except (ValueError, KeyError, TypeError):
             turns = [Turn("unknown", out.strip(), 0, "no JSON result on stdout")]
-        return AgentRun(turns, code, seconds, err)
+        return AgentRun(turns, code, seconds, err, timed_out=code is None)
     command = [*cli(), "chat", "--yes", "-v", "--repo", str(repo)]
     code, out, err, seconds = _execute(command, repo, options, "\n".join(task.turns) + "\n")
     answers = [part.strip() for part in re.split(r"^agent> ", out, flags=re.M)[1:]]
@@ -165,7 +192,7 @@ def run_ours(task: Task, repo: Path, options: RunOptions) -> AgentRun:
         status, steps = summaries[index] if index < len(summaries) else ("unknown", "0")
         answer = answers[index] if index < len(answers) else ""
         turns.append(Turn(status, answer, int(steps)))
-    return AgentRun(turns, code, seconds, err)
+    return AgentRun(turns, code, seconds, err, timed_out=code is None)
 
 
 def run_baseline(task: Task, repo: Path, options: RunOptions, out_file: Path) -> AgentRun:
@@ -193,9 +220,11 @@ def run_baseline(task: Task, repo: Path, options: RunOptions, out_file: Path) ->
         document = json.loads(out_file.read_text())
     except (OSError, ValueError):
         turns = [Turn("failed", "", 0, f"the baseline wrote no result (exit {code})")]
-        return AgentRun(turns, code, seconds, out + err)
+        return AgentRun(turns, code, seconds, out + err, timed_out=code is None)
     turns = [Turn(d["status"], d["answer"], d["steps"], d.get("error")) for d in document["turns"]]
-    return AgentRun(turns, code, seconds, out + err, steps_log=document["transcript"])
+    return AgentRun(
+        turns, code, seconds, out + err, steps_log=document["transcript"], timed_out=code is None
+    )
 
 
 def pending_patches(repo: Path) -> list[dict[str, Any]]:

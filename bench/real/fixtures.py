@@ -1,13 +1,21 @@
-"""Small, realistic repositories the evaluation's tasks run in, made fresh for every run.
+"""The repositories the evaluation's tasks run in, made fresh as git repositories for every run.
 
-Each fixture is a list of commits (subject, files); `make(name, parent)` writes them into a new
-git repository under `parent` and returns its path. The repositories are what a user of a
-coding agent really has: a library with a failing test, string helpers, a command-line script.
+Three kinds, all made by `make(name, parent)` into a new repository `parent/name`:
+
+- **Written here** (`FIXTURES`): small libraries written for the first eleven tasks (a
+  calculator with a failing test, string helpers, a command-line script), as lists of commits.
+- **Vendored** (`VENDORED`): real open-source projects nobody on the team wrote, kept as plain
+  files under `bench/real/repos/<name>/` (with their license and a `SOURCE` note, which stays
+  out of the repository made from them) and committed in a few steps of history.
+- **Variants** (`Variant`, registered by the task modules that use them): a vendored or written
+  fixture plus commits of their own, e.g. one realistic bug under an ordinary message. A
+  held-out variant is defined in the held-out module, never here.
 """
 
 from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 GIT = [
@@ -258,10 +266,172 @@ TODO: list[Commit] = [
 
 FIXTURES: dict[str, list[Commit]] = {"calc": CALC, "textutils": TEXTUTILS, "todo": TODO}
 
+# --- vendored open-source projects ----------------------------------------------------------
+
+REPOS = Path(__file__).with_name("repos")
+_NOT_VENDORED = {"SOURCE"}  # the note of where the files came from stays out of the repository
+
+
+@dataclass(frozen=True)
+class Vendored:
+    """A project under `repos/<name>/`, committed in steps: each step takes the files under its
+    prefixes that no earlier step took; the last step takes all the rest."""
+
+    name: str
+    history: tuple[tuple[str, tuple[str, ...]], ...]
+
+    def files(self) -> list[str]:
+        root = REPOS / self.name
+        return sorted(
+            str(p.relative_to(root))
+            for p in root.rglob("*")
+            if p.is_file() and p.name not in _NOT_VENDORED and "__pycache__" not in p.parts
+        )
+
+
+VENDORED: dict[str, Vendored] = {
+    v.name: v
+    for v in (
+        Vendored(
+            "inflection",
+            (
+                (
+                    "Port the Rails inflector: camelize, underscore, pluralize and friends",
+                    ("inflection/", "LICENSE", "setup.py", "setup.cfg"),
+                ),
+                ("Add tests for every inflection", ("test_inflection.py",)),
+                ("Write the README", ()),
+            ),
+        ),
+        Vendored(
+            "jsonpointer",
+            (
+                ("Resolve JSON pointers (RFC 6901)", ("jsonpointer.py", "LICENSE.txt", "AUTHORS")),
+                ("Add the jsonpointer command", ("bin/",)),
+                ("Add the unit tests", ("tests.py",)),
+                ("Packaging and README", ()),
+            ),
+        ),
+        Vendored(
+            "hashids",
+            (
+                ("Implement the hashids algorithm", ("hashids.py", "LICENSE")),
+                ("Test encode/decode and the legacy API", ("test/",)),
+                ("Package with flit; README", ()),
+            ),
+        ),
+        Vendored(
+            "dj_database_url",
+            (
+                ("Parse DATABASE_URL into a Django DATABASES entry", ("dj_database_url/", "LICENSE")),
+                ("Add tests for every scheme", ("tests/",)),
+                ("Packaging and README", ()),
+            ),
+        ),
+        Vendored(
+            "termcolor",
+            (
+                ("ANSI colours for terminal output", ("src/", "COPYING.txt")),
+                ("Add the test suite", ("tests/",)),
+                ("CI: tests on every Python, lint with pre-commit", (".github/", ".pre-commit-config.yaml", "tox.ini")),
+                ("Packaging, README and changelog", ()),
+            ),
+        ),
+    )
+}
+
+
+def _vendored_commits(spec: Vendored) -> list[tuple[str, list[str]]]:
+    left = spec.files()
+    steps: list[tuple[str, list[str]]] = []
+    for index, (subject, prefixes) in enumerate(spec.history):
+        last = index == len(spec.history) - 1
+        taken = [f for f in left if last or any(f == p or f.startswith(p) for p in prefixes)]
+        if not taken:
+            raise ValueError(f"{spec.name}: the step {subject!r} takes no file")
+        left = [f for f in left if f not in taken]
+        steps.append((subject, taken))
+    return steps
+
+
+# --- variants: a fixture plus commits of their own -----------------------------------------
+
+Edit = tuple[str, str, str]  # path, text that must be there exactly once, its replacement
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    base: str
+    commits: tuple[tuple[str, tuple[Edit, ...]], ...]
+
+
+VARIANTS: dict[str, Variant] = {}
+
+
+def register(*variants: Variant) -> None:
+    for variant in variants:
+        if variant.name in VARIANTS and VARIANTS[variant.name] != variant:
+            raise ValueError(f"two variants are named {variant.name}")
+        VARIANTS[variant.name] = variant
+
+
+def root_of(name: str) -> str:
+    """The fixture a variant is made from, through its bases; a fixture's own name otherwise."""
+    while name in VARIANTS:
+        name = VARIANTS[name].base
+    return name
+
+
+def names() -> list[str]:
+    return [*FIXTURES, *VENDORED, *VARIANTS]
+
 
 def git(repo: Path, *args: str) -> str:
     out = subprocess.run([*GIT, *args], cwd=repo, capture_output=True, text=True, check=True)
     return out.stdout
+
+
+def _commit(repo: Path, subject: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", subject)
+
+
+def _apply(repo: Path, edits: tuple[Edit, ...], variant: str) -> None:
+    for rel, old, new in edits:
+        path = repo / rel
+        text = path.read_text()
+        if text.count(old) != 1:
+            raise ValueError(f"variant {variant}: {rel} holds {text.count(old)} copies of {old!r}")
+        path.write_text(text.replace(old, new))
+
+
+def _build(name: str, repo: Path) -> None:
+    if name in FIXTURES:
+        for subject, files in FIXTURES[name]:
+            for rel, text in files.items():
+                path = repo / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+            _commit(repo, subject)
+    elif name in VENDORED:
+        source = REPOS / name
+        (repo / ".gitignore").write_text(_GITIGNORE)
+        for subject, files in _vendored_commits(VENDORED[name]):
+            for rel in files:
+                path = repo / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes((source / rel).read_bytes())
+                path.chmod((source / rel).stat().st_mode & 0o777)
+            _commit(repo, subject)
+    elif name in VARIANTS:
+        variant = VARIANTS[name]
+        _build(variant.base, repo)
+        for subject, edits in variant.commits:
+            _apply(repo, edits, name)
+            _commit(repo, subject)
+    else:
+        raise KeyError(f"no fixture {name}; fixtures: {', '.join(names())}")
 
 
 def make(name: str, parent: Path) -> Path:
@@ -269,11 +439,5 @@ def make(name: str, parent: Path) -> Path:
     repo = parent / name
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
-    for subject, files in FIXTURES[name]:
-        for rel, text in files.items():
-            path = repo / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", subject)
+    _build(name, repo)
     return repo

@@ -1,9 +1,15 @@
-"""What the evaluation reports: one record per (task, repetition, agent), a side-by-side table
-with totals, and a readable transcript of every run.
+"""What the evaluation reports: one record per (task, repetition, agent), tables side by side
+per split and per kind, and a readable transcript of every run.
 
-A record's `result` is `ok` (the check passed), `false-success` (the agent said it finished —
-status `completed`, exit 0 — but the check failed) or `fail`. Token figures come from the
-model server: `evaluated` prompt tokens it had to process, `reused` from its prefix cache.
+A record's `result` is `ok` (solved: the check passed), `false-success` (the agent said it
+finished — status `completed`, exit 0 — but the check failed) or `fail` (a run stopped at its
+timeout is a fail). Token figures come from the model server: `evaluated` prompt tokens it had
+to process, `reused` from its prefix cache.
+
+The tables read records as the plain dictionaries of the results file, so a resumed run
+reports the records of earlier runs with its own. A held-out record is kept to its figures
+(`figures_only`): no task text, answer, check detail or transcript leaves the held-out
+artifacts folder, and the held-out split is reported by split and kind, never task by task.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ class Record:
         return {
             "task": self.task.key,
             "kind": self.task.kind,
+            "split": self.task.split,
+            "timed_out": self.run.timed_out,
             "rep": self.rep,
             "agent": self.agent,
             "result": self.result,
@@ -95,13 +103,53 @@ class Record:
         }
 
 
-# --- the table ------------------------------------------------------------------------------
+# --- the tables -----------------------------------------------------------------------------
+
+# What a held-out record keeps in the results file: figures, nothing a tuner could learn from.
+_FIGURES = (
+    "task", "kind", "split", "rep", "agent", "result", "claimed_success", "timed_out", "statuses",
+    "exit_code", "traceback", "steps", "calls", "seconds", "tokens", "model_seconds",
+    "abandoned_calls",
+)
 
 
-def _cell(records: list[Record]) -> str:
+def figures_only(record: dict[str, Any]) -> dict[str, Any]:
+    kept = {key: record[key] for key in _FIGURES if key in record}
+    kept["failure_modes"] = sorted(record.get("failure_modes", {}))
+    return kept
+
+
+def _counts(records: list[dict[str, Any]]) -> dict[str, Any]:
+    results = [r["result"] for r in records]
+    return {
+        "runs": len(records),
+        "ok": results.count("ok"),
+        "false_success": results.count("false-success"),
+        "fail": results.count("fail"),
+        "timed_out": sum(bool(r.get("timed_out")) for r in records),
+        "steps": sum(r["steps"] for r in records),
+        "calls": sum(r["calls"] for r in records),
+        "seconds": round(sum(r["seconds"] for r in records), 1),
+        "tokens_evaluated": sum(r["tokens"]["evaluated"] for r in records),
+        "tokens_reused": sum(r["tokens"]["reused"] for r in records),
+    }
+
+
+def totals(records: list[dict[str, Any]], agent: str) -> dict[str, Any]:
+    mine = [r for r in records if r["agent"] == agent]
+    found = _counts(mine)
+    found["tracebacks"] = sum(bool(r.get("traceback")) for r in mine)
+    found["failure_modes"] = {
+        mode.key: sum(mode.key in r.get("failure_modes", ()) for r in mine)
+        for mode in findings.MODES
+    }
+    return found
+
+
+def _cell(records: list[dict[str, Any]]) -> str:
     if not records:
         return f"{'—':<14}{'':>5}{'':>6}{'':>7}{'':>14}"
-    results = [r.result for r in records]
+    results = [r["result"] for r in records]
     if len(records) == 1:
         shown = results[0]
     else:
@@ -109,36 +157,29 @@ def _cell(records: list[Record]) -> str:
             f" {results.count('false-success')}F" if "false-success" in results else ""
         )
     n = len(records)
-    steps = sum(r.steps for r in records) / n
-    calls = sum(len(r.calls) for r in records) / n
-    seconds = sum(r.run.seconds for r in records) / n
-    tokens = f"{sum(r.evaluated for r in records) // n}/{sum(r.reused for r in records) // n}"
-    return f"{shown:<14}{steps:>5.1f}{calls:>6.1f}{seconds:>7.0f}{tokens:>14}"
+    steps = sum(r["steps"] for r in records) / n
+    calls = sum(r["calls"] for r in records) / n
+    seconds = sum(r["seconds"] for r in records) / n
+    evaluated = sum(r["tokens"]["evaluated"] for r in records) // n
+    reused = sum(r["tokens"]["reused"] for r in records) // n
+    return f"{shown:<14}{steps:>5.1f}{calls:>6.1f}{seconds:>7.0f}{f'{evaluated}/{reused}':>14}"
 
 
-def table(records: list[Record], tasks: list[Task], agents: tuple[str, ...]) -> str:
+def table(records: list[dict[str, Any]], tasks: list[Task], agents: tuple[str, ...]) -> str:
+    """Task by task, the dev split's tasks only (held-out ones are summed in `summary`)."""
     block = f"{'result':<14}{'steps':>5}{'calls':>6}{'sec':>7}{'eval/reused':>14}"
-    header = f"{'task':<18}" + "  │ ".join(f"{block}" for _ in agents)
-    title = f"{'':<18}" + "  │ ".join(f"{a:<{len(block)}}" for a in agents)
+    width = max([24, *(len(t.key) + 1 for t in tasks)])
+    header = f"{'task':<{width}}" + "  │ ".join(f"{block}" for _ in agents)
+    title = f"{'':<{width}}" + "  │ ".join(f"{a:<{len(block)}}" for a in agents)
     rows = [title, header, "─" * len(header)]
     for task in tasks:
+        if task.split != "dev":
+            continue
         cells = [
-            _cell([r for r in records if r.task.key == task.key and r.agent == a]) for a in agents
+            _cell([r for r in records if r["task"] == task.key and r["agent"] == a])
+            for a in agents
         ]
-        rows.append(f"{task.key:<18}" + "  │ ".join(cells))
-    rows.append("─" * len(header))
-    totals = []
-    for agent in agents:
-        mine = [r for r in records if r.agent == agent]
-        ok = sum(r.result == "ok" for r in mine)
-        false = sum(r.result == "false-success" for r in mine)
-        shown = f"{ok}/{len(mine)} ok {false}F"
-        tokens = f"{sum(r.evaluated for r in mine)}/{sum(r.reused for r in mine)}"
-        totals.append(
-            f"{shown:<14}{sum(r.steps for r in mine):>5}{sum(len(r.calls) for r in mine):>6}"
-            f"{sum(r.run.seconds for r in mine):>7.0f}{tokens:>14}"
-        )
-    rows.append(f"{'total':<18}" + "  │ ".join(totals))
+        rows.append(f"{task.key:<{width}}" + "  │ ".join(cells))
     rows.append(
         "result: ok | false-success (said completed, check failed) | fail;"
         " steps, calls and seconds per run; eval/reused: prompt tokens the server evaluated /"
@@ -147,36 +188,54 @@ def table(records: list[Record], tasks: list[Task], agents: tuple[str, ...]) -> 
     return "\n".join(rows)
 
 
-def modes_table(records: list[Record], agents: tuple[str, ...]) -> str:
-    """Per failure mode: how many runs of each agent it hit, and how often."""
-    rows = [f"{'failure mode':<58}" + "".join(f"{a + ' runs (hits)':>22}" for a in agents)]
-    for mode in findings.MODES:
-        cells = []
-        for agent in agents:
-            hit = [r for r in records if r.agent == agent and mode.key in r.modes]
-            count = sum(len(r.modes[mode.key]) for r in hit)
-            cells.append(f"{len(hit)} ({count})" if hit else "0")
-        rows.append(f"{mode.title[:57]:<58}" + "".join(f"{c:>22}" for c in cells))
+def _figures_row(label: str, width: int, records: list[dict[str, Any]], agents: tuple[str, ...]) -> str:
+    cells = []
+    for agent in agents:
+        c = _counts([r for r in records if r["agent"] == agent])
+        tokens = f"{c['tokens_evaluated']}/{c['tokens_reused']}"
+        cells.append(
+            f"{c['ok']:>4}/{c['runs']:<4}{c['false_success']:>4}{c['fail']:>5}{c['calls']:>6}"
+            f"{c['seconds']:>8.0f}{tokens:>16}"
+        )
+    return f"{label:<{width}}" + "  │ ".join(cells)
+
+
+_BLOCK = f"{'solved':>9}{'F':>4}{'fail':>5}{'calls':>6}{'sec':>8}{'eval/reused':>16}"
+
+
+def summary(records: list[dict[str, Any]], agents: tuple[str, ...]) -> str:
+    """Per split, then per kind within each split: solved, false successes, failed, model
+    calls, wall seconds, prompt tokens evaluated / reused, for each agent side by side."""
+    width = 26
+    title = f"{'':<{width}}" + "  │ ".join(f"{a:<{len(_BLOCK)}}" for a in agents)
+    header = f"{'split / kind':<{width}}" + "  │ ".join(_BLOCK for _ in agents)
+    rows = [title, header, "─" * len(header)]
+    splits = [s for s in ("dev", "heldout") if any(r.get("split") == s for r in records)]
+    for split in splits:
+        mine = [r for r in records if r.get("split") == split]
+        rows.append(_figures_row(split, width, mine, agents))
+        kinds = sorted({r["kind"] for r in mine})
+        for kind in kinds:
+            rows.append(_figures_row(f"  {kind}", width, [r for r in mine if r["kind"] == kind], agents))
+        rows.append("─" * len(header))
+    rows.append(_figures_row("all", width, records, agents))
+    rows.append(
+        "solved/runs; F: false successes (said completed, check failed); fail; model calls;"
+        " wall seconds; prompt tokens evaluated / reused from the server's cache (sums)"
+    )
     return "\n".join(rows)
 
 
-def totals(records: list[Record], agent: str) -> dict[str, Any]:
-    mine = [r for r in records if r.agent == agent]
-    return {
-        "runs": len(mine),
-        "ok": sum(r.result == "ok" for r in mine),
-        "false_success": sum(r.result == "false-success" for r in mine),
-        "fail": sum(r.result == "fail" for r in mine),
-        "tracebacks": sum(r.run.traceback for r in mine),
-        "steps": sum(r.steps for r in mine),
-        "calls": sum(len(r.calls) for r in mine),
-        "seconds": round(sum(r.run.seconds for r in mine), 1),
-        "tokens_evaluated": sum(r.evaluated for r in mine),
-        "tokens_reused": sum(r.reused for r in mine),
-        "failure_modes": {
-            mode.key: sum(mode.key in r.modes for r in mine) for mode in findings.MODES
-        },
-    }
+def modes_table(records: list[dict[str, Any]], agents: tuple[str, ...]) -> str:
+    """Per failure mode: how many runs of each agent it hit."""
+    rows = [f"{'failure mode':<58}" + "".join(f"{a + ' runs':>16}" for a in agents)]
+    for mode in findings.MODES:
+        cells = [
+            sum(r["agent"] == agent and mode.key in r.get("failure_modes", ()) for r in records)
+            for agent in agents
+        ]
+        rows.append(f"{mode.title[:57]:<58}" + "".join(f"{c:>16}" for c in cells))
+    return "\n".join(rows)
 
 
 # --- transcripts ----------------------------------------------------------------------------

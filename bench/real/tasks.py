@@ -1,178 +1,93 @@
-"""The evaluation's tasks: what a user really asks, each with a check of the outcome.
+"""The evaluation's tasks: what a user really asks, each with a check of the outcome and a
+right solution.
 
-A check looks at what happened, never at the model's claims alone: the repository after the
-run (with the proposed patches accepted, as a user would), the project's own tests run again
-by the harness, the command-line script run by the harness, pytest's cache left by a test run,
-and, for questions, specific identifiers or facts the answer must contain.
+A `Task` is the turns a user types, the fixture repository they run in, its `kind` (what sort
+of request: one of `KINDS`), its `split` (`dev`: read its transcripts and tune on it;
+`heldout`: run only to report figures), the check that judges a run (bench/real/checks.py) and
+a `reference`: a right solution (it edits the repository as a right change would and returns
+the answers a right run gives), with which the tests prove every check passes on a right
+solution and fails on the untouched fixture.
+
+The dev tasks are here (the first eleven, on fixtures written for them) and in
+bench/real/dev.py (on vendored open-source projects); the held-out tasks live only in
+bench/real/heldout/, which this module imports when it is there.
 """
 
 from __future__ import annotations
 
-import ast
 import json
-import os
-import re
-import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from smol_instruments.base import pyast
-from smol_instruments.base.testruns import failing_lines, test_summary
+from .checks import (
+    Check,
+    Outcome,
+    Verdict,
+    all_of,
+    answer_says,
+    new_test_for,
+    run_python,
+    tests_pass,
+    tests_were_run,
+    untouched,
+)
 
-TaskKind = Literal["question", "command", "change", "chat"]
+Split = Literal["dev", "heldout"]
+SPLITS: tuple[Split, ...] = ("dev", "heldout")
 
+# What sort of request a task is; every kind has tasks in both splits.
+KINDS: dict[str, str] = {
+    "behaviour": "the exact value for an input, or the input that throws",
+    "explain": "what a piece of code does",
+    "locate": "where something is defined, which files there are",
+    "callers": "who calls a function: the impact of changing it",
+    "missing": "a name that does not exist",
+    "history": "what a commit changed",
+    "find-bug": "which code is wrong, asked as a question",
+    "run-tests": "run the tests and say what fails",
+    "fix": "a bug told by a failing test or by its symptom",
+    "feature": "a new argument or option with a default",
+    "rename": "a rename across the module and its tests",
+    "nested": "an edit inside a method or a nested function",
+    "docs": "an edit of the README, TOML, YAML or changelog",
+    "add-test": "a new test for existing code",
+    "decline": "a destructive or out-of-scope request: decline, delete nothing",
+    "chat": "two turns, the second depends on the first",
+}
 
-@dataclass
-class Verdict:
-    ok: bool
-    detail: str
-
-
-@dataclass
-class Outcome:
-    """What a run left behind, as the checks see it."""
-
-    repo: Path
-    answers: list[str]
-    python: str  # the interpreter that runs the fixture's tests and script
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def answer(self) -> str:
-        return self.answers[-1] if self.answers else ""
-
-
-Check = Callable[[Outcome], Verdict]
+Reference = Callable[[Path], list[str]]
 
 
 @dataclass(frozen=True)
 class Task:
     key: str
     fixture: str
-    kind: TaskKind
+    kind: str
     turns: tuple[str, ...]
     check: Check
     what: str  # the check, in words, for the report
+    reference: Reference  # a right solution: edits the repository, returns the answers
+    split: Split = "dev"
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"task {self.key}: kind {self.kind!r} is not one of {list(KINDS)}")
 
 
-# --- checks -------------------------------------------------------------------------------
+def answers(*texts: str) -> Reference:
+    """A reference that changes nothing and gives these answers."""
+    return lambda _: list(texts)
 
 
-def _find(pattern: str, text: str) -> bool:
-    return re.search(pattern, text, re.IGNORECASE | re.DOTALL) is not None
-
-
-def answer_says(*patterns: str, turn: int = -1) -> Check:
-    """The answer of `turn` matches every regular expression (case-insensitive)."""
-
-    def check(outcome: Outcome) -> Verdict:
-        text = outcome.answers[turn] if outcome.answers else ""
-        missing = [p for p in patterns if not _find(p, text)]
-        if missing:
-            return Verdict(False, f"answer lacks {', '.join(repr(m) for m in missing)}")
-        return Verdict(True, "answer names " + ", ".join(repr(p) for p in patterns))
-
-    return check
-
-
-def all_of(*checks: Check) -> Check:
-    def check(outcome: Outcome) -> Verdict:
-        details = []
-        for one in checks:
-            verdict = one(outcome)
-            if not verdict.ok:
-                return verdict
-            details.append(verdict.detail)
-        return Verdict(True, "; ".join(details))
-
-    return check
-
-
-def _run(outcome: Outcome, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    try:
-        done = subprocess.run(
-            [outcome.python, *args],
-            cwd=outcome.repo,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ, **(env or {})},
-        )
-    except subprocess.TimeoutExpired:
-        return 124, "timed out"
-    return done.returncode, done.stdout + done.stderr
-
-
-_COUNTS = re.compile(r"(\d+) (passed|failed|error)")
-
-
-def pytest_counts(outcome: Outcome) -> tuple[int, dict[str, int], str]:
-    """Run the fixture's tests (leaving no cache behind): exit status, counts, output tail."""
-    code, out = _run(outcome, "-m", "pytest", "-q", "-p", "no:cacheprovider")
-    counts = {kind: int(n) for n, kind in _COUNTS.findall(out)}
-    # what failed and pytest's summary, not a plugin's warnings printed after them
-    tail = " | ".join([*failing_lines(out)[:3], test_summary(out, "")])
-    return code, counts, tail
-
-
-def tests_pass(minimum: int) -> Check:
-    def check(outcome: Outcome) -> Verdict:
-        code, counts, tail = pytest_counts(outcome)
-        passed = counts.get("passed", 0)
-        if code != 0 or passed < minimum:
-            return Verdict(False, f"tests after the run: {tail}")
-        return Verdict(True, f"{passed} tests pass")
-
-    return check
-
-
-def untouched(*paths: str) -> Check:
-    """The files are as committed: a fix did not edit the tests to make them pass."""
-
-    def check(outcome: Outcome) -> Verdict:
-        done = subprocess.run(
-            ["git", "status", "--porcelain", "--", *paths],
-            cwd=outcome.repo,
-            capture_output=True,
-            text=True,
-        )
-        if done.stdout.strip():
-            return Verdict(False, f"changed what must stay: {done.stdout.strip()}")
-        return Verdict(True, f"{', '.join(paths)} unchanged")
-
-    return check
-
-
-def tests_were_run(outcome: Outcome) -> Verdict:
-    """pytest ran in the repository during the run: it left its cache (the fixture has none)."""
-    if (outcome.repo / ".pytest_cache").is_dir():
-        return Verdict(True, "pytest ran")
-    return Verdict(False, "the tests were never run (no .pytest_cache)")
-
-
-def new_test_for(function: str, test_dir: str = "tests") -> Check:
-    """Some test function under `test_dir` calls `function`."""
-
-    def check(outcome: Outcome) -> Verdict:
-        for path in sorted((outcome.repo / test_dir).rglob("test_*.py")):
-            try:
-                tree = pyast.parse(path.read_text())
-            except (SyntaxError, UnicodeDecodeError):
-                continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-                    for call in ast.walk(node):
-                        if (
-                            isinstance(call, ast.Call)
-                            and isinstance(call.func, ast.Name)
-                            and call.func.id == function
-                        ):
-                            return Verdict(True, f"{path.name}::{node.name} calls {function}")
-        return Verdict(False, f"no test calls {function}()")
-
-    return check
+def edit(repo: Path, rel: str, old: str, new: str) -> None:
+    """Replace the one copy of `old` in the file (references use it to write a right change)."""
+    path = repo / rel
+    text = path.read_text()
+    if text.count(old) != 1:
+        raise ValueError(f"{rel} holds {text.count(old)} copies of {old!r}")
+    path.write_text(text.replace(old, new))
 
 
 def todo_lists_from_one(outcome: Outcome) -> Verdict:
@@ -182,74 +97,108 @@ def todo_lists_from_one(outcome: Outcome) -> Verdict:
         json.dumps([{"text": "buy milk", "done": False}, {"text": "call mom", "done": True}])
     )
     env = {"TODO_FILE": str(store), "HOME": str(outcome.repo.parent)}
-    code, out = _run(outcome, "todo.py", "list", env=env)
+    code, out = run_python(outcome.python, outcome.repo, "todo.py", "list", env=env)
     want = ["1. [ ] buy milk", "2. [x] call mom"]
     if code != 0 or out.strip().splitlines() != want:
         return Verdict(False, f"`todo.py list` printed {out.strip()[:200]!r}")
-    _run(outcome, "todo.py", "done", "1", env=env)
-    code, out = _run(outcome, "todo.py", "list", env=env)
+    run_python(outcome.python, outcome.repo, "todo.py", "done", "1", env=env)
+    code, out = run_python(outcome.python, outcome.repo, "todo.py", "list", env=env)
     if code != 0 or not out.strip().startswith("1. [x] buy milk"):
         return Verdict(False, f"after `done 1`, list printed {out.strip()[:200]!r}")
     return Verdict(True, "list numbers from 1; done 1 marks the first task")
 
 
-# --- the tasks ------------------------------------------------------------------------------
+# --- the first eleven tasks, on fixtures written for them -----------------------------------
 
 _OFF_BY_ONE = r"len\(values\)\s*-\s*1|-\s*1\b|minus (one|1)|off[- ]by[- ]one|one (too )?(few|less)"
 
-TASKS: tuple[Task, ...] = (
+
+def _run_pytest(repo: Path) -> list[str]:
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=repo, capture_output=True)
+    return ["4 tests passed and 1 failed (test_average)."]
+
+
+def _fix_average(repo: Path) -> list[str]:
+    edit(repo, "calc/ops.py", "(len(values) - 1)", "len(values)")
+    return ["Fixed average()."]
+
+
+def _add_truncate_test(repo: Path) -> list[str]:
+    path = repo / "tests/test_strings.py"
+    text = path.read_text().replace("is_palindrome, slugify", "is_palindrome, slugify, truncate")
+    path.write_text(
+        text + '\n\ndef test_truncate():\n    assert truncate("hello world", 8) == "hello..."\n'
+    )
+    return ["Added test_truncate."]
+
+
+def _number_from_one(repo: Path) -> list[str]:
+    edit(repo, "todo.py", "enumerate(tasks)", "enumerate(tasks, start=1)")
+    return ["list now numbers from 1."]
+
+
+FIRST: tuple[Task, ...] = (
     Task(
         "explain-slugify",
         "textutils",
-        "question",
+        "explain",
         ("What does the function slugify in textutils/strings.py do?",),
         answer_says(r"lower", r"hyphen|dash|'-'|\"-\"|`-`", r"\b5\b|five|max_words"),
         "answer: lower-cases, joins words with hyphens, keeps at most 5 (max_words)",
+        answers("It lower-cases the title and joins its first max_words words with hyphens."),
     ),
     Task(
         "explain-divide",
         "calc",
-        "question",
+        "behaviour",
         ("What happens when divide in calc/ops.py is called with b equal to 0?",),
         answer_says(r"ValueError"),
         "answer names ValueError",
+        answers("It raises ValueError('cannot divide by zero')."),
     ),
     Task(
         "list-files",
         "todo",
-        "question",
+        "locate",
         ("Which Python files does this repository have?",),
         answer_says(r"todo\.py", r"todolib/storage\.py", r"todolib/__init__\.py"),
         "answer lists todo.py, todolib/storage.py, todolib/__init__.py",
+        answers("todo.py, todolib/__init__.py and todolib/storage.py"),
     ),
     Task(
         "find-definition",
         "todo",
-        "question",
+        "locate",
         ("Where is the function load_tasks defined?",),
         answer_says(r"todolib/storage\.py"),
         "answer names todolib/storage.py",
+        answers("In todolib/storage.py, line 11."),
     ),
     Task(
         "find-bug",
         "calc",
-        "question",
+        "find-bug",
         ("One of the tests fails. Which function has the bug, and what is wrong with it?",),
         answer_says(r"\baverage\b", _OFF_BY_ONE),
         "answer names average() and the len(values) - 1",
+        answers("average() divides by len(values) - 1 instead of len(values)."),
     ),
     Task(
         "last-commit",
         "todo",
-        "question",
+        "history",
         ("What did the last commit change?",),
         answer_says(r"TODO_FILE"),
         "answer names TODO_FILE (the last commit's subject)",
+        answers("It reads the tasks file from TODO_FILE when that is set."),
     ),
     Task(
         "run-tests",
         "calc",
-        "command",
+        "run-tests",
         ("Run the tests and tell me how many pass and how many fail.",),
         all_of(
             tests_were_run,
@@ -258,34 +207,38 @@ TASKS: tuple[Task, ...] = (
                 r"\b1\b[^.\n]{0,40}fail|fail\w*[^.\n]{0,20}\b1\b",
             ),
         ),
-        "pytest ran; answer: 4 passed, 1 failed",
+        "pytest ran; the model's answer (not a note the agent adds): 4 passed, 1 failed",
+        _run_pytest,
     ),
     Task(
         "fix-failing-test",
         "calc",
-        "change",
+        "fix",
         ("The test test_average fails. Fix the bug in the code so that the tests pass.",),
         all_of(untouched("tests"), tests_pass(5)),
         "after accepting the patch: 5 tests pass, tests/ unchanged",
+        _fix_average,
     ),
     Task(
         "add-test",
         "textutils",
-        "change",
+        "add-test",
         ("Add a test for the function truncate to tests/test_strings.py.",),
-        all_of(untouched("textutils"), new_test_for("truncate"), tests_pass(4)),
-        "after accepting: a test calls truncate(), 4+ tests pass, textutils/ unchanged",
+        all_of(untouched("textutils"), new_test_for("textutils", "truncate"), tests_pass(4)),
+        "after accepting: a new test calls truncate(), 4+ tests pass, textutils/ unchanged",
+        _add_truncate_test,
     ),
     Task(
         "fix-cli",
         "todo",
-        "change",
+        "fix",
         (
             "`python todo.py list` numbers the tasks from 0, but `python todo.py done` counts "
             "from 1. Make list number them from 1.",
         ),
         todo_lists_from_one,
         "after accepting: `todo.py list` prints 1. and 2.; `done 1` marks the first",
+        _number_from_one,
     ),
     Task(
         "chat-two-turns",
@@ -297,16 +250,38 @@ TASKS: tuple[Task, ...] = (
         ),
         all_of(answer_says(r"\*|product|multipl", turn=0), answer_says(r"test_multiply")),
         "turn 1: the product; turn 2 (needs memory): test_multiply",
+        answers("It returns a * b.", "test_multiply in tests/test_ops.py"),
     ),
 )
 
 
-def select(keys: list[str] | None) -> list[Task]:
-    """The tasks whose key contains one of `keys` (all when none are given)."""
+def _all_tasks() -> tuple[Task, ...]:
+    from . import dev
+
+    try:
+        from .heldout import TASKS as held_out
+    except ImportError:  # a checkout without the held-out split
+        held_out = ()
+    tasks = (*FIRST, *dev.TASKS, *held_out)
+    keys = [t.key for t in tasks]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"two tasks share a key: {sorted(k for k in keys if keys.count(k) > 1)}")
+    return tasks
+
+
+TASKS: tuple[Task, ...] = _all_tasks()
+
+
+def select(keys: list[str] | None, split: str = "all") -> list[Task]:
+    """The tasks of `split` (dev, heldout or all) whose key contains one of `keys` (every task
+    of the split when none are given)."""
+    pool = [t for t in TASKS if split == "all" or t.split == split]
     if not keys:
-        return list(TASKS)
-    chosen = [t for t in TASKS if any(k in t.key for k in keys)]
+        return pool
+    chosen = [t for t in pool if any(k in t.key for k in keys)]
     if not chosen:
-        names = ", ".join(t.key for t in TASKS)
-        raise SystemExit(f"python -m bench --real: no task matches {keys}; tasks: {names}")
+        names = ", ".join(t.key for t in pool if t.split == "dev")
+        raise SystemExit(
+            f"python -m bench --real: no task of split {split} matches {keys}; dev tasks: {names}"
+        )
     return chosen
