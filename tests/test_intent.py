@@ -178,3 +178,17 @@ def test_a_server_whose_schema_reply_is_unusable_leaves_the_decision_to_the_rule
         assert "response_format" not in (model.requests[1].body or {})
     assert outcome.status == "completed"
     assert "coding agent" in outcome.answer
+
+
+def test_a_model_never_turns_a_destructive_request_or_a_plain_change_into_something_else() -> None:
+    """Measured on the 1.5B model with the schema: "delete everything ..." came back as an edit
+    and "can you give slugify an optional argument?" as a question."""
+    edit = json.dumps({"request": "edit_files", "names": []})
+    intent = from_model_reply("delete everything, history too, and start over", edit)
+    assert intent is not None and intent.kind == "decline"
+    question = json.dumps({"request": "answer_question", "names": ["slugify"]})
+    intent = from_model_reply("can you give slugify an optional separator argument?", question)
+    assert intent is not None and intent.kind == "change"
+    # where the words do not settle it, the model's reading stands
+    intent = from_model_reply("the slug of 'A B' is wrong", edit)
+    assert intent is not None and intent.kind == "change"

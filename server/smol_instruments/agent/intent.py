@@ -14,6 +14,9 @@ Who decides:
   prefix (the system prompt, earlier turns) is reused, and a follow-up's "it" is resolved from
   what the conversation established. The model decides the kind and the names; a code name it
   gives that the task does not contain is kept only when the conversation mentioned it.
+  Two things the model does not overrule: a request the rules find destructive is declined
+  (safety is not left to a model's reading), and a plain request to change ("can you add
+  ...") stays a change.
 - the rules below, where the server enforces no schema or the reply is unusable. They are the
   fallback, not a second opinion: a model's decision is never re-guessed by them.
 
@@ -399,6 +402,13 @@ def from_model_reply(
     if not isinstance(data, dict) or data.get("request") not in _MODEL_KINDS:
         return None
     kind = _MODEL_KINDS[data["request"]]
+    ruled = rules_kind(task)
+    if ruled == "decline" or (ruled == "change" and kind == "question"):
+        # Safety is never left to a model's reading (a destructive request is declined
+        # whatever it says), and a request the words plainly make ("can you add ...") is not
+        # turned into a question: measured on the 1.5B model, 4 of 6 kinds right, its two
+        # misses exactly these
+        kind = ruled
     given = data.get("names")
     said: list[Any] = given if isinstance(given, list) else []
     known = task + "\n" + conversation
