@@ -76,10 +76,10 @@ def test_several_lines_prints_and_src_layout(
     assert "sides {'square': 4}" in result["printed"]
 
 
-def test_the_code_runs_contained_without_network_or_writes_outside(
+def test_the_code_runs_contained_without_network_or_any_write_that_stays(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:
-    hook = tmp_path / "repo" / ".git" / "hooks" / "post-checkout"
+    hook = tmp_path / "repo" / "calc" / "ops.py"
     outside = tmp_path / "outside.txt"
     code = (
         "import socket\n"
@@ -91,8 +91,9 @@ def test_the_code_runs_contained_without_network_or_writes_outside(
         "(wrote, net)"
     )
     result = evaluate(tmp_path, settings, code)
-    assert result["value"] == "(False, False)"  # .git is read-only, no network
-    assert not outside.exists() and not hook.exists()  # /tmp inside is a throwaway tmpfs
+    assert result["value"] == "(False, False)"  # the repository is read-only, no network
+    assert not outside.exists()  # /tmp inside is a throwaway tmpfs
+    assert hook.read_text() == CALC
 
 
 def test_bad_code_and_endless_code_get_clear_errors(

@@ -87,6 +87,17 @@ def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> 
         "what would it give for 'HTTPServer'?", reply, conversation="to_snake turns X into Y"
     )
     assert intent is not None and intent.names == ("to_snake",)
+    # a call the model writes for the question is run when it is literal and calls a name the
+    # task mentions
+    reply = json.dumps(
+        {
+            "request": "answer_question",
+            "names": [],
+            "calls": ["ordinalize('3rd')", "os.remove('x')"],
+        }
+    )
+    intent = from_model_reply("what happens if i pass '3rd' to ordinalize", reply)
+    assert intent is not None and intent.calls == ("ordinalize('3rd')",)
     assert from_model_reply("x", "not json") is None
     assert from_model_reply("x", json.dumps({"request": "dance", "names": []})) is None
 

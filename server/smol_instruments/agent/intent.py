@@ -53,6 +53,7 @@ INTENT_SCHEMA: dict[str, Any] = {
     "properties": {
         "request": {"type": "string", "enum": list(_MODEL_KINDS)},
         "names": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
+        "calls": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
         "why_refuse": {"type": "string", "maxLength": 120},
     },
     "required": ["request", "names"],
@@ -69,6 +70,9 @@ INTENT_QUESTION = (
     "work or history (delete everything, reset, force-push).\n"
     '"names": the functions or classes it is about; for "it" or "that function", the one the '
     "conversation was about.\n"
+    '"calls": for a question about what code gives for some input, that call written in '
+    "Python with literal arguments (\"what if I pass '3rd' to ordinal\" -> \"ordinal('3rd')\"); "
+    "else none.\n"
     '"why_refuse": one sentence, only when refusing.'
 )
 
@@ -419,12 +423,23 @@ def from_model_reply(
     ]
     names = [name for name in names if name and re.search(rf"\b{re.escape(name)}\b", known)]
     merged = list(dict.fromkeys([*code_names(task), *names]))
+    # a call the model writes counts when it is literal and calls a name the task or the
+    # conversation mentions (it is then run, not imagined: agent/evidence.py)
+    given_calls = data.get("calls")
+    written = [
+        c for c in (given_calls if isinstance(given_calls, list) else []) if isinstance(c, str)
+    ]
+    calls = list(literal_calls(task))
+    for call in (found for text in written for found in literal_calls(text)):
+        callee = call.split("(", 1)[0].rsplit(".", 1)[-1]
+        if re.search(rf"\b{re.escape(callee)}\b", known) and call not in calls:
+            calls.append(call)
     reason = str(data.get("why_refuse") or "").strip() if kind == "decline" else ""
     return TaskIntent(
         task=task,
         kind=kind,
         names=tuple(merged),
-        calls=tuple(literal_calls(task)),
+        calls=tuple(calls[:4]),
         reason=reason or (DESTRUCTIVE_REASON if kind == "decline" else ""),
         decided_by="model",
         carried=carried if _REFERS_BACK.search(task) else (),

@@ -12,8 +12,9 @@ It runs exactly as `run_tests` runs the project's code: only in a trusted folder
 shell tools' gate (tools/shell.py `gated_run`) with a fixed decision of its own, not a shell
 command: the interpreter gets the runner below as its program and the model's code on stdin,
 so nothing of the code reaches a shell or the command policy's parser. Contained like every
-command (base/containment.py: no network, `.git` read-only, an empty home), in its own
-process group, killed at `EVALUATE_TIMEOUT_S`.
+command (base/containment.py: no network, an empty home), and more tightly than a command:
+the whole repository is read-only to it (the code is the model's, which a prompt injection in
+any file it read may have written), in its own process group, killed at `EVALUATE_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -182,6 +183,7 @@ def evaluate_code(ctx: ToolContext, code: str, timeout: float | None = None) -> 
         decision=decision,
         argv=[python_command(), "-c", RUNNER],
         stdin_text=payload,
+        writable=False,  # the model's own code: it reads the repository, never changes it
     )
     stdout = result.stdout
     if RESULT_MARK not in stdout:

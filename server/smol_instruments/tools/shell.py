@@ -87,6 +87,7 @@ def gated_run(
     decision: PolicyDecision | None = None,
     argv: list[str] | None = None,
     stdin_text: str | None = None,
+    writable: bool = True,
 ) -> tuple[ProcessResult, dict[str, Any]]:
     """Decide with the policy and containment, ask when they say so, run contained when
     allowed; ToolError otherwise. A tool that runs a program of its own (not a shell command
@@ -161,7 +162,7 @@ def gated_run(
     else:
         gate["approval"] = "auto"
         _emit(ctx, command, gate)
-    contain = Containment(ctx.root).widened(plan.widens) if plan.contained else None
+    contain = Containment(ctx.root, writable).widened(plan.widens) if plan.contained else None
     identity = user_identity() if contain is not None and "git" in plan.widens else None
     ctx.check_cancelled()
     result = run_process(
