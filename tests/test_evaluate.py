@@ -166,3 +166,17 @@ def test_which_tests_fail_is_answered_from_the_runner_report(
     assert outcome.status == "completed"
     assert outcome.answer.startswith("Two tests fail: test_add.")
     assert "tests/test_ops.py::test_average" in outcome.answer
+
+
+def test_the_one_value_a_question_names_is_passed_to_the_one_function_it_is_about(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    task = "what happens if i pass 'ten' to parse"
+    outcome, requests = run(repo, settings, ["It raises ValueError."], task)
+    assert outcome.status == "completed"
+    assert "parse('ten') raises ValueError: invalid literal for int()" in (
+        requests[0].last_user_text()
+    )

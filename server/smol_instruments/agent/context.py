@@ -27,7 +27,7 @@ import ast
 import builtins
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from ..base.pyast import parse
@@ -156,6 +156,12 @@ class _Gatherer:
         failing = [name for part in self.evidence for name in part.names]
         names = list(dict.fromkeys(failing + names))
         found = self._definitions(names)
+        if intent.literal is not None:
+            # "what does it give for 'x'?": the one function the question is about, called
+            # with the one value it names, is run rather than imagined
+            functions = [name for name, path, line in found if self._is_function(path, line)]
+            if len(set(functions)) == 1:
+                intent = replace(intent, calls=(f"{functions[0]}({intent.literal})",))
         computed = computed_calls(self.ctx, intent)
         absent = missing_names(self.ctx, list(intent.names), {name for name, _, _ in found})
         self.evidence.extend(part for part in (computed, absent) if part is not None)
@@ -290,6 +296,13 @@ class _Gatherer:
             if isinstance(node, _DEFS) and node.lineno < line <= (node.end_lineno or node.lineno):
                 inner = (node.name, node.lineno)  # breadth-first: the last hit is the innermost
         return inner
+
+    def _is_function(self, path: str, line: int) -> bool:
+        tree = self._tree(path)
+        return tree is not None and any(
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == line
+            for node in ast.walk(tree)
+        )
 
     def _tree(self, path: str) -> ast.Module | None:
         if path not in self.trees:

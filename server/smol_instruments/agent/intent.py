@@ -181,6 +181,10 @@ _TEXT_FILE = re.compile(
     r"|\.(?:md|rst|txt|js|ts|toml|ya?ml|json|cfg|ini)\b",
     re.IGNORECASE,
 )
+#: A value a question writes: a quoted string, or a number after "for", "pass", "with", "of".
+_LITERAL = re.compile(
+    r"""'[^'\n]*'|"[^"\n]*"|\b(?:for|pass|with|of|on) (-?\d+(?:\.\d+)?)\b"""
+)
 #: A name that is a file's (`config.toml`), not code's.
 _FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)$|\.$")
 
@@ -265,6 +269,15 @@ class TaskIntent:
                 return None
             old = pointed[0]
         return old, found.group(2)
+
+    @property
+    def literal(self) -> str | None:
+        """The one value a question asks about, when it writes exactly one and no call ("what
+        if I pass '3rd' to ordinalize", "what does it give for 'egg_and_ham'?")."""
+        if self.calls or self.kind != "question":
+            return None
+        found = [m.group(1) or m.group(0) for m in _LITERAL.finditer(self.task)]
+        return found[0] if len(found) == 1 else None
 
     @property
     def edits_text(self) -> bool:
