@@ -170,14 +170,12 @@ def test_a_plain_question_is_answered_in_one_model_call(
 def test_a_question_about_the_code_is_answered_from_the_code(
     repo: Path, settings: Settings, script: str
 ) -> None:
-    """Answering before reading gets one nudge that says how to find the code."""
+    """A name the repository does not have is said so before the first step (searched, not
+    guessed), so the answer can say there is none; a name it has comes with its code."""
     turns = getattr(transcripts, script)()
-    # nothing of that name
     outcome, requests = run(repo, settings, turns, "what does the function `adder` do?")
-    assert len(requests) == 2
-    assert "Code this task names" not in requests[0].prompt_text()
-    assert 'rg_search(pattern="adder")' in requests[1].prompt_text()
-    # The model insisted: its second answer is taken.
+    assert len(requests) == 1
+    assert "`adder` occurs nowhere in this repository" in requests[0].prompt_text()
     assert outcome.status == "completed"
     assert outcome.answer == transcripts.CONVERSATIONAL_ANSWER
 
@@ -191,8 +189,10 @@ def test_the_code_a_question_names_comes_with_it(
     outcome, requests = run(repo, settings, turns, "what does add() in app/calc.py do?")
     assert len(requests) == 1
     prompt = requests[0].prompt_text()
-    assert "app/calc.py (the whole file)" in prompt
-    assert (repo / "app" / "calc.py").read_text().strip() in prompt
+    # `add()` is written as code: its definition is what is shown, and where it is used
+    assert "app/calc.py, lines 1-2: `add`" in prompt
+    assert "def add(a, b):\n    return a - b" in prompt
+    assert "app/main.py:5 (in main): print(add(2, 3))" in prompt
     assert outcome.status == "completed"
     assert outcome.answer == transcripts.CONVERSATIONAL_ANSWER
 

@@ -478,3 +478,18 @@ def test_a_summary_in_words_is_a_summary_too() -> None:
         "1 test failed, 4 tests passed "
     ]
     assert _RUN_SUMMARY.findall("1 failed, 4 passed in 0.46s") == ["1 failed, 4 passed "]
+
+
+def test_the_previous_answer_again_is_never_the_answer_to_a_different_question(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen in the editor: a follow-up got the previous answer word for word. Told once, the
+    model repeats it again: shown as what it is, and the run is not `completed`."""
+    first = "add() in app/calc.py returns a - b, the difference of its arguments."
+    with ScriptedModel([first, first, first]) as model:
+        session = session_for(repo, settings, model)
+        session.run("What does add in app/calc.py return?")
+        second = session.run("Which test checks it?")
+        session.close()
+    assert second.status == "incomplete"
+    assert second.answer.startswith("Not answered: the model gave its answer to the previous")

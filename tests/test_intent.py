@@ -156,7 +156,7 @@ def test_where_the_server_enforces_a_schema_the_model_decides_the_intent(
     """A server that answers /props (llama.cpp's) gets the intent question with the schema in
     `response_format`, after the same system prompt the run then starts with; its decision
     stands, even where the rules would have said otherwise."""
-    refusal = {"request": "refuse", "names": [], "why_refuse": "It would erase the project."}
+    refusal = {"request": "refuse", "names": []}
     with ScriptedModel([json.dumps(refusal)], props=LLAMA_PROPS) as model:
         session = session_for(repo, settings, model)
         try:
@@ -172,7 +172,7 @@ def test_where_the_server_enforces_a_schema_the_model_decides_the_intent(
     assert body["response_format"]["json_schema"]["schema"] == INTENT_SCHEMA
     assert asked.messages[0]["role"] == "system"
     assert "classify the user's newest message" in asked.last_user_text()
-    assert outcome.answer.startswith("I won't do that: it would erase the project.")
+    assert outcome.answer.startswith("I won't do that: it would destroy work or history")
 
 
 def test_a_server_whose_schema_reply_is_unusable_leaves_the_decision_to_the_rules(

@@ -74,14 +74,18 @@ REPEATED_ANSWER_CHARS = 40
 
 def the_answer_is_new(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
     """A follow-up answered with the previous turn's answer, word for word, is sent back once
-    (seen on the 1.5B model: "which test checks it?" got the answer about what it returns)."""
+    (seen on the 1.5B model: "which test checks it?" got the answer about what it returns);
+    the same again is let through marked as what it is, and the run is not `completed`."""
     watch: RunWatch | None = getattr(agent, "watch", None)
-    if watch is None or "new-answer" in watch.nudged or not isinstance(answer, str):
+    if watch is None or not isinstance(answer, str):
         return True
     earlier = _previous_answer(memory)
     text = " ".join(answer.split())
     if len(text) < REPEATED_ANSWER_CHARS or earlier is None or " ".join(earlier.split()) != text:
         return True  # "Yes." twice can be right
+    if "new-answer" in watch.nudged:
+        watch.repeated = True
+        return True
     watch.nudged.add("new-answer")
     raise ValueError(
         f"that is your answer to the previous question, word for word. Answer this one: {watch.task}"
@@ -149,12 +153,16 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
     )
 
 
+#: "which tests fail", "what tests are failing" (not "how many fail").
+_ASKS_WHICH_FAIL = re.compile(r"\b(?:which|what)\b[^.?!]*\bfail", re.IGNORECASE)
+
+
 def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
     """A run whose task asks about failing tests names the ones the test runner reported:
     sent back once with pytest's list; the same omission again is let through with that list
     below it, never alone."""
     watch: RunWatch | None = getattr(agent, "watch", None)
-    if watch is None or not isinstance(answer, str) or not re.search(r"\bfail", watch.task, re.I):
+    if watch is None or not isinstance(answer, str) or not _ASKS_WHICH_FAIL.search(watch.task):
         return True
     failed = _last_failures(memory)
     missing = [test for test in failed if test.rsplit("::", 1)[-1] not in answer]

@@ -40,7 +40,9 @@ Held = Literal["all", "related", "none"]
 #: How a question's answer is asked for (agent/prompts.py HOW_TO_*).
 AnswerStyle = Literal["answer", "explain", "bug", "history"]
 
-#: The JSON schema a model's intent reply is held to (and the reply's fields).
+#: The JSON schema a model's intent reply is held to (and the reply's fields). Short on
+#: purpose: every token of it is generated before the first step (a reason to refuse was
+#: measured at 40-60 tokens on the 1.5B model, written for every kind; it is not asked).
 #: The words the model chooses from: a small model picks a kind better by what it does.
 _MODEL_KINDS: dict[str, IntentKind] = {
     "answer_question": "question",
@@ -54,7 +56,6 @@ INTENT_SCHEMA: dict[str, Any] = {
         "request": {"type": "string", "enum": list(_MODEL_KINDS)},
         "names": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
         "calls": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
-        "why_refuse": {"type": "string", "maxLength": 120},
     },
     "required": ["request", "names"],
 }
@@ -72,8 +73,7 @@ INTENT_QUESTION = (
     "conversation was about.\n"
     '"calls": for a question about what code gives for some input, that call written in '
     "Python with literal arguments (\"what if I pass '3rd' to ordinal\" -> \"ordinal('3rd')\"); "
-    "else none.\n"
-    '"why_refuse": one sentence, only when refusing.'
+    "else none."
 )
 
 # --- the rules (the fallback) ---------------------------------------------------------------

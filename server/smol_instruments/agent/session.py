@@ -81,6 +81,10 @@ log = logging.getLogger(__name__)
 
 
 UNTRUSTED_VALIDATION = "the folder is not trusted, so nothing runs to check the patch"
+REPEATED = (
+    "Not answered: the model gave its answer to the previous question again, word for word "
+    "(shown below); it does not answer this one. Try asking it differently."
+)
 
 
 class _NoLive:
@@ -354,6 +358,9 @@ class AgentSession:
             error = None if status == "cancelled" else self._model_failure(exc)
         watch, self._watch, self.agent.watch = self._watch, None, None
         self._code_read = self._code_read or (watch is not None and watch.tools_used())
+        if status == "completed" and watch is not None and watch.repeated:
+            status = "incomplete"
+            answer = f"{REPEATED} {answer}".strip()
         if watch is not None and watch.corrections and answer:
             answer = "\n\n".join([answer.rstrip(), *watch.corrections])
         if (
@@ -423,8 +430,8 @@ class AgentSession:
                 content=[{"type": "text", "text": INTENT_QUESTION.format(task=task)}],
             )
             reply = self.model.constrained([*history, question], INTENT_SCHEMA)
-        except RunCancelled:
-            raise
+        except RunCancelled:  # the run's first step sees the cancel and ends `cancelled`
+            return None
         except Exception:  # the rules decide instead
             log.exception("asking the model for the task's intent failed")
             return None

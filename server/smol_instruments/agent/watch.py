@@ -37,6 +37,8 @@ class RunWatch:
     #: What the run's final answer gets below it: facts the tools showed that the answer
     #: contradicts after being told once (the session appends them).
     corrections: list[str] = field(default_factory=list)
+    #: The answer is the previous turn's, word for word, even after being told once.
+    repeated: bool = False
     #: Code the task names was read before the first step (agent/context.py).
     context_given: bool = False
     #: The repository's files the task names (agent/context.py).
