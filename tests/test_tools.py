@@ -1289,6 +1289,7 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "apply_patch": {"patch_id": "p000000"},
     "run_cmd": {"command": "true"},
     "run_tests": {"command": "true"},
+    "evaluate": {"code": "1 + 1"},
 }
 
 HUGE = "x" * 300_000
