@@ -183,7 +183,8 @@ def rename_changes(
     project = Project(str(ctx.root), ropefolder=None)
     try:
         resource = project.get_resource(path)
-        changes = Rename(project, resource, offset).get_changes(new)
+        # docs=True: the name in strings and comments too (`__all__`, docstrings, doctests)
+        changes = Rename(project, resource, offset).get_changes(new, docs=True)
         edits = []
         for change in getattr(changes, "changes", [changes]):
             target = getattr(change, "resource", None)
