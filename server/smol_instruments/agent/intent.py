@@ -182,9 +182,7 @@ _TEXT_FILE = re.compile(
     re.IGNORECASE,
 )
 #: A value a question writes: a quoted string, or a number after "for", "pass", "with", "of".
-_LITERAL = re.compile(
-    r"""'[^'\n]*'|"[^"\n]*"|\b(?:for|pass|with|of|on) (-?\d+(?:\.\d+)?)\b"""
-)
+_LITERAL = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\b(?:for|pass|with|of|on) (-?\d+(?:\.\d+)?)\b""")
 #: A name that is a file's (`config.toml`), not code's.
 _FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)$|\.$")
 

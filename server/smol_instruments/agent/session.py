@@ -39,6 +39,7 @@ from ..patches.validation import NoneSandbox, Sandbox
 from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
 from .context import Context, defining_files, gather
+from .direct import OneStep, edit_blocks, rename_in_one_step
 from .events import (
     CodeEvent,
     ErrorEvent,
@@ -194,7 +195,7 @@ class AgentSession:
             verbosity_level=LogLevel.OFF,
             context_tokens=self.context_tokens,
             locate=lambda names: defining_files(self.ctx, names, self.repo_files),
-            edit_blocks=self._edit_blocks,
+            edit_blocks=lambda reply, path: edit_blocks(self.ctx, reply, path),
         )
         self.turns = 0
         self._topic = ""  # the last task of this conversation that named code
@@ -271,9 +272,12 @@ class AgentSession:
         emit = self.emitter
         before = self._tree_state()
         intent = self._decide(task)
-        if intent.kind == "decline":
-            return self._decline(intent, trace_id)
-        renamed = self._rename(intent, trace_id) if intent.rename is not None else None
+        end = self._one_step(trace_id)
+        if intent.kind == "decline":  # one step, nothing run: the request is not carried out
+            return end(declined_answer(intent), "completed", None)
+        renamed = (
+            rename_in_one_step(self.ctx, self.repo_files, intent, end) if intent.rename else None
+        )
         if renamed is not None:
             return renamed
         self._watch = self.agent.watch = RunWatch.begin(
@@ -442,79 +446,25 @@ class AgentSession:
             else None
         )
 
-    def _edit_blocks(self, reply: str, default_path: str | None) -> dict[str, Any]:
-        """A reply's SEARCH/REPLACE blocks proposed as one patch, or the error schema."""
-        from ..base.errors import ToolError
-        from ..tools.edit import edit_changes, parse_edit_blocks, propose_changes
+    def _one_step(self, trace_id: str | None) -> OneStep:
+        """Ends a run that took one step of ours and no model step (agent/direct.py)."""
 
-        try:
-            blocks = parse_edit_blocks(reply, default_path)
-            paths = ", ".join(dict.fromkeys(block.path for block in blocks))
-            changes = edit_changes(self.ctx, blocks)
-            return propose_changes(self.ctx, changes, f"Edit {paths}")
-        except ToolError as exc:
-            return exc.to_dict(tool="search/replace")
-
-    def _rename(self, intent: TaskIntent, trace_id: str | None) -> RunOutcome | None:
-        """A rename, done by the refactoring library across the repository (tools/edit.py)
-        and proposed as one patch in one step; None (the model takes over) when it cannot."""
-        from ..base.errors import ToolError
-        from ..tools.edit import propose_changes, rename_changes
-
-        assert intent.rename is not None
-        old, new = intent.rename
-        started = time.monotonic()
-        try:
-            python_files = [path for path in self.repo_files if path.endswith(".py")]
-            changes = rename_changes(self.ctx, old, new, python_files)
-            result = propose_changes(self.ctx, changes, f"Rename {old} to {new}")
-        except ToolError as exc:
-            log.info("rename %s -> %s not done by the library: %s", old, new, exc.message)
-            return None
-        except Exception:  # a library fault: the model tries instead
-            log.exception("rename %s -> %s failed", old, new)
-            return None
-        self.emitter(StepEvent(step=1, max_steps=self.max_steps))
-        self.emitter(
-            ToolEvent(
-                step=1,
-                name="rename",
-                args={"old": old, "new": new},
-                duration_ms=round((time.monotonic() - started) * 1000, 1),
+        def end(answer: str, status: RunStatus, tool: ToolEvent | None) -> RunOutcome:
+            self.emitter(StepEvent(step=1, max_steps=self.max_steps))
+            if tool is not None:
+                self.emitter(tool)
+            self.emitter(FinalEvent(answer=answer, status=status))
+            return RunOutcome(
+                session_id=self.session_id,
+                status=status,
+                answer=answer,
+                steps=1,
+                usage=Usage(),
+                trace_id=trace_id,
+                error=None,
             )
-        )
-        patch = self.ctx.patches.get(str(result.get("patch_id")))
-        if patch is None:
-            return None
-        answer = describe_proposal(patch, held=intent.held)
-        status: RunStatus = "completed"
-        if failed_checks(patch.validation, held=intent.held):
-            status, answer = "incomplete", f"{NOT_VERIFIED} {answer}"
-        self.emitter(FinalEvent(answer=answer, status=status))
-        return RunOutcome(
-            session_id=self.session_id,
-            status=status,
-            answer=answer,
-            steps=1,
-            usage=Usage(),
-            trace_id=trace_id,
-            error=None,
-        )
 
-    def _decline(self, intent: TaskIntent, trace_id: str | None) -> RunOutcome:
-        """A request no agent should carry out on a message's say-so: one step, nothing run."""
-        answer = declined_answer(intent)
-        self.emitter(StepEvent(step=1, max_steps=self.max_steps))
-        self.emitter(FinalEvent(answer=answer, status="completed"))
-        return RunOutcome(
-            session_id=self.session_id,
-            status="completed",
-            answer=answer,
-            steps=1,
-            usage=Usage(),
-            trace_id=trace_id,
-            error=None,
-        )
+        return end
 
     def _gather(self, intent: TaskIntent) -> tuple[Context, float]:
         """The code the task names, read before the first step (traced, never fatal)."""

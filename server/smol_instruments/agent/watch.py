@@ -74,9 +74,13 @@ class RunWatch:
     def tools_used(self) -> bool:
         """Code was read for this run: context given with the task, a change proposed, or a
         tool call that ran (a refused or invalid call does not count)."""
-        return self.context_given or bool(self.patches) or any(
-            record.error not in (ErrorType.LOOP_DETECTED, ErrorType.INVALID_ARGUMENT)
-            for record in self.state.calls_since(self.first_call)
+        return (
+            self.context_given
+            or bool(self.patches)
+            or any(
+                record.error not in (ErrorType.LOOP_DETECTED, ErrorType.INVALID_ARGUMENT)
+                for record in self.state.calls_since(self.first_call)
+            )
         )
 
     def loops(self) -> int:
