@@ -28,7 +28,7 @@ apt_install() {
   if [ ! -f /tmp/.smol-apt-updated ]; then
     $sudo apt-get update -qq && touch /tmp/.smol-apt-updated
   fi
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 apt_install libkrb5-dev libsecret-1-dev pkg-config ripgrep chromium python3 make g++ git

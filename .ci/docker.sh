@@ -4,7 +4,8 @@
 #   bash .ci/docker.sh              install / start the engine, build the image when absent;
 #                                   prints `export DOCKER_HOST=...` on stdout (logs on stderr)
 #   eval "$(bash .ci/docker.sh env)"  the same, then this shell talks to that engine
-#   . .ci/docker.sh                 the same from .ci/test: exports DOCKER_HOST
+#   . .ci/docker.sh                 the same from .ci/test: exports DOCKER_HOST, and
+#                                   SMOL_DOCKER_STARTED=1 when it started the engine just now
 #   bash .ci/docker.sh stop         stop the engine this script started
 #
 # An engine that already answers (DOCKER_HOST, /var/run/docker.sock, or ours) is used as is.
@@ -31,7 +32,7 @@ _smol_docker_apt() {
   if [ ! -f /tmp/.smol-apt-updated ]; then
     $sudo apt-get update -qq && touch /tmp/.smol-apt-updated || return 1
   fi
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+  DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes $sudo apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
 }
 
@@ -77,6 +78,8 @@ _smol_docker_setup() {
   if [ -z "$host" ]; then
     host="unix://$run/docker.sock"
     _smol_docker_start "$run" "$data" "$log" || return 1
+    SMOL_DOCKER_STARTED=1
+    export SMOL_DOCKER_STARTED
   fi
   DOCKER_HOST="$host"
   export DOCKER_HOST

@@ -4,6 +4,8 @@
 #   bash .ci/editor.sh [REPO]        # default: a scratch copy of extension/sample-project
 #   PORT=8081 bash .ci/editor.sh     # code-server's port (default 8080)
 #   SMOL_EDITOR=code-server          # force code-server even when a desktop `code` is on PATH
+#   bash .ci/editor.sh --which       # print which editor it would open: desktop or code-server
+#   bash .ci/editor.sh --folder [REPO]   # print the folder it would open (making the scratch copy)
 #
 # Sets up what is missing (the Python environment, node_modules, the .vsix, code-server), then:
 # with a desktop VS Code (`code` on PATH and a display) it opens REPO in an isolated profile
@@ -18,6 +20,36 @@ CACHE="${SMOL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/smol-instruments}"
 PROFILE="$CACHE/editor"
 
 log() { printf '[editor] %s\n' "$*" >&2; }
+
+desktop_code() {
+  [ "${SMOL_EDITOR:-}" = "code-server" ] && return 1
+  command -v code >/dev/null || return 1
+  code --version 2>/dev/null | head -1 | grep -qv 'code-server' || return 1
+  [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] || [ "$(uname)" = "Darwin" ]
+}
+
+# The repository to open: the one given, or a scratch git copy of the sample project (so the
+# agent's root is the sample, not this checkout, and accepted patches do not touch the checkout).
+open_folder() {
+  if [ $# -ge 1 ]; then
+    (cd "$1" && pwd)
+    return
+  fi
+  local folder="$ROOT/.ci/cache/sample-project"
+  if [ ! -d "$folder/.git" ]; then
+    mkdir -p "$folder"
+    cp -R extension/sample-project/. "$folder/"
+    git -C "$folder" init -q
+    git -C "$folder" add -A
+    git -C "$folder" -c user.email=sample@smol.invalid -c user.name=sample commit -qm "sample project"
+  fi
+  echo "$folder"
+}
+
+case "${1:-}" in
+  --which) if desktop_code; then echo desktop; else echo code-server; fi; exit 0 ;;
+  --folder) shift; open_folder "$@"; exit 0 ;;
+esac
 
 bash .ci/setup
 
@@ -35,20 +67,7 @@ if [ ! -f "$vsix" ] || [ -n "$(find package.json esbuild.mjs extension/src exten
   npm run --silent package >/dev/null
 fi
 
-# The repository to open: the one given, or a scratch git copy of the sample project (so the
-# agent's root is the sample, not this checkout, and accepted patches do not touch the checkout).
-if [ $# -ge 1 ]; then
-  folder="$(cd "$1" && pwd)"
-else
-  folder="$ROOT/.ci/cache/sample-project"
-  if [ ! -d "$folder/.git" ]; then
-    mkdir -p "$folder"
-    cp -R extension/sample-project/. "$folder/"
-    git -C "$folder" init -q
-    git -C "$folder" add -A
-    git -C "$folder" -c user.email=sample@smol.invalid -c user.name=sample commit -qm "sample project"
-  fi
-fi
+folder="$(open_folder "$@")"
 
 # One profile for this job: its settings point the extension at this checkout's Python.
 write_settings() {
@@ -65,13 +84,6 @@ Object.assign(settings, {
 });
 fs.writeFileSync(file, JSON.stringify(settings, null, 2) + '\n');
 EOF
-}
-
-desktop_code() {
-  [ "${SMOL_EDITOR:-}" = "code-server" ] && return 1
-  command -v code >/dev/null || return 1
-  code --version 2>/dev/null | head -1 | grep -qv 'code-server' || return 1
-  [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] || [ "$(uname)" = "Darwin" ]
 }
 
 if desktop_code; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything CI runs for the VS Code extension, in order: install, typecheck, lint, unit tests,
-# build, package (.vsix), the protocol test against the real daemon, and the end-to-end tests in
+# build, package (.vsix), the protocol tests against the real daemon and the real ACP agent
+# (`smol-instruments acp` driven by the official ACP TypeScript client), and the end-to-end tests in
 # real VS Code (code-server in Chromium, installed by .ci/code-server.sh): the scripted model's
 # story, and a question answered by the embedded default model with its trace in Phoenix
 # (Phoenix from .ci/phoenix.sh, the model from .ci/model.sh; both instant once cached).
@@ -46,6 +47,7 @@ timed "unit tests" npm run --silent test:unit
 timed "build" npm run --silent build
 timed "package" npm run --silent package
 [ -x .venv/bin/python ] || bash .ci/setup
+bash .ci/model.sh qwen2.5-coder-0.5b   # the real model of the ACP protocol test (cached)
 timed "protocol test" env SMOL_E2E_REQUIRED=1 npm run --silent test:protocol
 if [ "${SMOL_SKIP_E2E:-}" = "1" ]; then
   step "end-to-end test skipped (SMOL_SKIP_E2E=1)"

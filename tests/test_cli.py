@@ -13,6 +13,7 @@ import pytest
 
 from conftest import make_repo
 from smol_instruments.base.config import Settings
+from smol_instruments.patches.store import PatchStore
 from smol_instruments.tools import TOOL_NAMES
 
 CALC = "app/calc.py"
@@ -218,7 +219,9 @@ def test_patch_across_separate_invocations(cli: Cli, repo: Path) -> None:
         return str(as_json(result)["patch_id"])
 
     patch_id = propose()
-    assert (repo / ".git/smol-instruments/patches" / f"{patch_id}.json").is_file()
+    store = PatchStore.for_repository(repo).directory
+    assert store is not None and (store / f"{patch_id}.json").is_file()
+    assert not (repo / ".git/smol-instruments").exists()  # nothing of ours in the repository
     assert (repo / CALC).read_text() == original
 
     shown = cli(
@@ -346,7 +349,8 @@ def test_patch_merge_refusals_say_what_to_do(
     assert data["error"] == "INVALID_ARGUMENT"
     assert message in data["message"]
     assert suggestion in data["recovery_suggestion"]
-    assert not (repo / ".git/smol-instruments/patches").exists()
+    store = PatchStore.for_repository(repo).directory
+    assert store is not None and not list(store.glob("*.json"))
 
 
 def test_patch_empty_old_text_on_an_existing_non_python_file(cli: Cli, repo: Path) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import make_repo
-from tests.support.containment import outside_dir, require_bwrap
+from tests.support.containment import outside_dir, planted_home, require_bwrap
 
 from smol_instruments.base.config import Settings
 
@@ -38,11 +38,8 @@ def outside() -> Iterator[Path]:
 
 @pytest.fixture
 def home(outside: Path) -> Path:
-    home = outside / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_ed25519").write_text(f"PRIVATE KEY {SECRET}\n")
-    (home / ".bashrc").write_text("# rc\n")
-    return home
+    """A home directory holding credentials, visible to us but not to contained commands."""
+    return planted_home(outside, SECRET)
 
 
 class _Recorder(socketserver.StreamRequestHandler):
@@ -261,12 +258,27 @@ def test_doctor_reports_containment(tmp_path: Path, path_without_bwrap: str) -> 
         return next(x for x in result.stdout.splitlines() if x.split()[1:2] == ["containment"])
 
     assert line().startswith("ok") and "bubblewrap" in line() and "works" in line()
+    assert "copy-on-write view" in line()
     off = line(COMMAND_CONTAINMENT="off")
     assert off.startswith("warn") and "OFF" in off and "NOT contained" in off
     missing = line(path=path_without_bwrap)
     assert missing.startswith("warn") and "apt-get install bubblewrap" in missing
     required = line(path=path_without_bwrap, COMMAND_CONTAINMENT="required")
     assert required.startswith("fail")
+
+
+def test_doctor_says_when_no_view_can_be_mounted(tmp_path: Path) -> None:
+    """overlayfs cannot take a path with a comma: commands would be asked, and doctor says
+    why and what to do."""
+    require_bwrap()
+    repo = make_repo(tmp_path / "my,project")
+    result = cli(repo, "doctor")
+    line = next(x for x in result.stdout.splitlines() if x.split()[1:2] == ["containment"])
+    assert line.startswith("warn") and "copy-on-write" in line, line
+    assert "every command is asked" in line
+    assert "COMMAND_CONTAINMENT=off" in result.stdout  # the fix, on the line after
+    data = run_cmd(repo, "echo ran > ran.txt")
+    assert data["error"] == "APPROVAL_DENIED" and "copy-on-write" in data["message"], data
 
 
 def test_an_approved_commit_writes_git_with_the_users_identity(tmp_path: Path, home: Path) -> None:

@@ -1,9 +1,12 @@
 """Containment by its effect: what a contained command cannot touch, read, reach or outlive.
 
-Every test runs real bubblewrap. Places a command must not write are visible to it
-(under /var/tmp, not the private /tmp), so an unchanged marker shows the read-only mount
-at work. A secret is planted in a home directory passed as HOME, the way the daemon
-inherits it.
+Every test runs real bubblewrap. A command that may write does so in a copy-on-write view
+of the repository (`view`); `direct=True` (the repository writable in place) is used where a
+write that does not happen must prove something, as a command that survived would write.
+Places a command must not write or read lie outside the repository (under /var/tmp,
+which a contained command does not see at all); a secret is planted in a home directory
+passed as HOME, the way the daemon inherits it. Attacks that leave a mark are also run
+without containment, as a control: the same payload does reach the place.
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import git, make_repo
-from tests.support.containment import outside_dir, require_bwrap
+from tests.support.containment import outside_dir, planted_home, require_bwrap
 
 from smol_instruments.base import containment
 from smol_instruments.base.containment import Availability, Containment, plan_command
 from smol_instruments.base.launch import Launch
 from smol_instruments.base.lifeline import wrap as lifeline_wrap
+from smol_instruments.base.overlay import View
 from smol_instruments.base.process import run_process
 
 pytestmark = pytest.mark.usefixtures("bwrap")
@@ -67,6 +71,17 @@ def run_launch(launch: Launch, timeout: float = 30) -> subprocess.CompletedProce
         launch.close()
 
 
+def bare(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The control: `script` run as it would be without containment."""
+    return subprocess.run(["sh", "-c", script], cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.fixture
+def view(repo: Path) -> Iterator[View]:
+    with View.create(repo) as made:
+        yield made
+
+
 @pytest.fixture
 def outside() -> Iterator[Path]:
     with outside_dir() as path:
@@ -76,56 +91,91 @@ def outside() -> Iterator[Path]:
 @pytest.fixture
 def home(outside: Path) -> Path:
     """A home directory holding credentials, visible to us but not to contained commands."""
-    home = outside / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_ed25519").write_text(f"PRIVATE KEY {SECRET}\n")
-    (home / ".bashrc").write_text("echo original rc\n")
-    return home
+    return planted_home(outside, SECRET, rc="echo original rc\n")
 
 
-def test_the_repository_is_writable(repo: Path) -> None:
-    result = run(Containment(repo), "echo made > new.txt && echo changed >> README.md")
+def test_a_command_writes_its_view_never_the_repository(repo: Path, view: View) -> None:
+    script = "echo made > new.txt && echo changed >> README.md && cat new.txt README.md"
+    result = run(Containment(repo, view=view), script)
     assert result.returncode == 0, result.stderr
-    assert (repo / "new.txt").read_text() == "made\n"
-    assert (repo / "README.md").read_text().endswith("changed\n")
+    assert result.stdout.startswith("made\n# Sample") and result.stdout.endswith("changed\n")
+    assert not (repo / "new.txt").exists()
+    assert "changed" not in (repo / "README.md").read_text()
+    assert (view.upper / "new.txt").read_text() == "made\n"
+    assert git(repo, "status", "--porcelain") == ""
 
 
-def test_nothing_outside_the_repository_is_written_or_deleted(repo: Path, outside: Path) -> None:
+def test_nothing_outside_the_repository_is_written_or_deleted(
+    repo: Path, outside: Path, view: View
+) -> None:
     victim = outside / "victim"
     victim.mkdir()
     (victim / "keep.txt").write_text("keep")
     etc_marker, tmp_marker = Path(f"/etc/{outside.name}"), Path(f"/tmp/{outside.name}")
-    result = run(
-        Containment(repo),
+    payload = (
         f"echo pwned > {outside}/marker; rm -rf {victim}; touch {etc_marker}; "
-        f"echo pwned > {tmp_marker}; cat {tmp_marker}",
+        f"echo pwned > {tmp_marker}; cat {tmp_marker}"
     )
-    assert "Read-only file system" in result.stderr
+    result = run(Containment(repo, view=view), payload)
+    assert "Read-only file system" in result.stderr  # /etc
     assert not (outside / "marker").exists()
     assert (victim / "keep.txt").read_text() == "keep"
     assert not etc_marker.exists()
     assert "pwned" in result.stdout  # /tmp inside is private and writable ...
     assert not tmp_marker.exists()  # ... and gone with the command
+    # The control: the same payload, uncontained, does reach them.
+    bare(payload.replace(f"touch {etc_marker}; ", ""), repo)
+    assert (outside / "marker").exists() and not victim.exists() and tmp_marker.exists()
+    tmp_marker.unlink()
 
 
-def test_a_symlink_in_the_repository_does_not_lead_outside(repo: Path, outside: Path) -> None:
+def test_other_places_are_not_there_to_read(repo: Path, outside: Path, view: View) -> None:
+    """/var, /opt, /srv and the other top-level places are not in the sandbox: a project
+    next to this one, and what it keeps, cannot be read (outside lies in /var/tmp)."""
+    (outside / "other-project").mkdir()
+    (outside / "other-project" / ".env").write_text(f"TOKEN={SECRET}\n")
+    script = (
+        f"cat {outside}/other-project/.env; ls /var /opt /srv /home /root /mnt /run; "
+        f"git diff --no-index {outside}/other-project/.env /dev/null; echo done"
+    )
+    result = run(Containment(repo, view=view), script)
+    assert result.stdout.strip().endswith("done")
+    assert SECRET not in result.stdout + result.stderr
+    assert "No such file or directory" in result.stderr
+    assert SECRET in bare(f"cat {outside}/other-project/.env", repo).stdout  # the control
+
+
+def test_a_path_the_user_allows_can_be_read(repo: Path, outside: Path) -> None:
+    (outside / "shared.txt").write_text("the user shares this\n")
+    spec = Containment(repo, readable=(outside,))
+    result = run(spec, f"cat {outside}/shared.txt; echo x > {outside}/written")
+    assert result.stdout == "the user shares this\n"
+    assert not (outside / "written").exists()  # read, not written
+
+
+def test_a_symlink_in_the_repository_does_not_lead_outside(
+    repo: Path, outside: Path, view: View
+) -> None:
     (outside / "target.txt").write_text("original")
     (repo / "link.txt").symlink_to(outside / "target.txt")
-    run(Containment(repo), "echo pwned > link.txt")
+    run(Containment(repo, view=view), "echo pwned > link.txt")
     assert (outside / "target.txt").read_text() == "original"
+    bare("echo pwned > link.txt", repo)  # the control
+    assert (outside / "target.txt").read_text() == "pwned\n"
 
 
-def test_git_stays_read_only(repo: Path) -> None:
+def test_git_is_never_changed_in_place(repo: Path, view: View) -> None:
     before = (repo / ".git" / "config").read_text()
     result = run(
-        Containment(repo),
+        Containment(repo, view=view),
         "echo 'touch /tmp/x' > .git/hooks/pre-commit; "
-        "git config core.fsmonitor 'touch /tmp/x'; rm -rf .git; mv .git moved; "
-        "echo x > .smol-instruments/policy.toml",
+        "git config core.fsmonitor 'touch /tmp/x'; mkdir -p .smol-instruments; "
+        "echo x > .smol-instruments/policy.toml; git config --get core.fsmonitor",
     )
-    assert "Read-only file system" in result.stderr or "Device or resource busy" in result.stderr
+    assert result.stdout == "touch /tmp/x\n"  # written, in the view
     assert (repo / ".git" / "config").read_text() == before
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert not (repo / ".smol-instruments").exists()
     assert git(repo, "log", "--oneline").strip()
 
 
@@ -136,11 +186,12 @@ def test_git_of_a_worktree_stays_read_only(tmp_path: Path) -> None:
     assert (tree / ".git").is_file()
     gitdir = main / ".git" / "worktrees" / "tree"
     head = (gitdir / "HEAD").read_text()
-    result = run(
-        Containment(tree),
-        f"echo 'gitdir: /nowhere' > .git; echo evil > {gitdir}/HEAD; "
-        f"echo '[core] fsmonitor = touch /x' >> {main}/.git/config; git status --short; echo done",
-    )
+    with View.create(tree) as view:
+        result = run(
+            Containment(tree, view=view),
+            f"git status --short; echo 'gitdir: /nowhere' > .git; echo evil > {gitdir}/HEAD; "
+            f"echo '[core] fsmonitor = touch /x' >> {main}/.git/config; echo done",
+        )
     assert result.stdout.strip().endswith("done")
     assert "fatal" not in result.stderr  # the worktree's git directory, under /tmp, is seen
     assert (tree / ".git").read_text().startswith("gitdir: ")
@@ -155,7 +206,7 @@ def test_a_submodule_under_the_home_keeps_its_git(home: Path) -> None:
     git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
     sub = project / "lib"
     result = run(
-        Containment(sub, writable=False),
+        Containment(sub),
         "git log --oneline -1; ls -A ~",
         environ={**os.environ, "HOME": str(home)},
     )
@@ -168,11 +219,12 @@ def test_a_git_file_naming_a_secret_place_shows_nothing(tmp_path: Path, home: Pa
     repo.mkdir()
     (repo / ".git").write_text(f"gitdir: {home}/.ssh\n")
     (repo / ".vscode").symlink_to(home / ".ssh")
-    result = run(
-        Containment(repo),
-        f"cat {home}/.ssh/id_ed25519; cat .vscode/id_ed25519; ls -a {home}",
-        environ={**os.environ, "HOME": str(home)},
-    )
+    with View.create(repo) as view:
+        result = run(
+            Containment(repo, view=view),
+            f"cat {home}/.ssh/id_ed25519; cat .vscode/id_ed25519; ls -a {home}",
+            environ={**os.environ, "HOME": str(home)},
+        )
     assert SECRET not in result.stdout
     assert ".ssh" not in result.stdout
 
@@ -185,17 +237,18 @@ def test_a_symlinked_git_cannot_be_contained(tmp_path: Path) -> None:
     assert "symbolic link" in (Containment(repo).problem() or "")
 
 
-def test_a_git_widening_lets_git_write(repo: Path) -> None:
-    spec = Containment(repo).widened(["git"])
+def test_a_git_widening_lets_git_write(repo: Path, view: View) -> None:
+    spec = Containment(repo, view=view).widened(["git"])
     result = run(spec, "git checkout -q -b topic && git symbolic-ref --short HEAD")
     assert result.returncode == 0, result.stderr
     assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "topic"
     run(spec, "echo x > .smol-instruments-probe; mkdir -p .vscode")
-    assert (repo / ".smol-instruments-probe").exists()
+    assert not (repo / ".smol-instruments-probe").exists()  # the rest stays in the view
+    assert (view.upper / ".smol-instruments-probe").exists()
 
 
 def test_read_only_containment_writes_nothing(repo: Path) -> None:
-    result = run(Containment(repo, writable=False), "echo x > README.md; cat README.md")
+    result = run(Containment(repo), "echo x > README.md; cat README.md")
     assert "Read-only file system" in result.stderr
     assert (repo / "README.md").read_text().startswith("# Sample")
 
@@ -325,7 +378,7 @@ from smol_instruments.base.containment import Containment
 from smol_instruments.base.process import run_process
 repo, script = Path(sys.argv[1]), sys.stdin.readline()
 print("starting", flush=True)
-run_process(["sh", "-c", script], cwd=repo, timeout=600, contain=Containment(repo))
+run_process(["sh", "-c", script], cwd=repo, timeout=600, contain=Containment(repo, direct=True))
 """
 
 

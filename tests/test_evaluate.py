@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import make_repo, make_tools
 
 from smol_instruments.base.config import Settings
+from smol_instruments.tools.base import ToolContext
 
 CALC = '''"""A tiny calculator."""
 
@@ -43,12 +44,18 @@ def python_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
 
 
-def evaluate(tmp_path: Path, settings: Settings, code: str, **kw: Any) -> dict[str, Any]:
+def evaluate_in(
+    tmp_path: Path, settings: Settings, code: str, **kw: Any
+) -> tuple[ToolContext, dict[str, Any]]:
     repo = tmp_path / "repo"
     if not repo.exists():
         make_repo(repo, FILES)
-    _, tools = make_tools(repo, settings.model_copy(update=kw))
-    return dict(tools["evaluate"](code=code))
+    ctx, tools = make_tools(repo, settings.model_copy(update=kw))
+    return ctx, dict(tools["evaluate"](code=code))
+
+
+def evaluate(tmp_path: Path, settings: Settings, code: str, **kw: Any) -> dict[str, Any]:
+    return evaluate_in(tmp_path, settings, code, **kw)[1]
 
 
 def test_it_gives_what_the_code_really_returns_not_what_its_docstring_says(
@@ -84,16 +91,19 @@ def test_the_code_runs_contained_without_network_or_any_write_that_stays(
     code = (
         "import socket\n"
         f"open({str(outside)!r}, 'w').write('x')\n"
-        f"try:\n    open({str(hook)!r}, 'w').write('x')\n    wrote = True\n"
-        "except OSError:\n    wrote = False\n"
+        f"open({str(hook)!r}, 'w').write('pwned')\n"
+        f"seen = open({str(hook)!r}).read()\n"
         "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    net = True\n"
         "except OSError:\n    net = False\n"
-        "(wrote, net)"
+        "(seen, net)"
     )
-    result = evaluate(tmp_path, settings, code)
-    assert result["value"] == "(False, False)"  # the repository is read-only, no network
-    assert not outside.exists()  # /tmp inside is a throwaway tmpfs
+    ctx, result = evaluate_in(tmp_path, settings, code)
+    # it wrote its view of the repository (and read that back), with no network ...
+    assert result["value"] == "('pwned', False)"
+    # ... and the view went with it: nothing written, nothing proposed
     assert hook.read_text() == CALC
+    assert ctx.patches.all() == [] and "patch_id" not in result
+    assert not outside.exists()  # /tmp inside is a throwaway tmpfs
 
 
 def test_bad_code_and_endless_code_get_clear_errors(

@@ -60,3 +60,35 @@ async def test_no_answer_in_time_is_a_denial(repo: Path, tmp_path: Path) -> None
             assert recorder.approvals_cancelled == 1  # the client was told to close its prompt
         finally:
             await client.shutdown_session()
+
+
+HIDING = "git add README.md\\ngit config core.fsmonitor ./evil.sh\\x1b[2K\\r"
+
+
+@pytest.mark.parametrize("structured", [True, False], ids=["smol-approval", "showMessageRequest"])
+async def test_a_command_that_hides_a_line_is_shown_whole(
+    repo: Path, tmp_path: Path, structured: bool
+) -> None:
+    """The message marks the line break and draws the escape sequence, with warnings in words;
+    the structured request also carries the exact command (the extension draws it the same)."""
+    recorder = Recorder(approval_answer="Deny")
+    turns = [f'```python\nprint(run_cmd(command="{HIDING}"))\n```', TURNS[1]]
+    with ScriptedModel(turns) as model:
+        env = daemon_env(model.env(), tmp_path)
+        options = {"smolApproval": True} if structured else {}
+        client = await start_daemon(repo, recorder, env=env, options=options)
+        try:
+            assert (await _chat(client))["status"] == "completed"
+        finally:
+            await client.shutdown_session()
+    if structured:
+        [asked] = recorder.approvals
+        message = asked["message"]
+        assert asked["command"] == "git add README.md\ngit config core.fsmonitor ./evil.sh\x1b[2K\r"
+    else:
+        [request] = recorder.requests
+        message = request.message
+    assert "git add README.md⏎\ngit config core.fsmonitor ./evil.sh␛[2K␍" in message
+    assert "Warning: this command holds characters" in message
+    assert "Warning: this command is 2 lines long" in message
+    assert "\x1b" not in message and "\r" not in message

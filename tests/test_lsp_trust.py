@@ -23,8 +23,8 @@ pytestmark = pytest.mark.timeout(180)
 
 def _touch_then_propose(marker: Path) -> list[str]:
     return [
-        f'```python\nprint(run_cmd(command="touch {marker}"))\n```',
-        f'```python\nprint(run_tests(command="touch {marker}"))\n```',
+        f'```python\nprint(run_cmd(command="echo ran > {marker}"))\n```',
+        f'```python\nprint(run_tests(command="echo ran > {marker}"))\n```',
         '```python\nprint(propose_patch(path="app/calc.py", old_text="a - b", new_text="a + b"))\n```',
         '```python\nfinal_answer("done")\n```',
     ]
@@ -50,19 +50,23 @@ async def test_an_untrusted_daemon_runs_no_command_and_no_check(
         try:
             result = await _chat(client, "fix add()")
             assert result["status"] == "completed"
-            [patch] = _plain(await client.protocol.send_request_async("smol/patches", {}))[
+            patches = _plain(await client.protocol.send_request_async("smol/patches", {}))[
                 "patches"
             ]
+            # What the commands wrote (in their views) is proposed, never written.
+            made = [p for p in patches if p["summary"].startswith("Changes made by")]
+            [patch] = [p for p in patches if p not in made]
             uri = (repo / "app/calc.py").as_uri()
             await wait_until(lambda: bool(recorder.diagnostics.get(uri)))  # still shown
             tool_errors = [e.get("error") for e in recorder.of("tool")]
             prompt = model.requests[1].prompt_text()
             checks = patch["validation"]["checks"]
+            assert not marker.exists()
             if trusted:  # the control: the same script runs both and validates
-                assert marker.exists()
+                assert [[f["path"] for f in p["files"]] for p in made] == [["MARKER"]] * 2, made
                 assert any("check-ran" in c["output"] for c in checks)
             else:
-                assert not marker.exists()
+                assert made == []
                 assert not check_marker.exists()
                 assert checks == []
                 assert "the folder is not trusted" in patch["validation"]["message"]

@@ -22,6 +22,7 @@ from tests.support.scripted_model import ScriptedModel, Turn
 
 from smol_instruments.base.config import Settings
 from smol_instruments.patches.model import FileChange, Patch
+from smol_instruments.patches.store import PatchStore
 
 SECRET = "ssh-ed25519 AAAA-the-secret-key-material"
 
@@ -111,8 +112,9 @@ def test_a_mode_change_to_executable_is_refused(repo: Path, diff: str) -> None:
 
 
 def plant(repo: Path, patch_id: str, path: str) -> None:
-    """A pending patch written into the store's directory by another process (an allowed command)."""
-    store = repo / ".git" / "smol-instruments" / "patches"
+    """A pending patch written into the store's directory by another process of the user's."""
+    store = PatchStore.for_repository(repo).directory
+    assert store is not None
     store.mkdir(parents=True, exist_ok=True)
     change = FileChange.between(path, "the user's own file\n", "pwned\n")
     patch = Patch(patch_id, "innocent looking", [change])

@@ -14,12 +14,19 @@ from pathlib import Path
 
 import pytest
 
+from smol_instruments.base.beneath import Beneath
 from smol_instruments.base.errors import ErrorType, ToolError
 from smol_instruments.patches import service as service_module
 from smol_instruments.patches.diff import unified_diff
 from smol_instruments.patches.model import FileChange, Patch, sha256_text, split_lines
 from smol_instruments.patches.service import PatchService, diff_of
-from smol_instruments.patches.store import PatchStore, atomic_write, read_text
+from smol_instruments.patches.store import (
+    PatchStore,
+    list_stores,
+    read_text,
+    store_key,
+    write_text,
+)
 from smol_instruments.patches.view import patch_view
 from smol_instruments.safety.jail import PathJail
 
@@ -31,7 +38,14 @@ SECOND = TEXT.replace("line 11\n", "line eleven\n")
 
 
 def service(root: Path, persist: bool = True) -> PatchService:
-    return PatchService(PathJail(root), PatchStore(root / ".store" if persist else None))
+    return PatchService(
+        PathJail(root), PatchStore(root.parent / "state" if persist else None, "repo")
+    )
+
+
+def store_of(root: Path) -> Path:
+    """Where `service(root)` keeps its patches: outside the repository, as the real store."""
+    return root.parent / "state" / "repo"
 
 
 @pytest.fixture
@@ -214,14 +228,14 @@ def test_a_failed_write_puts_back_every_file_and_says_so(
     (root / "b.txt").write_text("b\n")
     patches = service(root)
     patch = patches.propose([("f.txt", TEXT, FIRST), ("b.txt", "b\n", "B\n")], "two files")
-    real = service_module.atomic_write
+    real = service_module.write_text
 
-    def full_disk(path: Path, text: str) -> None:
-        if path.name == "b.txt" and text == "B\n":
+    def full_disk(tree: Beneath, path: str, text: str, *, create: bool = False) -> None:
+        if path == "b.txt" and text == "B\n":
             raise OSError(28, "No space left on device")
-        real(path, text)
+        real(tree, path, text, create=create)
 
-    monkeypatch.setattr(service_module, "atomic_write", full_disk)
+    monkeypatch.setattr(service_module, "write_text", full_disk)
     outcome = patches.accept(patch.id)
     assert (outcome.accepted, outcome.failed) == ([], [0, 1])
     assert (root / "f.txt").read_text() == TEXT and (root / "b.txt").read_text() == "b\n"
@@ -280,8 +294,8 @@ def test_a_service_without_a_store_writes_no_patch_file(root: Path) -> None:
 def plant(root: Path, patch_id: str, path: str, old: str | None, new: str) -> Path:
     """A patch file written into the store's directory by some other process."""
     change = FileChange.between(path, old, new)
-    store = root / ".store"
-    store.mkdir(exist_ok=True)
+    store = store_of(root)
+    store.mkdir(parents=True, exist_ok=True)
     file = store / f"{patch_id}.json"
     file.write_text(json.dumps(Patch(patch_id, "planted", [change]).to_dict()))
     return file
@@ -308,8 +322,8 @@ def test_a_planted_patch_with_a_path_outside_is_dropped_at_load(
 def test_unreadable_patch_files_are_skipped_with_one_line_each(
     root: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    store = root / ".store"
-    store.mkdir()
+    store = store_of(root)
+    store.mkdir(parents=True)
     (store / "pbroken.json").write_text("{not json")
     (store / "pmissing.json").write_text(json.dumps({"summary": "no id"}))
     good = plant(root, "pgood01", "f.txt", TEXT, FIRST)
@@ -358,28 +372,29 @@ def test_listeners_hear_every_change_and_a_broken_one_breaks_nothing(root: Path)
 # --- files, diffs and the editor's view --------------------------------------------------------
 
 
-def test_atomic_write_keeps_mode_and_leaves_no_temp_files(tmp_path: Path) -> None:
+def test_write_text_keeps_mode_and_leaves_no_temp_files(tmp_path: Path) -> None:
     script = tmp_path / "run.sh"
     script.write_text("#!/bin/sh\necho old\n")
     script.chmod(0o755)
-    atomic_write(script, "#!/bin/sh\necho new\n")
+    with Beneath(tmp_path) as tree:
+        write_text(tree, "run.sh", "#!/bin/sh\necho new\n")
     assert script.read_text() == "#!/bin/sh\necho new\n"
     assert stat.S_IMODE(script.stat().st_mode) == 0o755
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.sh"]
 
 
-def test_atomic_write_failure_keeps_the_original(
+def test_write_text_failure_keeps_the_original(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tmp_path / "a.txt"
     target.write_text("original\n")
 
-    def no_rename(src: str, dst: str) -> None:
+    def no_rename(*args: object, **kwargs: object) -> None:
         raise OSError("rename failed")
 
     monkeypatch.setattr(os, "replace", no_rename)
-    with pytest.raises(OSError, match="rename failed"):
-        atomic_write(target, "half-written\n")
+    with Beneath(tmp_path) as tree, pytest.raises(OSError, match="rename failed"):
+        write_text(tree, "a.txt", "half-written\n")
     assert target.read_text() == "original\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
 
@@ -387,8 +402,9 @@ def test_atomic_write_failure_keeps_the_original(
 def test_read_text_and_a_byte_exact_accept(root: Path) -> None:
     raw = b"crlf\r\nlatin1 \xe9\r\nno newline"
     (root / "f.bin").write_bytes(raw)
-    text = read_text(root / "f.bin")
-    assert text is not None and read_text(root / "missing") is None
+    with Beneath(root) as tree:
+        text = read_text(tree, "f.bin")
+        assert text is not None and read_text(tree, "missing") is None
     patches = service(root)
     patch = patches.propose([("f.bin", text, text.replace("crlf", "CRLF"))], "x")
     patches.accept(patch.id)
@@ -472,3 +488,102 @@ def test_view_after_a_partial_accept(root: Path) -> None:
     assert file["baseHash"] == sha256_text(FIRST)  # the ranges are in the text as it is now
     assert apply_view_edits(FIRST, file["hunks"]) == BOTH
     assert file["uri"] == (root / "f.txt").as_uri()
+
+
+# --- a folder swapped for a link between the guard's check and the use ------------------------
+
+
+def swap_for_link(root: Path, folder: str, target: Path) -> None:
+    """What a contained command can do at any moment: move a folder and link its name out."""
+    os.rename(root / folder, root / f"{folder}.moved")
+    (root / folder).symlink_to(target)
+
+
+@pytest.mark.parametrize("at", ["read", "write", "second-write"])
+def test_a_folder_swapped_after_the_check_gets_nothing_written_outside(
+    at: str, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for folder in (outside, root / "pkg"):
+        folder.mkdir(exist_ok=True)
+        (folder / "a.txt").write_text(TEXT)
+        (folder / "b.txt").write_text(TEXT)
+    patches = service(root)
+    patch = patches.propose(
+        [("pkg/a.txt", TEXT, FIRST), ("pkg/b.txt", TEXT, SECOND)], "two files in pkg"
+    )
+    # The guard runs for each read (2), then for each write (2): swap right after one of them.
+    swap_after = {"read": 1, "write": 3, "second-write": 4}[at]
+    real, calls = service_module.patch_path, []
+
+    def check_then_swap(jail: PathJail, path: str) -> Path:
+        checked = real(jail, path)
+        calls.append(path)
+        if len(calls) == swap_after:
+            swap_for_link(root, "pkg", outside)
+        return checked
+
+    monkeypatch.setattr(service_module, "patch_path", check_then_swap)
+    with pytest.raises(ToolError) as info:
+        patches.accept(patch.id)
+    assert info.value.error == ErrorType.PATH_OUTSIDE_REPO
+    assert "'pkg' is a symbolic link" in info.value.message
+    assert (root / "pkg" / "a.txt").read_text() == TEXT  # the control: by name it leads out now
+    assert sorted(p.name for p in outside.iterdir()) == ["a.txt", "b.txt"]
+    assert (outside / "a.txt").read_text() == TEXT and (outside / "b.txt").read_text() == TEXT
+    # The real folder, moved away: untouched, or (a swap before the second write) holding the
+    # first write, which the rollback does not chase through the link that took its name.
+    moved = root / "pkg.moved"
+    assert (moved / "b.txt").read_text() == TEXT
+    assert (moved / "a.txt").read_text() == (FIRST if at == "second-write" else TEXT)
+    assert patches.require(patch.id).status == "pending"
+
+
+# --- where the store lives --------------------------------------------------------------------
+
+
+def test_the_store_lives_in_the_state_directory_0700_and_says_whose_it_is(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    store = PatchStore.for_repository(root)
+    patches = PatchService(PathJail(root), store)
+    patch = patches.propose([("f.txt", TEXT, FIRST)], "x")
+    folder = tmp_path / "state" / "smol-instruments" / "patches" / store_key(root)
+    assert store.directory == folder and (folder / f"{patch.id}.json").is_file()
+    assert (folder / "repository").read_text() == f"{root.resolve()}\n"
+    for made in (folder, folder.parent):
+        assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / f"{patch.id}.json").stat().st_mode) == 0o600
+    assert list_stores() == [(store_key(root), str(root.resolve()))]
+    assert [p.id for p in PatchService(PathJail(root), PatchStore.for_repository(root)).all()] == [
+        patch.id
+    ]
+    assert sorted(p.name for p in root.iterdir()) == ["f.txt"]  # nothing in the repository
+
+
+def test_a_repository_holding_the_state_directory_keeps_its_patches_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "home"  # the home opened as a project: its state folder is inside it
+    home.mkdir()
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    store = PatchStore.for_repository(home)
+    assert store.directory is None
+    assert "not persisting patches" in caplog.text
+    PatchService(PathJail(home), store).propose([("a.txt", None, "x\n")], "x")
+    assert not (home / ".local").exists()
+
+
+def test_a_link_in_the_store_is_refused_not_followed(
+    root: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    patch = Patch("plinked", "x", [FileChange.between("f.txt", TEXT, FIRST)])
+    (outside / "plinked.json").write_text(json.dumps(patch.to_dict()))
+    store_of(root).mkdir(parents=True)
+    (store_of(root) / "plinked.json").symlink_to(outside / "plinked.json")
+    assert service(root).all() == []
+    assert "'repo/plinked.json' is a symbolic link" in caplog.text

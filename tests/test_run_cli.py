@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from tests.support import transcripts
-from tests.support.scripted_model import ScriptedModel
+from tests.support.scripted_model import ScriptedModel, Turn
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -106,14 +106,20 @@ def test_failed_run_exits_non_zero(repo: Path) -> None:
     assert "max_steps" in result.stderr
 
 
-@pytest.mark.phoenix
-def test_spans_arrive_at_a_real_phoenix(repo: Path) -> None:
-    from tests.support.phoenix import PhoenixServer, phoenix_python
+def _require_phoenix() -> None:
+    from tests.support.phoenix import phoenix_python
 
     if phoenix_python() is None:
         if os.environ.get("CI"):
             pytest.fail("Phoenix is not installed: .ci/phoenix.sh should have installed it")
         pytest.skip("Phoenix is not installed (run bash .ci/phoenix.sh)")
+
+
+@pytest.mark.phoenix
+def test_spans_arrive_at_a_real_phoenix(repo: Path) -> None:
+    from tests.support.phoenix import PhoenixServer
+
+    _require_phoenix()
     with PhoenixServer() as phoenix, ScriptedModel(transcripts.five_step_fix()) as model:
         result = run_cli(repo, "--json", "fix add()", env=model.env() | phoenix.env())
         assert result.returncode == 0, result.stderr
@@ -147,6 +153,51 @@ def test_spans_arrive_at_a_real_phoenix(repo: Path) -> None:
         assert llm, names
         assert any("llm.token_count.prompt" in s["attributes"] for s in llm)
         assert tools
+
+
+@pytest.mark.phoenix
+def test_a_prose_answer_is_no_error_in_the_trace(repo: Path) -> None:
+    """A question answered in plain sentences completes, and Phoenix shows it so: no span of
+    its trace is an error (the upstream step marks a reply without code as a parsing error)."""
+    from tests.support.phoenix import PhoenixServer
+
+    _require_phoenix()
+    answer = "A decorator wraps a function to add behaviour before or after it runs."
+    script = transcripts.conversational_prose(answer)
+    with PhoenixServer() as phoenix, ScriptedModel(script) as model:
+        question = "what is a python decorator, in one sentence?"
+        result = run_cli(repo, "--json", question, env=model.env() | phoenix.env())
+        assert result.returncode == 0, result.stderr
+        outcome = json.loads(result.stdout)
+        assert outcome["status"] == "completed" and outcome["steps"] == 1
+        project = "smol-instruments"
+        phoenix.wait_for_spans(project, "smol_instruments.run", trace_id=outcome["traceId"])
+        spans = phoenix.wait_for_spans(project, count=4, trace_id=outcome["traceId"])
+        by_name = {span["name"]: span for span in spans}
+        assert "Step 1" in by_name, list(by_name)
+        errors = [
+            (s["name"], s.get("status_message")) for s in spans if s["status_code"] == "ERROR"
+        ]
+        assert errors == []
+        assert by_name["smol_instruments.run"]["status_code"] == "OK"
+        assert by_name["smol_instruments.run"]["attributes"]["smol.status"] == "completed"
+
+
+@pytest.mark.phoenix
+def test_a_failed_run_is_an_error_in_the_trace_with_its_reason(repo: Path) -> None:
+    from tests.support.phoenix import PhoenixServer
+
+    _require_phoenix()
+    broken = Turn(status=500, error="the model server broke")
+    with PhoenixServer() as phoenix, ScriptedModel([broken]) as model:
+        result = run_cli(repo, "--json", "What is a unit test?", env=model.env() | phoenix.env())
+        outcome = json.loads(result.stdout)
+        assert outcome["status"] == "failed", outcome
+        (run,) = phoenix.wait_for_spans(
+            "smol-instruments", "smol_instruments.run", trace_id=outcome["traceId"]
+        )
+        assert run["status_code"] == "ERROR"
+        assert run["status_message"] == outcome["error"]
 
 
 def test_chat_keeps_memory_across_turns(repo: Path) -> None:

@@ -7,11 +7,13 @@ leave the user's working tree byte-identical.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
 import subprocess
 import sys
+import tarfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -22,12 +24,15 @@ from typing import Any
 import pytest
 
 from conftest import git, make_repo
+from smol_instruments.base.beneath import Beneath
 from smol_instruments.base.config import Settings, load_settings
 from smol_instruments.base.git import workspace_files
 from smol_instruments.base.truncate import keep_tail
 from smol_instruments.cli.sandbox import main as sandbox_main
 from smol_instruments.patches.diff import changed_files, unified_diff
 from smol_instruments.patches.validation import NoneSandbox, SandboxUnavailable, Validation
+from smol_instruments.sandbox import docker as docker_module
+from smol_instruments.sandbox.archive import add_workspace
 from smol_instruments.sandbox.checks import find_related_tests
 from smol_instruments.sandbox.docker import (
     LABEL,
@@ -246,7 +251,10 @@ def test_the_copy_is_the_working_tree_not_head(backend: Backend, unchanged: None
     (listing,) = untracked.checks
     assert "local edit, now reviewed" in listing.output
     assert "untracked but not ignored" in listing.output
-    assert "No such file" in listing.output  # ignored files are not copied
+    if backend.sandbox.name == "local":  # a view of the repository: ignored files are there
+        assert "out.log" in listing.output
+    else:
+        assert "No such file" in listing.output  # ignored files are not copied
 
 
 def test_long_output_keeps_its_tail(backend: Backend) -> None:
@@ -356,19 +364,20 @@ def test_the_run_without_the_patch_is_remembered_while_the_files_stay(tmp_path: 
     runs: list[str] = []
     check = sandbox._check
 
-    def counted(command: str, argv: list[str], cwd: Path, tree: Path, contain: Any) -> Any:
-        runs.append(cwd.name)
-        return check(command, argv, cwd, tree, contain)
+    def counted(command: str, *args: Any, **kwargs: Any) -> Any:
+        runs.append(command)
+        return check(command, *args, **kwargs)
 
     sandbox._check = counted  # type: ignore[method-assign]
     tests = f"{sys.executable} -m pytest -q -p no:cacheprovider"
     docstring = _edit(repo, "app/calc.py", "def add(a, b):\n", 'def add(a, b):\n    """Sum."""\n')
     for _ in range(2):
         assert sandbox.validate(docstring, [tests]).checks[-1].fails_without_patch
-    assert runs.count("unpatched") == 1, runs
+    # with the patch twice, without it once
+    assert runs.count(tests) == 3, runs
     (repo / "notes.txt").write_text("a new file: another tree\n")
     assert sandbox.validate(docstring, [tests]).checks[-1].fails_without_patch
-    assert runs.count("unpatched") == 2, runs
+    assert runs.count(tests) == 5, runs
 
 
 # --- docker only ----------------------------------------------------------------------------
@@ -386,22 +395,22 @@ def test_docker_has_no_network(docker_sandbox: DockerSandbox) -> None:
 
 
 @pytest.mark.docker
-def test_docker_workspace_is_read_only_and_user_not_root(
-    docker_client: Any, tmp_path: Path
-) -> None:
-    # World-writable files, so that only the read-only mount can refuse the writes.
+def test_docker_sees_no_repository_and_user_not_root(docker_client: Any, tmp_path: Path) -> None:
+    # World-writable files: nothing but the container's own walls could refuse the writes.
     repo = make_demo_repo(tmp_path / "open")
     (repo / "README.md").chmod(0o666)
     repo.chmod(0o777)
+    (repo / ".env").write_text("API_TOKEN=ignored-and-secret\n")
+    (repo / ".gitignore").write_text("build/\n*.log\n.env\n")
     before = tree_snapshot(repo)
     sandbox = DockerSandbox(sandbox_settings(), repo, client=docker_client)
     try:
         validation = sandbox.validate(
             GOOD,
             [
-                "touch /workspace/README.md",
-                "echo x > /workspace/new.txt",
-                "grep ' /workspace ' /proc/mounts",
+                f"ls {repo} /workspace",
+                "cat .env; ls -a",
+                "echo x > README.md && cat README.md",
                 "id -u",
                 "touch /etc/x",
             ],
@@ -409,13 +418,50 @@ def test_docker_workspace_is_read_only_and_user_not_root(
     finally:
         sandbox.close()
 
-    touch, create, mount, uid, rootfs = validation.checks[1:]
-    assert not touch.passed and "Read-only file system" in touch.output
-    assert not create.passed and "Read-only file system" in create.output
-    assert " ro," in mount.output
+    mounted, ignored, copy, uid, rootfs = validation.checks[1:]
+    assert not mounted.passed and "No such file" in mounted.output  # the repository: not there
+    assert "ignored-and-secret" not in ignored.output and ".git\n" not in ignored.output
+    assert "notes.txt" in ignored.output  # untracked files are copied, ignored ones are not
+    assert copy.passed  # the copy is the check's to change
     assert uid.passed and uid.output.strip() != "0"
-    assert not rootfs.passed  # the container's own root file system is read-only too
+    assert not rootfs.passed  # the container's own root file system is read-only
     assert tree_snapshot(repo) == before
+
+
+@pytest.mark.docker
+def test_docker_copy_never_follows_a_link_on_the_host(
+    docker_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy is read on the host: a tracked folder swapped for a link to `~/.ssh` after the
+    file list was made (a hook here, at exactly that moment) is refused, and a tracked link
+    is copied as a link, never followed."""
+    secret = "DOCKER-COPY-SECRET-5d1e"
+    home = tmp_path / "home" / ".ssh"
+    home.mkdir(parents=True)
+    (home / "id_rsa").write_text(secret)
+    repo = make_repo(tmp_path / "repo", {**FILES, "pkg/id_rsa": "not a key\n"})
+    os.symlink(home / "id_rsa", repo / "key")
+    git(repo, "add", "key")
+    git(repo, "commit", "-qm", "a link out")
+    real = docker_module.workspace_files
+
+    def list_then_swap(root: Path, **kwargs: Any) -> list[str]:
+        names = real(root, **kwargs)
+        os.rename(repo / "pkg", repo / "pkg.moved")
+        (repo / "pkg").symlink_to(home)
+        return names
+
+    monkeypatch.setattr(docker_module, "workspace_files", list_then_swap)
+    sandbox = DockerSandbox(sandbox_settings(), repo, client=docker_client)
+    try:
+        validation = sandbox.validate(GOOD, ["ls -la pkg; cat pkg/id_rsa", "readlink key; cat key"])
+    finally:
+        sandbox.close()
+    assert secret in (repo / "pkg" / "id_rsa").read_text()  # the control: by name it leads out
+    swapped, link = validation.checks[1:]
+    assert secret not in swapped.output and secret not in link.output
+    assert link.output.splitlines()[0] == str(home / "id_rsa")  # a link, as it is
+    assert "'pkg' is a symbolic link" in (validation.message or "")
 
 
 @pytest.mark.docker
@@ -866,6 +912,41 @@ def test_which_failing_tests_use_a_changed_file(tmp_path: Path, imports: str, us
     (tmp_path / "tests" / "test_it.py").write_text(f"{imports}\n\n\ndef test_it():\n    pass\n")
     ids = ["tests/test_it.py::test_it", "tests/test_gone.py::test_gone"]
     expected = ["tests/test_it.py::test_it"] if uses else []
-    assert find_related_tests(ids, tmp_path, ["app/calc.py"]) == expected
+
+    def read(path: str) -> str | None:
+        return (tmp_path / path).read_text() if (tmp_path / path).is_file() else None
+
+    assert find_related_tests(ids, read, ["app/calc.py"]) == expected
     # a test file the patch changes is one of its tests, whatever it imports
-    assert find_related_tests(ids, tmp_path, ["tests/test_it.py"]) == ["tests/test_it.py::test_it"]
+    assert find_related_tests(ids, read, ["tests/test_it.py"]) == ["tests/test_it.py::test_it"]
+
+
+def test_the_workspace_archive_keeps_links_and_refuses_a_swapped_folder(tmp_path: Path) -> None:
+    """What the Docker sandbox streams in, without Docker: read on the host, no link followed."""
+    secret = "ARCHIVE-SECRET-0b7c"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "id_rsa").write_text(secret)
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "id_rsa").write_text("not a key\n")
+    (repo / "run.sh").write_text("echo hi\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "key").symlink_to(home / "id_rsa")
+    os.rename(repo / "pkg", repo / "pkg.moved")  # swapped after the listing
+    (repo / "pkg").symlink_to(home)
+    assert secret in (repo / "pkg" / "id_rsa").read_text()  # the control: by name it leads out
+
+    buffer = io.BytesIO()
+    with Beneath(repo) as tree, tarfile.open(fileobj=buffer, mode="w|") as tar:
+        problems = add_workspace(tar, tree, ["pkg/id_rsa", "key", "run.sh", "gone.txt"], "tree")
+    buffer.seek(0)
+    with tarfile.open(fileobj=buffer) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+        script = tar.extractfile("tree/run.sh")
+        assert script is not None and script.read() == b"echo hi\n"
+    assert secret.encode() not in buffer.getvalue()
+    assert sorted(members) == ["tree/key", "tree/run.sh"]
+    assert members["tree/key"].issym() and members["tree/key"].linkname == str(home / "id_rsa")
+    assert members["tree/run.sh"].mode == 0o755
+    assert problems == ["path 'pkg/id_rsa' is refused: 'pkg' is a symbolic link"]

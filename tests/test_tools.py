@@ -1131,7 +1131,7 @@ def test_run_cmd_denied_commands_never_run(
         home_file.unlink(missing_ok=True)
 
 
-REQUIRES_APPROVAL = "touch marker && pip install --no-index no-such-package-xyz"
+REQUIRES_APPROVAL = "echo ran > marker && pip install --no-index no-such-package-xyz"
 
 
 def test_run_cmd_require_approval_denied_does_not_run(tools: Tools, repo: Path) -> None:
@@ -1151,7 +1151,11 @@ def test_run_cmd_require_approval_approved_runs(
     events: list[dict[str, Any]] = []
     ctx.events = lambda e: events.append(to_wire(e))
     result = assert_ok(bound["run_cmd"](command=REQUIRES_APPROVAL))
-    assert (repo / "marker").exists()
+    # It ran (and wrote its marker in its view): what it wrote is proposed, not written.
+    assert not (repo / "marker").exists()
+    patch = ctx.patches.require(result["patch_id"])
+    assert [change.path for change in patch.files] == ["marker"]
+    assert f"proposed as patch {patch.id}" in result["changes"]
     assert result["verdict"] == "require_approval"
     assert result["approval"] == "approved"
     assert events[-1]["kind"] == "approval"

@@ -45,3 +45,19 @@ def test_hidden_says_whether_anything_was_marked() -> None:
     assert hidden("x\u2066y")
     assert not hidden("plain text\twith a tab\nand a line")
     assert not hidden("résumé ✓")
+
+
+def test_the_shared_table_holds_for_python() -> None:
+    """tests/visible_cases.json: the same table keeps extension/src/visible.ts equal to this."""
+    import json
+    from pathlib import Path
+
+    from smol_instruments.safety.approval import text_warnings
+
+    table = json.loads((Path(__file__).parent / "visible_cases.json").read_text())
+    for case in table["cases"]:
+        assert visible(case["text"]) == case["shown"], case
+        assert visible(case["text"], breaks=True) == case["shown_breaks"], case
+        assert hidden(case["text"]) is case["hidden"], case
+    for case in table["warnings"]:
+        assert text_warnings(case["text"], case["kind"]) == case["warnings"], case

@@ -227,24 +227,22 @@ def run_baseline(task: Task, repo: Path, options: RunOptions, out_file: Path) ->
     )
 
 
-def pending_patches(repo: Path) -> list[dict[str, Any]]:
-    """The patches still pending in the repository's store, newest first."""
-    store = repo / ".git" / "smol-instruments" / "patches"
-    found = []
-    for file in store.glob("p*.json") if store.is_dir() else []:
-        try:
-            patch = json.loads(file.read_text())
-        except ValueError:
-            continue
-        if patch.get("status", "pending") == "pending":  # a pending patch omits its status
-            found.append(patch)
-    return sorted(found, key=lambda p: p.get("created_at", 0), reverse=True)
+def pending_patches(repo: Path, options: RunOptions) -> list[dict[str, Any]]:
+    """The patches still pending for the repository, newest first, as `patches list --json`
+    reports them (the store lives in the user's state directory, wherever that is)."""
+    command = [*cli(), "patches", "list", "--json", "--repo", str(repo)]
+    _, out, _, _ = _execute(command, repo, options)
+    try:
+        found = json.loads(out)
+    except ValueError:
+        return []
+    return list(reversed([p for p in found if p.get("status", "pending") == "pending"]))
 
 
 def accept_pending(repo: Path, options: RunOptions) -> list[dict[str, Any]]:
     """Accept every pending patch through the command line, as a user clicking Accept."""
     results = []
-    for patch in pending_patches(repo):
+    for patch in pending_patches(repo, options):
         command = [
             *cli(),
             "tool",
@@ -264,7 +262,7 @@ def accept_pending(repo: Path, options: RunOptions) -> list[dict[str, Any]]:
             {
                 "patch": patch["id"],
                 "summary": patch.get("summary", ""),
-                "files": [f.get("path") for f in patch.get("files", [])],
+                "files": patch.get("files", []),
                 "applied": bool(result.get("applied")),
                 "result": result.get("status") or result.get("error"),
             }

@@ -14,7 +14,7 @@ import { PatchActions } from './edits/patchActions';
 import { PatchStatusBar } from './edits/statusBar';
 import { askAboutSelection } from './commands/askAboutSelection';
 import type { ApprovalAnswer } from './protocol';
-import { daemonSettings, SECTION, traceUrlTemplate, tracingEnabled } from './settings';
+import { daemonSettings, externalTraceTemplate, SECTION, traceUrlTemplate, tracingEnabled } from './settings';
 import * as api from './vscodeapi';
 
 let running: Daemon | undefined;
@@ -34,10 +34,18 @@ export function activate(context: vscode.ExtensionContext): void {
   const patches = new PatchActions(store, daemon, chat, proposed);
   const parts: Parts = { store, daemon, chat, view, patches, lenses };
 
+  let traceLinkVersion = 0;
   const updateTraceLink = () => {
     const settings = daemonSettings(api.inspectSetting());
     const template = tracingEnabled(settings) ? traceUrlTemplate(api.setting('traceViewerUrl', ''), settings) : '';
     store.dispatch({ type: 'config', traceUrlTemplate: template });
+    // Through the editor's proxy when it has one (code-server): the link then opens the trace.
+    const version = ++traceLinkVersion;
+    void externalTraceTemplate(template, api.asExternalUri).then((external) => {
+      if (version === traceLinkVersion && external !== template) {
+        store.dispatch({ type: 'config', traceUrlTemplate: external });
+      }
+    });
   };
   updateTraceLink();
 

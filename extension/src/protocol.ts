@@ -221,6 +221,14 @@ export interface ApprovalEvent extends EventBase {
   /** What an approval let it do beyond its containment, e.g. ['network']. */
   widens: string[];
 }
+/** What the run waits for before the model's next word: the local model getting ready, or the model reading its prompt. */
+export interface ProgressEvent extends EventBase {
+  kind: 'progress';
+  stage: 'model' | 'prompt';
+  message: string;
+  /** 0-100 when known. */
+  percent?: number;
+}
 export interface ErrorEvent extends EventBase {
   kind: 'error';
   message: string;
@@ -240,6 +248,7 @@ export type SmolEvent =
   | ObservationEvent
   | PatchEvent
   | ApprovalEvent
+  | ProgressEvent
   | ErrorEvent
   | FinalEvent;
 

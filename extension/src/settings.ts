@@ -29,6 +29,7 @@ export const DAEMON_SETTINGS = [
   'modelThreads',
   'modelEmbeddedPort',
   'modelStartTimeoutS',
+  'modelWarmUp',
   'modelAutoPull',
   'modelCacheDir',
   'modelCatalog',
@@ -50,6 +51,7 @@ export const DAEMON_SETTINGS = [
   'approvalTimeoutS',
   'policyAllowRepoLoosening',
   'commandContainment',
+  'commandReadPaths',
   'sandboxBackend',
   'sandboxImage',
   'sandboxCheckCommand',
@@ -85,6 +87,7 @@ export const USER_ONLY_SETTINGS: ReadonlySet<string> = new Set([
   'sandboxImage',
   'sandboxCheckCommand',
   'commandContainment',
+  'commandReadPaths',
   'modelFile',
   'modelAutoPull',
   'modelCacheDir',
@@ -205,6 +208,37 @@ export function traceUrlTemplate(viewerSetting: unknown, settings: Record<string
   } catch {
     return 'http://localhost:6006/redirects/traces/{traceId}';
   }
+}
+
+/**
+ * The trace URL template as this editor's browser reaches it. code-server serves a localhost
+ * port through its own proxy (`http://host:8080/proxy/6006/`), and its `asExternalUri` (which
+ * `openExternal` applies too) keeps only the port of a localhost URL, dropping its path. So the
+ * template's root alone is resolved (`resolve`: vscode.env.asExternalUri) and its path put back;
+ * a URL that stays as it is (desktop VS Code, a remote viewer) is kept. Phoenix must then serve
+ * under that path (PHOENIX_HOST_ROOT_PATH=/proxy/6006, which .ci/up sets for code-server).
+ */
+export async function externalTraceTemplate(template: string, resolve: (url: string) => Thenable<string> | Promise<string>): Promise<string> {
+  let root: string;
+  try {
+    const url = new URL(template.split('{traceId}').join('trace'));
+    root = `${url.protocol}//${url.host}/`;
+  } catch {
+    return template;
+  }
+  if (!template.startsWith(root)) {
+    return template;
+  }
+  let external: string;
+  try {
+    external = await resolve(root);
+  } catch {
+    return template;
+  }
+  if (!external || external === root) {
+    return template;
+  }
+  return `${external.replace(/\/?$/, '/')}${template.slice(root.length)}`;
 }
 
 export function traceUrl(template: string, traceId: string): string {

@@ -5,6 +5,7 @@
 
 import * as vscode from 'vscode';
 import { SECTION, USER_ONLY_SETTINGS, userValue, type Inspect } from './settings';
+import { visible } from './visible';
 
 export function configuration(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -51,17 +52,18 @@ export function createLogOutputChannel(name: string): vscode.LogOutputChannel {
   return vscode.window.createOutputChannel(name, { log: true });
 }
 
-/** Non-modal notifications: they never take focus from the editor. */
+/** Non-modal notifications: they never take focus from the editor. What they say may carry
+ * text from the daemon, the model or the repository: nothing in it stays invisible. */
 export function showError(message: string, ...actions: string[]): Thenable<string | undefined> {
-  return vscode.window.showErrorMessage(message, ...actions);
+  return vscode.window.showErrorMessage(visible(message), ...actions);
 }
 
 export function showWarning(message: string, ...actions: string[]): Thenable<string | undefined> {
-  return vscode.window.showWarningMessage(message, ...actions);
+  return vscode.window.showWarningMessage(visible(message), ...actions);
 }
 
 export function showInfo(message: string, ...actions: string[]): Thenable<string | undefined> {
-  return vscode.window.showInformationMessage(message, ...actions);
+  return vscode.window.showInformationMessage(visible(message), ...actions);
 }
 
 export function openSettings(query: string): Thenable<unknown> {
@@ -70,6 +72,11 @@ export function openSettings(query: string): Thenable<unknown> {
 
 export function openExternal(url: string): Thenable<boolean> {
   return vscode.env.openExternal(vscode.Uri.parse(url));
+}
+
+/** `url` as the user's browser reaches it (code-server: through its proxy). */
+export async function asExternalUri(url: string): Promise<string> {
+  return (await vscode.env.asExternalUri(vscode.Uri.parse(url))).toString(true);
 }
 
 /** The Python extension's active interpreter for `resource`, when that extension is installed. */

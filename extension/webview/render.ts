@@ -1,13 +1,20 @@
 /**
  * The chat panel's DOM, built from the state. Turns are rebuilt only when their part of the
  * state changed (the reducer keeps unchanged objects identical), so streaming stays cheap.
+ *
+ * Everything the agent, the model or the repository wrote (commands, tool arguments and
+ * output, errors, summaries, paths, the model's words) is drawn through `visible`: escape
+ * sequences, bidi overrides and invisible characters show as marks, and a command awaiting
+ * approval shows every line break and says in words what it hides. The user's own question
+ * is shown as typed.
  */
 
 import type { Approval, ChatState, Conversation, Step, ToolCall, Turn } from '../src/chat/state';
-import { activeConversation, isRunning } from '../src/chat/state';
+import { activeConversation, isRunning, progressText } from '../src/chat/state';
 import type { Patch } from '../src/protocol';
 import { checkVerdict, filePath, hunkSummary, patchStats, pendingPatches } from '../src/edits/patchState';
 import { traceUrl } from '../src/settings';
+import { textWarnings, visible } from '../src/visible';
 import { renderInlineMarkdown, renderMarkdown } from './markdown';
 
 type Child = Node | string | null | undefined | false;
@@ -35,14 +42,19 @@ export function h(tag: string, attrs: Record<string, string | boolean | undefine
 
 function markdown(text: string, cls = 'md'): HTMLElement {
   const el = h('div', { class: cls });
-  el.innerHTML = renderMarkdown(text); // markdown-it with html: false escapes any markup
+  el.innerHTML = renderMarkdown(visible(text)); // markdown-it with html: false escapes any markup
   return el;
 }
 
 function inlineMarkdown(text: string, cls: string): HTMLElement {
   const el = h('div', { class: cls });
-  el.innerHTML = renderInlineMarkdown(text); // html: false, as for the rest
+  el.innerHTML = renderInlineMarkdown(visible(text)); // html: false, as for the rest
   return el;
+}
+
+/** Untrusted text for a DOM text node: nothing in it invisible. */
+function shown(text: string, breaks = false): string {
+  return visible(text, { breaks });
 }
 
 function button(label: string, action: string, data: Record<string, string> = {}, opts: { primary?: boolean; title?: string; disabled?: boolean } = {}): HTMLElement {
@@ -69,7 +81,7 @@ function formatArgs(args: Record<string, unknown>): string {
     const value = typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v) : JSON.stringify(v);
     return `${k}=${value}`;
   });
-  return parts.join(', ');
+  return visible(parts.join(', '));
 }
 
 // --- pieces -------------------------------------------------------------------------------
@@ -86,9 +98,9 @@ function toolLine(tool: ToolCall): HTMLElement {
       h(
         'div',
         { class: 'error-box' },
-        h('strong', {}, tool.error.error),
-        ` ${tool.error.message}`,
-        tool.error.recovery_suggestion ? h('div', { class: 'suggestion' }, `Suggestion: ${tool.error.recovery_suggestion}`) : null,
+        h('strong', {}, shown(tool.error.error)),
+        ` ${shown(tool.error.message)}`,
+        tool.error.recovery_suggestion ? h('div', { class: 'suggestion' }, `Suggestion: ${shown(tool.error.recovery_suggestion)}`) : null,
       ),
     );
   }
@@ -125,13 +137,13 @@ function stepView(turn: Turn, step: Step, isLast: boolean, ctx: RenderContext): 
   }
   for (const note of step.approvals) {
     body.append(
-      h('div', { class: `approval-note ${note.decision}` }, `${note.decision === 'approved' ? 'Approved' : 'Denied'}: `, h('code', {}, note.command), note.rule ? h('span', { class: 'muted' }, ` (${note.rule})`) : null),
+      h('div', { class: `approval-note ${note.decision}` }, `${note.decision === 'approved' ? 'Approved' : 'Denied'}: `, h('code', {}, shown(note.command, true)), note.rule ? h('span', { class: 'muted' }, ` (${shown(note.rule)})`) : null),
     );
   }
   if (step.observation) {
     body.append(
       h('div', { class: 'label' }, step.observation.truncated ? 'Observation (truncated)' : 'Observation'),
-      h('pre', { class: 'observation' }, step.observation.text),
+      h('pre', { class: 'observation' }, shown(step.observation.text)),
     );
   }
   for (const error of step.errors) {
@@ -141,16 +153,16 @@ function stepView(turn: Turn, step: Step, isLast: boolean, ctx: RenderContext): 
 }
 
 function errorView(message: string, suggestion?: string, cls = 'error-box'): HTMLElement {
-  return h('div', { class: cls, role: 'alert' }, h('div', {}, message), suggestion ? h('div', { class: 'suggestion' }, `Suggestion: ${suggestion}`) : null);
+  return h('div', { class: cls, role: 'alert' }, h('div', {}, shown(message)), suggestion ? h('div', { class: 'suggestion' }, `Suggestion: ${shown(suggestion)}`) : null);
 }
 
 export function patchCard(patch: Patch): HTMLElement {
   const { added, removed } = patchStats(patch);
-  const files = patch.files.map((f) => filePath(f)).join(', ');
+  const files = shown(patch.files.map((f) => filePath(f)).join(', '), true);
   const card = h(
     'div',
     { class: `patch-card ${patch.status}`, 'data-patch-id': patch.id },
-    h('div', { class: 'patch-head' }, h('span', { class: 'patch-title' }, patch.summary || 'Agent patch'), h('span', { class: `badge ${patch.status}` }, patch.status)),
+    h('div', { class: 'patch-head' }, h('span', { class: 'patch-title' }, shown(patch.summary, true) || 'Agent patch'), h('span', { class: `badge ${patch.status}` }, patch.status)),
     h('div', { class: 'muted' }, `${files} `, h('span', { class: 'added' }, `+${added}`), ' ', h('span', { class: 'removed' }, `−${removed}`)),
   );
   const hunks = hunkSummary(patch);
@@ -167,7 +179,7 @@ export function patchCard(patch: Patch): HTMLElement {
         `validated (${validation.backend}): ${validation.applies ? 'applies' : 'does not apply'}`,
         ...checks.map((c) => {
           const verdict = checkVerdict(c);
-          return h('span', { class: `check ${verdict.kind}`, title: c.output.slice(0, 2000) }, ` · ${c.command} ${verdict.mark}`);
+          return h('span', { class: `check ${verdict.kind}`, title: shown(c.output.slice(0, 2000)) }, ` · ${shown(c.command, true)} ${verdict.mark}`);
         }),
       ),
     );
@@ -180,10 +192,10 @@ export function patchCard(patch: Patch): HTMLElement {
       button('Diff', 'showDiff', { patch: patch.id }, { title: 'Open the proposed change side by side' }),
     );
   } else if (patch.status === 'stale') {
-    card.append(h('div', { class: 'warn-box' }, `Stale: the file changed since it was proposed${patch.statusReason ? ` (${patch.statusReason})` : ''}. Nothing was written.`));
+    card.append(h('div', { class: 'warn-box' }, `Stale: the file changed since it was proposed${patch.statusReason ? ` (${shown(patch.statusReason)})` : ''}. Nothing was written.`));
     actions.append(button('Ask the agent again', 'askAgain', { patch: patch.id }, { primary: true }));
   } else if (patch.statusReason) {
-    card.append(h('div', { class: 'muted' }, patch.statusReason));
+    card.append(h('div', { class: 'muted' }, shown(patch.statusReason)));
   }
   if (actions.childElementCount) {
     card.append(actions);
@@ -195,15 +207,17 @@ function approvalView(approval: Approval): HTMLElement {
   if (approval.status !== 'pending') {
     const verb = approval.status === 'expired' ? 'No answer' : approval.answer === 'Run' ? 'Allowed' : approval.answer === 'Deny' ? 'Denied' : (approval.answer ?? 'Answered');
     const where = approval.answeredIn && approval.answeredIn !== 'daemon' ? ` (in the ${approval.answeredIn})` : '';
-    return h('div', { class: `approval done ${approval.answer === 'Run' ? 'approved' : 'denied'}` }, `${verb}: `, h('code', {}, approval.command ?? approval.message), where);
+    return h('div', { class: `approval done ${approval.answer === 'Run' ? 'approved' : 'denied'}` }, `${verb}: `, h('code', {}, shown(approval.command ?? approval.message, true)), where);
   }
+  const warnings = approval.command !== undefined ? textWarnings(approval.command, 'command') : [];
   return h(
     'div',
     { class: 'approval pending', role: 'alertdialog', 'aria-label': 'The agent asks for approval', 'data-approval-id': approval.id },
     h('div', { class: 'approval-title' }, '⚠ The agent wants to run'),
-    approval.command ? h('pre', { class: 'command' }, approval.command) : h('div', {}, approval.message),
+    approval.command !== undefined ? h('pre', { class: 'command' }, shown(approval.command, true)) : h('div', { class: 'message' }, shown(approval.message)),
+    ...warnings.map((warning) => h('div', { class: 'warn-box hidden-text' }, warning)),
     approval.rule ? inlineMarkdown(`Policy ${approval.rule}${approval.reason ? `: ${approval.reason}` : ''}`, 'muted policy') : null,
-    approval.widens?.length ? h('div', { class: 'widens' }, `Approving also allows: ${approval.widens.join(', ')}`) : null,
+    approval.widens?.length ? h('div', { class: 'widens' }, `Approving also allows: ${shown(approval.widens.join(', '))}`) : null,
     h(
       'div',
       { class: 'actions' },
@@ -215,7 +229,17 @@ function approvalView(approval: Approval): HTMLElement {
 function turnFooter(turn: Turn, ctx: RenderContext): HTMLElement | null {
   if (turn.status === 'running') {
     const step = turn.steps[turn.steps.length - 1];
-    return h('div', { class: 'turn-footer muted', 'aria-live': 'polite' }, h('span', { class: 'spinner' }), step ? ` Working · step ${step.number}${step.maxSteps ? `/${step.maxSteps}` : ''}` : ' Starting…');
+    const where = step ? `Working · step ${step.number}${step.maxSteps ? `/${step.maxSteps}` : ''}` : 'Starting…';
+    const progress = progressText(turn);
+    const percent = turn.progress?.percent;
+    return h(
+      'div',
+      { class: 'turn-footer muted', 'aria-live': 'polite' },
+      h('span', { class: 'spinner' }),
+      ` ${where}`,
+      progress ? h('span', { class: 'progress-text' }, ` · ${progress}`) : null,
+      percent !== undefined ? h('progress', { class: 'progress-bar', max: '100', value: String(percent), 'aria-label': progress ?? '' }) : null,
+    );
   }
   const parts: Child[] = [];
   const status = turn.status === 'completed' ? '' : turn.status === 'max_steps' ? 'stopped at the step limit · ' : `${turn.status} · `;
@@ -375,7 +399,7 @@ export class PanelRenderer {
       stopped: 'The daemon is not running.',
       error: 'The daemon cannot run.',
     }[daemon.state];
-    const children: HTMLElement[] = [h('div', {}, h('strong', {}, text), daemon.message ? h('div', { class: 'banner-detail' }, daemon.message) : null)];
+    const children: HTMLElement[] = [h('div', {}, h('strong', {}, text), daemon.message ? h('div', { class: 'banner-detail' }, shown(daemon.message)) : null)];
     if (daemon.state === 'error' || daemon.state === 'stopped') {
       children.push(h('div', { class: 'actions' }, button('Restart the daemon', 'restartDaemon', {}, { primary: true }), button('Show log', 'showLog')));
     }

@@ -3,11 +3,12 @@ gets a victim (a HOME of its own in the test's temp directory)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .harness import Victim
+from .harness import Elsewhere, Victim
 
 HERE = Path(__file__).parent
 
@@ -21,3 +22,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def victim(tmp_path: Path) -> Victim:
     return Victim.create(tmp_path / "home")
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[Elsewhere]:
+    """Another project on the machine, outside the home (under /var/tmp)."""
+    with Elsewhere.create() as place:
+        yield place

@@ -62,7 +62,7 @@ async def test_a_planted_patch_accepted_in_the_editor_stays_inside(
     spot = victim.spot(f"planted-daemon-{target}-{apply_edit}")
     (repo / "outside").symlink_to(spot.dir)
     path, old, new = planted_targets(spot, repo)[target]
-    patch_id = plant(repo, path, old, new, "Fix a typo in README.md")
+    patch_id = plant(repo, path, old, new, "Fix a typo in README.md", victim.patch_store(repo))
     recorder = Recorder()
     client = await start_daemon(
         repo, recorder, env=env_for(victim, tmp_path), apply_edit=apply_edit, cwd=repo

@@ -1,7 +1,9 @@
 """Patches as a way out: a diff that adds a symlink to a file outside the repository, a mode
 change to executable, paths outside the repository, and a pending patch planted in the patch
-store's directory (`.git/smol-instruments/patches/`) that points outside, accepted with
-`smol-instruments tool apply_patch --yes` (the user accepting what they were shown).
+store (the user's state directory) that points outside, accepted with
+`smol-instruments tool apply_patch --yes` (the user accepting what they were shown). Patches
+planted where earlier versions kept them (`.git/smol-instruments/patches/`) are not loaded:
+test_attack_host_files.py.
 The daemon's accept of the same planted patch is in test_attack_daemon.py.
 """
 
@@ -9,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import make_repo
+from smol_instruments.patches.model import FileChange, Patch
 
 from .harness import BASHRC, ENV_SECRET_NAME, Spot, Victim, harm_report, output_of, tool
 
@@ -139,23 +141,19 @@ def test_a_diff_cannot_write_outside_the_repository(kind: str, repo: Path, victi
     assert found == [], harm_report(found) + "\n" + output[-1500:]
 
 
-def plant(repo: Path, path: str, old: str | None, new: str, summary: str) -> str:
-    """A pending patch written straight into the patch store's directory, as any process that
-    can write `.git/` (an allowed command, a hostile clone) can; its id."""
+def plant(
+    repo: Path, path: str, old: str | None, new: str, summary: str, store: Path | None = None
+) -> str:
+    """A pending patch written straight into a patch store's directory (default: where earlier
+    versions kept it, `.git/smol-instruments/patches/`, which an allowed command or a hostile
+    clone can write); its id."""
     patch_id = "p" + os.urandom(3).hex()
-    store = repo / ".git" / "smol-instruments" / "patches"
+    store = store or repo / ".git" / "smol-instruments" / "patches"
     store.mkdir(parents=True, exist_ok=True)
-    record = {
-        "id": patch_id,
-        "summary": summary,
-        "files": [{"path": path, "old_text": old, "new_text": new}],
-        "status": "pending",
-        "session_id": None,
-        "validation": {"backend": "local", "applies": True, "checks": []},
-        "status_reason": None,
-        "trace_id": None,
-        "created_at": time.time(),
-    }
+    # A record in the store's own format (what the service writes), so that only the guard
+    # at load and at accept stands between it and the disk.
+    record = Patch(patch_id, summary, [FileChange.between(path, old, new)]).to_dict()
+    record["validation"] = {"backend": "local", "applies": True, "checks": []}
     (store / f"{patch_id}.json").write_text(json.dumps(record))
     return patch_id
 
@@ -180,7 +178,10 @@ def test_a_planted_patch_accepted_on_the_command_line_stays_inside(
     spot = victim.spot(f"planted-cli-{target}")
     (repo / "outside").symlink_to(spot.dir)
     path, old, new = planted_targets(spot, repo)[target]
-    patch_id = plant(repo, path, old, new, "Fix a typo in README.md")
+    # Planted in the user's own store (as another process of the user's could): the guard
+    # refuses it at load and at accept.
+    store = victim.patch_store(repo)
+    patch_id = plant(repo, path, old, new, "Fix a typo in README.md", store)
     result = tool(repo, victim, "apply_patch", {"patch_id": patch_id}, "--yes")
     found = spot.harm(output_of(result))
     assert found == [], harm_report(found, result)

@@ -4,9 +4,10 @@
 except under CI (the `CI` variable set), where that is a failure: CI installs bubblewrap
 (`.ci/setup`) and must run the contained path for real.
 
-`outside_dir()` is a fresh directory that a contained command *can see* (read-only): not
-under /tmp (private inside) and not under a home (hidden inside), so a write there that
-does not happen shows the read-only mount at work, not a mask.
+`outside_dir()` is a fresh directory outside the repository, the private /tmp and the homes:
+under /var/tmp, which a contained command does not see at all (only the system's places and
+the repository are there), while the test and an uncontained control can.
+`planted_home()` is a home directory in it with an SSH key and a shell rc file.
 """
 
 from __future__ import annotations
@@ -41,3 +42,12 @@ def outside_dir() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def planted_home(outside: Path, secret: str, rc: str = "# rc\n") -> Path:
+    """`outside`/home with `.ssh/id_ed25519` holding `secret` and a `.bashrc` holding `rc`."""
+    home = outside / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(f"PRIVATE KEY {secret}\n")
+    (home / ".bashrc").write_text(rc)
+    return home

@@ -20,7 +20,6 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
 from smol_instruments.lsp.protocol import to_plain
-from smol_instruments.patches.store import read_text
 
 SETTING_NAMES = (
     "MODEL_BACKEND",
@@ -126,7 +125,8 @@ def _apply_locally(params: types.ApplyWorkspaceEditParams) -> None:
             Path(unquote(urlparse(change.uri).path)).unlink(missing_ok=True)
         elif isinstance(change, types.TextDocumentEdit):
             path = Path(unquote(urlparse(change.text_document.uri).path))
-            path.write_text(apply_text_edits(read_text(path) or "", list(change.edits)))
+            old = path.read_bytes().decode("utf-8", "surrogateescape") if path.exists() else ""
+            path.write_text(apply_text_edits(old, list(change.edits)))
 
 
 def client_factory(recorder: Recorder, profile: str) -> Callable[[], LanguageClient]:

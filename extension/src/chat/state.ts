@@ -75,6 +75,9 @@ export interface Turn {
   endedAt?: number;
   /** Kind of the last event, to tell a run's failure from a step's error. */
   lastKind?: string;
+  /** What the run waits for before the model's next word (the model getting ready, or
+   * reading its prompt); gone once the model writes. */
+  progress?: { stage: 'model' | 'prompt'; message: string; percent?: number };
 }
 
 export interface Conversation {
@@ -292,8 +295,33 @@ function applyEvent(state: ChatState, event: SmolEvent): ChatState {
   });
 }
 
+/** Events after which the model is no longer waited for: the progress line goes. (Not
+ * `tool`: step 1 opens with what was read for it, while the model still reads its prompt.) */
+const PROGRESS_ENDS = new Set<SmolEvent['kind']>(['text', 'code', 'observation', 'error', 'final']);
+
+/** The running turn's progress line: "reading 1,100 tokens — 40 %", or undefined. */
+export function progressText(turn: Turn): string | undefined {
+  const progress = turn.progress;
+  if (!progress) {
+    return undefined;
+  }
+  const percent = progress.percent !== undefined ? ` — ${progress.percent} %` : '';
+  const message = progress.message.charAt(0).toUpperCase() + progress.message.slice(1);
+  return `${message}${percent}`;
+}
+
 function turnEvent(turn: Turn, event: SmolEvent): Turn {
+  if (turn.progress && PROGRESS_ENDS.has(event.kind)) {
+    turn = { ...turn, progress: undefined };
+  }
   switch (event.kind) {
+    case 'progress': {
+      const progress: NonNullable<Turn['progress']> = { stage: event.stage, message: event.message };
+      if (typeof event.percent === 'number') {
+        progress.percent = event.percent;
+      }
+      return { ...turn, progress };
+    }
     case 'step':
       if (turn.steps.some((s) => s.number === event.step)) {
         return turn;
@@ -401,6 +429,7 @@ export function reduce(state: ChatState, action: Action): ChatState {
             stepCount: result.steps,
             traceId: result.traceId,
             endedAt: action.now,
+            progress: undefined,
           };
           if (result.status === 'failed' && !turn.failure && result.error) {
             turn.failure = { message: result.error };

@@ -12,6 +12,12 @@ import type { InlineDiffs } from './decorations';
 import { hunksIn, patchStats, pendingHunks, sameUri } from './patchState';
 import { COMMANDS } from '../commands/ids';
 import type { Patch } from '../protocol';
+import { visible } from '../visible';
+
+/** A patch's summary as a lens title may show it: nothing invisible, no line break. */
+function summaryOf(patch: Patch): string {
+  return visible(patch.summary, { breaks: true }).replaceAll('\n', ' ');
+}
 
 /** The lenses of one pending hunk of `patch` whose file still holds the base text. */
 export function hunkLenses(patch: Patch, view: HunkView, firstInFile: boolean): vscode.Command[] {
@@ -20,7 +26,7 @@ export function hunkLenses(patch: Patch, view: HunkView, firstInFile: boolean): 
   const commands: vscode.Command[] = [];
   if (firstInFile) {
     const { added, removed } = patchStats(patch);
-    commands.push({ title: `$(sparkle) Agent: ${patch.summary} (+${added} −${removed})`, command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Open the proposed change as a diff' });
+    commands.push({ title: `$(sparkle) Agent: ${summaryOf(patch)} (+${added} −${removed})`, command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Open the proposed change as a diff' });
   }
   commands.push(
     { title: '$(check) Accept', command: COMMANDS.acceptPatch, arguments: [patch.id, ...only], tooltip: pending > 1 ? 'Apply this hunk only; the others stay pending' : 'Accept the agent patch' },
@@ -39,7 +45,7 @@ export function hunkLenses(patch: Patch, view: HunkView, firstInFile: boolean): 
 /** The one warning lens of a patch whose file changed since (its hunks cannot be placed here). */
 export function changedFileLenses(patch: Patch, view: HunkView): vscode.Command[] {
   return [
-    { title: `$(warning) This file changed since the agent proposed this patch: ${patch.summary}`, command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Hunks whose lines changed will be stale; the others still apply.' },
+    { title: `$(warning) This file changed since the agent proposed this patch: ${summaryOf(patch)}`, command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Hunks whose lines changed will be stale; the others still apply.' },
     { title: 'Accept what still applies', command: COMMANDS.acceptPatch, arguments: [patch.id], tooltip: 'Write every hunk whose lines are still there; the others become stale' },
     { title: 'Reject', command: COMMANDS.rejectPatch, arguments: [patch.id] },
     { title: 'Ask the agent again', command: COMMANDS.askAgain, arguments: [patch.id] },
@@ -49,7 +55,7 @@ export function changedFileLenses(patch: Patch, view: HunkView): vscode.Command[
 /** The lenses of a patch's stale hunk (its lines changed: nothing was written for it). */
 export function staleLenses(patch: Patch, view: HunkView): vscode.Command[] {
   return [
-    { title: `$(warning) Stale agent hunk: ${patch.summary}`, command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Its lines changed since it was proposed; nothing was written for it.' },
+    { title: `$(warning) Stale agent hunk: ${summaryOf(patch)}`, command: COMMANDS.showPatchDiff, arguments: [patch.id, view.fileIndex], tooltip: 'Its lines changed since it was proposed; nothing was written for it.' },
     { title: 'Ask the agent again', command: COMMANDS.askAgain, arguments: [patch.id] },
     { title: 'Dismiss', command: COMMANDS.dismissPatch, arguments: [patch.id] },
   ];

@@ -3,6 +3,9 @@
  * `diffEditor.removedLineBackground`, proposed lines as after-text on an inserted-text
  * background, the hunk as a diff in the hover. Drawing never opens, reveals or focuses an
  * editor: a patch shows up wherever its file is already visible, and when it is opened later.
+ * The proposed text, the hover's diff and summary go through `visible`: an escape sequence,
+ * a bidi override or a zero-width character in a proposed line is drawn as a mark, and the
+ * hover says in words that the hunk holds one.
  */
 
 import * as vscode from 'vscode';
@@ -11,6 +14,7 @@ import type { PatchFile } from '../protocol';
 import { BaseHashes } from './baseHash';
 import { hunkDecorations, hunkDiff, type HunkView } from './hunks';
 import { hunksIn, sameUri } from './patchState';
+import { textWarnings, visible } from '../visible';
 
 export class InlineDiffs implements vscode.Disposable {
   readonly hashes = new BaseHashes();
@@ -116,7 +120,7 @@ export class InlineDiffs implements vscode.Disposable {
         inserted.push({
           range: new vscode.Range(end, end),
           hoverMessage: hover,
-          renderOptions: { after: { contentText: item.text } },
+          renderOptions: { after: { contentText: visible(item.text) } },
         });
       }
     }
@@ -147,8 +151,12 @@ export class InlineDiffs implements vscode.Disposable {
 
 function hoverFor(view: HunkView, oldLines: string[], summary: string): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
-  md.appendMarkdown(`**Agent proposes:** ${escapeMarkdown(summary)} (+${view.added} −${view.removedCount})\n\n`);
-  md.appendCodeblock(hunkDiff(view, oldLines), 'diff');
+  const diff = hunkDiff(view, oldLines);
+  md.appendMarkdown(`**Agent proposes:** ${escapeMarkdown(visible(summary, { breaks: true }))} (+${view.added} −${view.removedCount})\n\n`);
+  for (const warning of textWarnings(diff, 'patch')) {
+    md.appendMarkdown(`$(warning) ${escapeMarkdown(warning)}\n\n`);
+  }
+  md.appendCodeblock(visible(diff), 'diff');
   return md;
 }
 

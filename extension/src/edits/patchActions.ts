@@ -17,6 +17,7 @@ import { DAEMON_ACCEPT_PATCH, DAEMON_REJECT_PATCH, type Patch, type PatchCommand
 import * as api from '../vscodeapi';
 import type { ProposedFileProvider } from './diffProvider';
 import { filePath, pendingPatches, sameUri, staleExplanation, staleHunksExplanation } from './patchState';
+import { visible } from '../visible';
 
 export interface AcceptOutcome {
   status: 'accepted' | 'stale' | 'failed' | 'skipped';
@@ -180,7 +181,7 @@ export class PatchActions {
       return pending[0].id;
     }
     const choice = await vscode.window.showQuickPick(
-      pending.map((p) => ({ label: p.summary, description: p.files.map(filePath).join(', '), id: p.id })),
+      pending.map((p) => ({ label: visible(p.summary, { breaks: true }), description: visible(p.files.map(filePath).join(', ')), id: p.id })),
       { placeHolder },
     );
     return choice?.id;

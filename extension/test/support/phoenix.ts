@@ -52,7 +52,12 @@ export class Phoenix {
     return `${this.url}/v1/traces`;
   }
 
-  static async start(timeoutMs = 180_000): Promise<Phoenix> {
+  /**
+   * `behindCodeServer`: serve under code-server's proxy path of its port (`/proxy/<port>`,
+   * PHOENIX_HOST_ROOT_PATH), as `.ci/up` does when the editor is code-server: its pages then
+   * load through `http://<code-server>/proxy/<port>/`, and its REST API still answers directly.
+   */
+  static async start(timeoutMs = 180_000, options: { behindCodeServer?: boolean } = {}): Promise<Phoenix> {
     const port = await freePort();
     let grpcPort = await freePort();
     while (grpcPort === port) {
@@ -74,6 +79,7 @@ export class Phoenix {
         PHOENIX_PORT: String(port),
         PHOENIX_GRPC_PORT: String(grpcPort),
         PHOENIX_WORKING_DIR: workingDir,
+        ...(options.behindCodeServer ? { PHOENIX_HOST_ROOT_PATH: `/proxy/${port}` } : {}),
       },
       detached: true, // its own process group, stopped as one
       stdio: ['ignore', 'pipe', 'pipe'],

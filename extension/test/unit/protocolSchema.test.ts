@@ -24,6 +24,7 @@ export const PAIRS: Record<string, string> = {
   ToolEvent: 'ToolEvent',
   ObservationEvent: 'ObservationEvent',
   PatchEvent: 'PatchEvent',
+  ProgressEvent: 'ProgressEvent',
   ApprovalEvent: 'ApprovalEvent',
   ErrorEvent: 'ErrorEvent',
   FinalEvent: 'FinalEvent',

@@ -8,6 +8,7 @@ import {
   envName,
   EXTENSION_SETTINGS,
   explicitValue,
+  externalTraceTemplate,
   startupEnvironment,
   traceUrl,
   traceUrlTemplate,
@@ -73,6 +74,22 @@ describe('trace links', () => {
     expect(traceUrlTemplate('', {})).toBe('http://localhost:6006/redirects/traces/{traceId}');
     expect(traceUrlTemplate('https://jaeger.local/trace/{traceId}', {})).toBe('https://jaeger.local/trace/{traceId}');
     expect(traceUrlTemplate('https://jaeger.local/trace/', {})).toBe('https://jaeger.local/trace/{traceId}');
+  });
+
+  it("go through the editor's proxy with their path kept (code-server drops it)", async () => {
+    // What code-server's asExternalUri does with a localhost URL: its port's proxy root only.
+    const codeServer = async (url: string) => {
+      const port = new URL(url).port;
+      return /^http:\/\/(localhost|127\.0\.0\.1):\d+\//.test(url) ? `http://127.0.0.1:8080/proxy/${port}/` : url;
+    };
+    const template = 'http://localhost:6006/redirects/traces/{traceId}';
+    expect(await externalTraceTemplate(template, codeServer)).toBe('http://127.0.0.1:8080/proxy/6006/redirects/traces/{traceId}');
+    // Desktop VS Code answers the same URL: nothing changes; nor for a viewer that is not local.
+    expect(await externalTraceTemplate(template, async (url) => url)).toBe(template);
+    expect(await externalTraceTemplate('https://jaeger.local/trace/{traceId}', codeServer)).toBe('https://jaeger.local/trace/{traceId}');
+    // An editor that cannot say, or a template that is no URL, keeps the template.
+    expect(await externalTraceTemplate(template, async () => { throw new Error('no'); })).toBe(template);
+    expect(await externalTraceTemplate('', codeServer)).toBe('');
   });
 
   it('are off when tracing is off', () => {

@@ -5,6 +5,7 @@ import {
   initialState,
   isRunning,
   pendingApprovals,
+  progressText,
   reduce,
   type Action,
   type ChatState,
@@ -49,6 +50,25 @@ describe('the chat reducer: events in order → what the panel shows', () => {
     const [turn] = activeConversation(state).turns;
     expect(turn).toMatchObject({ status: 'completed', stepCount: 3, traceId: 'abc', usage: { promptTokens: 3204, completionTokens: 128 }, endedAt: 9000 });
     expect(isRunning(state)).toBe(false);
+  });
+
+  it('shows what the run waits for, with the percent, until the model writes', () => {
+    let state = start(initialState('s1', 0));
+    const progress = (seq: number, stage: 'model' | 'prompt', message: string, percent?: number) =>
+      reduce(state, { type: 'event', event: { sessionId: 's1', seq, kind: 'progress', stage, message, ...(percent === undefined ? {} : { percent }) } });
+    state = progress(1, 'model', 'starting the local model');
+    expect(progressText(activeConversation(state).turns[0])).toBe('Starting the local model');
+    state = progress(2, 'model', 'the model is reading its instructions (870 tokens)', 40);
+    expect(progressText(activeConversation(state).turns[0])).toBe('The model is reading its instructions (870 tokens) — 40 %');
+    state = reduce(state, { type: 'event', event: { sessionId: 's1', seq: 3, kind: 'step', step: 1, maxSteps: 6 } });
+    // What was read for step 1 is shown while the model still reads: the line stays.
+    state = reduce(state, { type: 'event', event: { sessionId: 's1', seq: 4, kind: 'tool', step: 1, name: 'context', args: {}, durationMs: 3 } });
+    expect(progressText(activeConversation(state).turns[0])).toBe('The model is reading its instructions (870 tokens) — 40 %');
+    state = progress(5, 'prompt', 'reading 1,100 tokens', 100);
+    expect(progressText(activeConversation(state).turns[0])).toBe('Reading 1,100 tokens — 100 %');
+    state = reduce(state, { type: 'event', event: { sessionId: 's1', seq: 6, kind: 'text', text: 'The' } });
+    expect(activeConversation(state).turns[0].progress).toBeUndefined();
+    expect(progressText(activeConversation(state).turns[0])).toBeUndefined();
   });
 
   it('ignores duplicate and out-of-date events (seq)', () => {

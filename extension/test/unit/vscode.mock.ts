@@ -98,6 +98,34 @@ export class Uri {
   }
 }
 
+export enum OverviewRulerLane {
+  Left = 1,
+  Center = 2,
+  Right = 4,
+  Full = 7,
+}
+
+export enum DecorationRangeBehavior {
+  OpenOpen = 0,
+  ClosedClosed = 1,
+  OpenClosed = 2,
+  ClosedOpen = 3,
+}
+
+export class MarkdownString {
+  value = '';
+  appendMarkdown(value: string): MarkdownString {
+    this.value += value;
+    return this;
+  }
+  appendCodeblock(code: string, language = ''): MarkdownString {
+    this.value += `\n\`\`\`${language}\n${code}\n\`\`\`\n`;
+    return this;
+  }
+}
+
+let decorationTypes = 0;
+
 export const window = {
   showErrorMessage: vi.fn(() => Promise.resolve(undefined)),
   showWarningMessage: vi.fn(() => Promise.resolve(undefined)),
@@ -105,6 +133,8 @@ export const window = {
   showInputBox: vi.fn(() => Promise.resolve(undefined)),
   showQuickPick: vi.fn(() => Promise.resolve(undefined)),
   createOutputChannel: vi.fn(() => ({ info: vi.fn(), warn: vi.fn(), error: vi.fn(), show: vi.fn(), dispose: vi.fn() })),
+  createTextEditorDecorationType: vi.fn(() => ({ key: `decoration-${decorationTypes++}`, dispose: vi.fn() })),
+  onDidChangeVisibleTextEditors: vi.fn(() => new Disposable()),
   activeTextEditor: undefined as unknown,
   visibleTextEditors: [] as unknown[],
 };
@@ -113,6 +143,8 @@ export const workspace = {
   workspaceFolders: undefined as unknown,
   isTrusted: true,
   onDidGrantWorkspaceTrust: vi.fn(() => new Disposable()),
+  onDidChangeTextDocument: vi.fn(() => new Disposable()),
+  onDidCloseTextDocument: vi.fn(() => new Disposable()),
   textDocuments: [] as unknown[],
   getConfiguration: vi.fn(() => ({ get: (_k: string, d: unknown) => d, inspect: () => undefined })),
   getWorkspaceFolder: vi.fn(() => undefined),

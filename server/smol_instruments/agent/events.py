@@ -88,6 +88,18 @@ class PatchEvent(Event):
 
 
 @attrs.frozen(kw_only=True)
+class ProgressEvent(Event):
+    """What the run waits for before the model's next word, and how far it is: the local model
+    being fetched or started (`model`), or the model reading its prompt (`prompt`)."""
+
+    kind: Literal["progress"] = "progress"
+    stage: Literal["model", "prompt"]
+    message: str
+    #: 0-100 when known (a download, the tokens of a prompt read so far); else None.
+    percent: int | None = None
+
+
+@attrs.frozen(kw_only=True)
 class ErrorEvent(Event):
     """A step or the run failed; what to do about it when there is something to do."""
 
@@ -118,6 +130,7 @@ AgentEvent = (
     | ObservationEvent
     | PatchEvent
     | SessionApprovalEvent
+    | ProgressEvent
     | ErrorEvent
     | FinalEvent
 )

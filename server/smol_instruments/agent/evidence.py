@@ -28,10 +28,11 @@ from ..base.testruns import failing_lines, failing_tests, test_summary
 from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
 from ..tools.base import ToolContext
+from ..tools.commands import detect_test_command, runs_unasked
 from ..tools.evaluate import evaluate_code, evaluates_unasked
 from ..tools.git import GitLogTool, run_git
 from ..tools.search import RgSearchTool
-from ..tools.shell import detect_test_command, gated_run, runs_unasked
+from ..tools.shell import gated_run
 from .intent import TaskIntent
 
 #: How long the tests may run for a task's context (the model waits for it).

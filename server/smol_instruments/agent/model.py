@@ -19,8 +19,12 @@
    stop, or the token limit) gets its fence back.
 4. No runaway repetition. At a low temperature a small model can write the same sentence until
    its token limit (minutes on a CPU): a reply is cut where a long line comes back a second time.
+5. Prompt progress. A server that reports how far it has read the prompt (llama.cpp's
+   `prompt_progress`, asked for with `return_progress`) has each report passed to
+   `on_prompt_progress(read, total)` as the raw stream goes by: LiteLLM drops those chunks.
 
-LiteLLM is imported lazily (about 3 s) and with its bundled cost map, never the internet's.
+LiteLLM is imported lazily (about 3 s), with its bundled cost map (never the internet's) and
+without the `.env` it would load at import: `base/environment.py` sees to both.
 """
 
 from __future__ import annotations
@@ -29,11 +33,10 @@ import ast
 import dataclasses
 import json
 import logging
-import os
 import re
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
@@ -253,12 +256,46 @@ def _safe_to_pass_on(text: str) -> int:
     return len(text)
 
 
+#: (prompt tokens read, prompt tokens in all) of the model call under way.
+PromptProgress = Callable[[int, int], None]
+
+
+class _ProgressTap:
+    """The raw chunk stream under LiteLLM's wrapper: hands each `prompt_progress` report on."""
+
+    def __init__(self, inner: Any, report: PromptProgress) -> None:
+        self._inner = inner
+        self._report = report
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __iter__(self) -> _ProgressTap:
+        return self
+
+    def __next__(self) -> Any:
+        chunk = next(self._inner)
+        extra = getattr(chunk, "model_extra", None)
+        progress = extra.get("prompt_progress") if isinstance(extra, dict) else None
+        if isinstance(progress, dict):
+            try:
+                total = int(progress.get("total") or 0)
+                cached = int(progress.get("cache") or 0)
+                read = int(progress.get("processed") or 0)
+                if total > cached:
+                    self._report(max(0, read - cached), total - cached)
+            except Exception:  # a display must never break the stream
+                log.exception("reporting prompt progress failed")
+        return chunk
+
+
 class _StreamTracker:
     """The LiteLLM client, recording each stream it opens so a cancel can close it at once."""
 
     def __init__(self, module: Any) -> None:
         self._module = module
         self.current: Any = None
+        self.on_prompt_progress: PromptProgress | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
@@ -267,6 +304,9 @@ class _StreamTracker:
         result = self._module.completion(*args, **kwargs)
         if kwargs.get("stream"):
             self.current = result
+            raw = getattr(result, "completion_stream", None)
+            if self.on_prompt_progress is not None and raw is not None:
+                result.completion_stream = _ProgressTap(raw, self.on_prompt_progress)
         return result
 
     def close_current(self) -> None:
@@ -303,6 +343,14 @@ class AgentModel(LiteLLMModel):
         self.max_reply_chars = max_reply_chars
         self.reply_timeout_s = reply_timeout_s
         self._hot_once = False
+        #: Told how far the server has read each prompt, when it says (`report_progress`).
+        self.on_prompt_progress: PromptProgress | None = None
+
+    def report_progress(self, report: PromptProgress) -> None:
+        """Ask the server to stream how far it has read each prompt (llama.cpp's
+        `return_progress`) and pass each report to `report`."""
+        self.on_prompt_progress = report
+        self.kwargs["extra_body"] = {**self.kwargs.get("extra_body", {}), "return_progress": True}
 
     def shake_next_reply(self) -> None:
         """Sample the next reply at `SHAKEN_TEMPERATURE` (a model stuck repeating itself)."""
@@ -318,13 +366,19 @@ class AgentModel(LiteLLMModel):
         return saved
 
     def create_client(self) -> Any:
-        # Set before the first import: otherwise LiteLLM fetches its cost map from the internet.
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        # Imported here, not at start-up (about 3 s); the package's __init__ already set what
+        # keeps it offline and from loading a .env (base/environment.py).
         import litellm
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        return _StreamTracker(litellm)
+        tracker = _StreamTracker(litellm)
+        tracker.on_prompt_progress = lambda read, total: self._prompt_progress(read, total)
+        return tracker
+
+    def _prompt_progress(self, read: int, total: int) -> None:
+        if self.on_prompt_progress is not None:
+            self.on_prompt_progress(read, total)
 
     def abort(self) -> None:
         """Called from another thread on cancel: close the stream being read."""
@@ -390,6 +444,8 @@ class AgentModel(LiteLLMModel):
                     raise TimeoutError(
                         f"the model kept streaming for more than {self.reply_timeout_s:g} s"
                     )
+            if self.cancel.is_set():  # a closed stream may end quietly instead of raising
+                raise RunCancelled("cancelled while the model was answering")
             if pending:  # the reply ended (or hit its size limit) inside a held-back line
                 text += pending
                 yield ChatMessageStreamDelta(content=pending)

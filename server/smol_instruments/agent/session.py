@@ -48,6 +48,7 @@ from .events import (
     FinalEvent,
     ObservationEvent,
     PatchEvent,
+    ProgressEvent,
     RunOutcome,
     RunStatus,
     StepEvent,
@@ -218,6 +219,38 @@ class AgentSession:
     def root(self) -> Path:
         return self.ctx.root
 
+    def prefix_messages(self) -> list[dict[str, Any]]:
+        """What every first request of this session starts with: the system prompt (its tools
+        and the repository's files, nothing of any task). A host has the model read it before
+        the first question (llm/prefix.py)."""
+        return [{"role": "system", "content": self.agent.system_prompt}]
+
+    def rehearse(self) -> None:
+        """One tiny streamed request through this session's model, as a run makes them: the
+        model client's first-call costs (LiteLLM's lazy imports, its HTTP client) are then paid
+        before the user's first question, not in it (measured: 1-7 s on a busy 2-core CPU)."""
+        from smolagents.models import ChatMessage, MessageRole
+
+        self._connect()
+        messages = [
+            ChatMessage(
+                role=MessageRole.SYSTEM,
+                content=[{"type": "text", "text": self.agent.system_prompt}],
+            ),
+            ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": "Hello."}]),
+        ]
+        for _ in self.model.generate_stream(messages, max_tokens=1):
+            pass
+
+    def _prompt_progress(self, read: int, total: int) -> None:
+        self.emitter(
+            ProgressEvent(
+                stage="prompt",
+                message=f"reading {total:,} tokens",
+                percent=min(100, read * 100 // total),
+            )
+        )
+
     def _on_patch(self, patch: Patch) -> None:
         if patch.session_id in (None, self.session_id):
             watch = self._watch
@@ -242,7 +275,7 @@ class AgentSession:
 
     def run(self, task: str) -> RunOutcome:
         """Run one message of the conversation to its end; never raises for model or tool faults."""
-        from ..base.telemetry import flush, setup_tracing, trace_id_of, tracer
+        from ..base.telemetry import end_run, flush, setup_tracing, trace_id_of, tracer
 
         with self._running:
             self.cancel_event.clear()
@@ -254,7 +287,7 @@ class AgentSession:
                 span.set_attribute("input.value", task[:2000])
                 trace_id = trace_id_of(span)
                 outcome = self._run(task, trace_id)
-                span.set_attribute("smol.status", outcome.status)
+                end_run(span, outcome.status, outcome.error)
                 span.set_attribute("output.value", outcome.answer[:2000])
                 span.set_attribute("smol.duration_ms", int((time.monotonic() - started) * 1000))
             flush(2.0)
@@ -496,6 +529,8 @@ class AgentSession:
         tool_names = self.model.tool_names
         self.model = build_model(self.settings, self.cancel_event)
         self.model.tool_names = tool_names
+        if endpoint.reports_progress:
+            self.model.report_progress(self._prompt_progress)
         self.agent.model = self.model
 
     def _model_failure(self, exc: BaseException) -> str:

@@ -107,6 +107,7 @@ class Settings(BaseSettings):
     model_start_timeout_s: float = Field(
         180.0, gt=0, le=3600, json_schema_extra=_allowed("seconds, more than 0 and at most 3600")
     )
+    model_warm_up: bool = Field(True, json_schema_extra=_allowed("true or false"))
     model_auto_pull: bool = Field(True, json_schema_extra=_user_only("true or false"))
     model_cache_dir: str | None = Field(None, json_schema_extra=_user_only("a directory path"))
     model_catalog: str | None = Field(
@@ -171,6 +172,9 @@ class Settings(BaseSettings):
     command_containment: ContainmentMode = Field(
         "auto", json_schema_extra=_user_only("auto, required or off")
     )
+    command_read_paths: str | None = Field(
+        None, json_schema_extra=_user_only("absolute paths separated by ':', or empty")
+    )
 
     # The patch sandbox.
     sandbox_backend: SandboxBackendName = Field(
@@ -234,12 +238,23 @@ class Settings(BaseSettings):
         "model_cache_dir",
         "model_catalog",
         "sandbox_check_command",
+        "command_read_paths",
         "log_file",
         mode="before",
     )
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("command_read_paths")
+    @classmethod
+    def _absolute_paths(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        relative = [p for p in value.split(os.pathsep) if p and not os.path.isabs(p)]
+        if relative:
+            raise ValueError(f"every path must be absolute, not {relative[0]!r}")
+        return value
 
     @property
     def traces_endpoint(self) -> str:
@@ -358,6 +373,13 @@ def settings_environ(settings: Settings) -> dict[str, str]:
     return env
 
 
+def state_dir() -> Path:
+    """The user's own state directory for us: `$XDG_STATE_HOME/smol-instruments` (by default
+    `~/.local/state/smol-instruments`) on Linux, the platform's equivalent elsewhere."""
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("smol-instruments", appauthor=False))
+
+
 def default_log_file() -> Path:
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "smol-instruments" / "daemon.log"
+    return state_dir() / "daemon.log"

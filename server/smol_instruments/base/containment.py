@@ -1,22 +1,19 @@
 """Containment: every process the agent starts runs inside a bubblewrap sandbox.
 
 A `Containment` says what a command may touch; `prepare(argv)` turns it into the argv that
-runs the command contained, the environment it gets and the file descriptor bubblewrap reads
-its seccomp filter from. Inside:
+runs the command contained, the environment it gets and the file descriptors bubblewrap
+reads its seccomp filter and the lifeline from. Inside:
 
-- the whole filesystem is read-only (`--ro-bind / /`), with a private `/tmp` and a fresh
-  `/dev` and `/proc`;
-- the user's home is an empty tmpfs at its own path (no ~/.ssh, no rc files, no
-  credentials; HOME points at it). Toolchains installed under it (pyenv, rustup, nvm,
-  ~/.local/bin, the virtual environment, every PATH entry there) are mounted back read-only
-  so `python`, `cargo` and `node` still resolve. A few places outside the home that hold the
-  machine's secrets (/etc/shadow, SSH host keys, /etc/ssl/private) are hidden too, and when
-  we run as root the other users' homes;
-- the repository is writable except `.git` and the other places where a write changes what
-  later runs without a diff anyone reviews (`.smol-instruments`, `.vscode`, `.idea`,
-  `.envrc`); `.git` stays read-only also when it is a file naming a git directory elsewhere
-  (that directory is mounted read-only too). The git runner mounts the repository
-  read-only altogether (`writable=False`);
+- only the system's places are there, read-only (`/usr`, `/etc`, `/lib*`, ...), with the
+  toolchains that live elsewhere mounted back, a private `/tmp`, fresh `/dev` and `/proc`,
+  and an empty home (filesystem.py says what and why: no `/home`, `/root`, `/var`, `/opt`,
+  no other projects; no ~/.ssh, rc files or credentials; the machine's secrets in /etc
+  hidden);
+- the repository is a copy-on-write view of it when the command may write (`view`,
+  overlay.py: the view's changes are sorted by changes.py afterwards, the repository itself
+  is never written), read-only otherwise (the git runner); `direct=True`, writable in place
+  with `.git` and the existing protected places read-only, only writes back what an
+  approved command made where git ignores (writeback.py);
 - no network (a new network namespace has only `lo`), its own PID namespace, killed with its
   parent however it ends (`lifeline.py`: a pipe only we can write, watched inside), a new
   session (no terminal to push keystrokes into), no capabilities, and no Unix-domain
@@ -29,32 +26,39 @@ A command the user approves may be *widened* by exactly what the approval names:
 request carries the list so the host shows it.
 
 Where no sandbox can be had (no bubblewrap, user namespaces disabled, macOS for now, a
-repository that contains the home directory) `plan_command` fails closed: a command the
-policy allows is asked instead, with a reason saying why and how to fix it.
+repository that contains the home directory, no copy-on-write view of it) `plan_command`
+fails closed: a command the policy allows is asked instead, with a reason saying why and how
+to fix it.
 `COMMAND_CONTAINMENT` chooses: `auto` (contain; ask where impossible), `required` (never run
 a command uncontained), `off` (the policy's verdict alone; doctor warns).
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import platform
-import pwd
-import re
-import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from . import seccomp
+from .filesystem import (
+    HIDDEN_DIRS,
+    TOOLCHAIN_VARIABLES,
+    git_dirs,
+    hidden_files,
+    home_directories,
+    protected_paths,
+    system_roots,
+    toolchain_dirs,
+)
 from .launch import Launch
 from .lifeline import wrap as lifeline_wrap
+from .overlay import FAILURE, View, ViewError, missing_programs, which
 
 Mode = Literal["auto", "required", "off"]
 Widening = Literal["network", "git"]
@@ -79,57 +83,6 @@ WIDENING_TEXT: Mapping[str, str] = {
     "network": "network access",
     "git": "writes to .git (commits, branches, the index)",
 }
-
-#: Names in the repository a contained command may read but not change (when they exist),
-#: besides `.git` and the git directories it names (`git_dirs`).
-PROTECTED_NAMES = (".smol-instruments", ".vscode", ".idea", ".envrc")
-
-#: Toolchains under the home directory, mounted back read-only (none holds credentials:
-#: ~/.cargo is split because ~/.cargo/credentials.toml holds registry tokens).
-HOME_TOOLCHAINS = (
-    ".pyenv",
-    ".rbenv",
-    ".nodenv",
-    ".goenv",
-    ".nvm",
-    ".volta",
-    ".rustup",
-    ".cargo/bin",
-    ".cargo/registry",
-    ".cargo/git",
-    ".local/bin",
-    ".local/share/uv/python",
-    ".local/share/pipx",
-    ".local/pipx",
-    ".bun/bin",
-    ".deno/bin",
-    "go/pkg/mod",
-    "go/bin",
-    ".sdkman/candidates",
-    ".m2/repository",
-    ".gradle/caches",
-    ".gradle/wrapper",
-    "miniconda3",
-    "miniforge3",
-    "anaconda3",
-)
-
-#: Variables naming a toolchain's directory; mounted back when they point into the home.
-TOOLCHAIN_VARIABLES = (
-    "PYENV_ROOT",
-    "VIRTUAL_ENV",
-    "CONDA_PREFIX",
-    "RUSTUP_HOME",
-    "NVM_DIR",
-    "GOROOT",
-    "JAVA_HOME",
-    "VOLTA_HOME",
-)
-
-#: Secrets of the machine outside any home directory, hidden inside (when they exist).
-HIDDEN_FILES = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-")
-HIDDEN_FILE_GLOBS = ("/etc/ssh/ssh_host_*_key",)
-HIDDEN_DIRS = ("/etc/ssl/private",)
 
 #: The environment a contained command gets from ours (besides LC_*), and nothing else.
 PASSED_VARIABLES = frozenset(
@@ -200,6 +153,12 @@ USERNS_FIX = (
     "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on "
     "Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0), or run where they are allowed"
 )
+UTIL_LINUX_FIX = "install util-linux (apt-get install util-linux mount, dnf install util-linux)"
+VIEW_FIX = (
+    "use Linux 5.11 or later with unprivileged user namespaces, and keep the repository and "
+    "the temporary directory (TMPDIR) on a local filesystem (ext4, xfs, btrfs; tmpfs from "
+    "Linux 6.6); or set COMMAND_CONTAINMENT=off to run commands in place"
+)
 MACOS_FIX = (
     "containment on macOS (sandbox-exec) is not built yet, see docs/security.md; until then "
     "every command is asked first"
@@ -221,14 +180,26 @@ class Availability:
 
 @dataclass(frozen=True)
 class Containment:
-    """What one command may touch: `root` (writable unless `writable=False`) and widenings."""
+    """What one command may touch.
+
+    The repository at `root` is read-only, unless a `view` is given: then it is that
+    copy-on-write view (overlay.py), and whatever the command writes there stays in the view
+    for changes.py to sort. `direct=True` makes it writable in place (its `.git` and protected
+    places read-only): only for writing back what an approved command made (writeback.py)
+    and for measuring what the view costs (bench/containment.py). `readable`: paths the user
+    allows commands to read (COMMAND_READ_PATHS) besides the system's and the repository."""
 
     root: Path
-    writable: bool = True
+    view: View | None = None
+    direct: bool = False
     widens: frozenset[Widening] = field(default_factory=frozenset)
+    readable: tuple[Path, ...] = ()
 
     def widened(self, widens: Iterable[Widening]) -> Containment:
-        return Containment(self.root, self.writable, self.widens | frozenset(widens))
+        return replace(self, widens=self.widens | frozenset(widens))
+
+    def viewing(self, view: View | None) -> Containment:
+        return replace(self, view=view, direct=False)
 
     def prepare(
         self,
@@ -245,7 +216,7 @@ class Containment:
         measure what it costs (bench/containment.py)."""
         source = os.environ if environ is None else environ
         homes = home_directories(source)
-        env = contained_env(source, homes[0], self.widens)
+        env = contained_env(source, homes[0] if homes else None, self.widens)
         if extra_env:
             env.update(extra_env)
         fd = seccomp.filter_fd()
@@ -260,7 +231,10 @@ class Containment:
         ]
         if "network" not in self.widens:
             args.append("--unshare-net")
-        if os.geteuid() == 0:
+        if self.view is not None and os.geteuid() != 0:
+            # bubblewrap runs as root of the view's user namespace: the command gets our ids
+            args += ["--unshare-user", "--uid", str(os.geteuid()), "--gid", str(os.getegid())]
+        if os.geteuid() == 0 or self.view is not None:
             args += ["--cap-drop", "ALL"]
         fds: tuple[int, ...] = ()
         if fd is not None:
@@ -268,39 +242,68 @@ class Containment:
             fds = (fd,)
         args += ["--chdir", str(cwd or self.root)]
         if not lifeline:
-            return Launch([*args, "--", *argv], env, fds)
+            return Launch(self._viewed([*args, "--", *argv]), env, fds)
         # Both ends close-on-exec: bubblewrap gets the read end alone (pass_fds), no child
         # of ours ever gets the write end.
         read_end, write_end = os.pipe()
         args += ["--sync-fd", str(read_end), "--", *lifeline_wrap(argv, read_end)]
-        return Launch(args, env, (*fds, read_end), write_end)
+        return Launch(self._viewed(args), env, (*fds, read_end), write_end)
+
+    def _viewed(self, bwrap: list[str]) -> list[str]:
+        """Bubblewrap's command line, started once the view (if any) is mounted."""
+        if self.view is None:
+            return bwrap
+        return self.view.command(bwrap, with_repository="git" in self.widens)
 
     def mounts(self, homes: Sequence[Path], environ: Mapping[str, str]) -> list[str]:
-        """The filesystem, in order: each mount hides what an earlier one showed at its path."""
+        """The filesystem, in order: each mount hides what an earlier one showed at its path
+        (filesystem.py says what is seen)."""
         root = self.root
-        args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        hidden_homes = list(homes)
-        if os.geteuid() == 0 and Path("/home").is_dir():
-            hidden_homes.append(Path("/home"))  # root reads every user's files
-        for home in _outermost(hidden_homes):
+        roots = system_roots()
+        args: list[str] = []
+        for path, target in roots:
+            if target is None:
+                args += ["--ro-bind", str(path), str(path)]
+            else:
+                args += ["--symlink", target, str(path)]
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        for home in homes:  # HOME exists and is empty
             args += ["--tmpfs", str(home)]
-        for toolchain in toolchain_dirs(homes, environ):
-            args += ["--ro-bind-try", str(toolchain), str(toolchain)]
-        for secret in _existing(HIDDEN_DIRS):
-            args += ["--tmpfs", secret]
-        for secret in _existing(
-            [*HIDDEN_FILES, *(p for g in HIDDEN_FILE_GLOBS for p in sorted(glob.glob(g)))]
-        ):
+        for path in toolchain_dirs(roots, homes, environ, self.readable, inside=root):
+            args += ["--ro-bind-try", str(path), str(path)]
+        for secret in HIDDEN_DIRS:
+            if os.path.isdir(secret):
+                args += ["--tmpfs", secret]
+        for secret in hidden_files():
             args += ["--ro-bind", "/dev/null", secret]
-        if not self.writable:
+        args += self.repository()
+        # Nothing else of the top level is writable (what bubblewrap made there to mount on).
+        return [*args, "--remount-ro", "/"]
+
+    def repository(self) -> list[str]:
+        """How the repository is mounted: read-only, as the view, or in place."""
+        root = self.root
+        gits = git_dirs(root)
+        if self.view is not None:
+            args = ["--bind", str(root), str(root)]
+            writes_git = "git" in self.widens
+            for path in gits:
+                if path.is_relative_to(root):
+                    if writes_git:  # the real one, not the view's
+                        real = self.view.real / path.relative_to(root)
+                        args += ["--bind", str(real), str(path)]
+                else:  # a worktree's git directory lives elsewhere, perhaps hidden above
+                    args += ["--bind" if writes_git else "--ro-bind", str(path), str(path)]
+            return args
+        args = []
+        if not self.direct:
             args += ["--ro-bind", str(root), str(root)]
-            # The git directory of a worktree lives elsewhere, perhaps somewhere hidden above.
-            for path in git_dirs(root):
+            for path in gits:
                 if not path.is_relative_to(root):
                     args += ["--ro-bind", str(path), str(path)]
             return args
         args += ["--bind", str(root), str(root)]
-        git = git_dirs(root) if "git" in self.widens else []
+        git = gits if "git" in self.widens else []
         for path in protected_paths(root):
             if path not in git:
                 args += ["--ro-bind", str(path), str(path)]
@@ -347,124 +350,17 @@ def plan_command(
     return CommandPlan(contained=False, ask=True, note=f"would run uncontained; {why}")
 
 
+def read_paths(setting: str | None) -> tuple[Path, ...]:
+    """COMMAND_READ_PATHS (absolute paths separated by ':') as the paths commands may read."""
+    return tuple(Path(p) for p in (setting or "").split(os.pathsep) if os.path.isabs(p))
+
+
 def describe_widening(widens: Iterable[str]) -> str:
     """How widenings are put to the user: "network access, writes to .git (...)"."""
     return ", ".join(WIDENING_TEXT.get(w, w) for w in widens)
 
 
 # --- the parts of the sandbox ------------------------------------------------------------
-
-
-def home_directories(environ: Mapping[str, str]) -> list[Path]:
-    """HOME and the account's home from the password database (both hidden when they differ)."""
-    homes: list[Path] = []
-    candidates = [environ.get("HOME", "")]
-    try:
-        candidates.append(pwd.getpwuid(os.getuid()).pw_dir)
-    except KeyError:
-        pass
-    for text in candidates:
-        if not text or not os.path.isabs(text):
-            continue
-        path = Path(text).resolve()
-        if path != Path("/") and path.is_dir() and path not in homes:
-            homes.append(path)
-    return homes
-
-
-def toolchain_dirs(homes: Sequence[Path], environ: Mapping[str, str]) -> list[Path]:
-    """Directories under a home (or /tmp) that commands need to find their interpreters.
-
-    Both are hidden inside (an empty home, a private /tmp); a toolchain that lives there — a
-    virtual environment on PATH, this very Python's — is mounted back, read-only.
-    """
-    found: list[Path] = []
-    hidden = [*homes, Path("/tmp")]
-
-    def add(path: Path) -> None:
-        if any(path == place for place in hidden) or not path.is_dir():
-            return
-        if any(path.is_relative_to(place) for place in hidden) and path not in found:
-            found.append(path)
-
-    add(Path(sys.prefix))
-    add(Path(sys.prefix).resolve())
-    add(Path(sys.executable).parent)
-
-    for home in homes:
-        for rel in HOME_TOOLCHAINS:
-            add(home / rel)
-    for entry in environ.get("PATH", "").split(os.pathsep):
-        if os.path.isabs(entry):
-            add(Path(entry))
-            add(Path(entry).resolve())
-    for name in TOOLCHAIN_VARIABLES:
-        value = environ.get(name, "")
-        if os.path.isabs(value):
-            add(Path(value))
-            add(Path(value).resolve())
-    # A toolchain inside another one is mounted with it.
-    return [p for p in found if not any(p != q and p.is_relative_to(q) for q in found)]
-
-
-def git_dirs(root: Path) -> list[Path]:
-    """`.git` and the git directories a `.git` file names, when they belong to this root.
-
-    A `.git` file is the repository's to write, so what it names is trusted only when it is
-    inside the root (then it is protected like `.git`) or points back at this root: a
-    worktree's directory names our `.git` file in its `gitdir`, a submodule's names our
-    root as its `core.worktree`. Anything else is never mounted, or a `.git` file saying
-    `gitdir: ~/.ssh` would show the keys to the command.
-    """
-    dot_git = root / ".git"
-    if dot_git.is_symlink() or not os.path.lexists(dot_git):
-        return []
-    paths = [dot_git]
-    if dot_git.is_file():
-        text = dot_git.read_text(errors="replace").strip()
-        target = Path(text.removeprefix("gitdir:").strip()) if text.startswith("gitdir:") else None
-        if target is not None:
-            gitdir = (target if target.is_absolute() else root / target).resolve()
-            if gitdir.is_relative_to(root) and gitdir.exists():
-                paths.append(gitdir)
-            elif (gitdir / "HEAD").is_file() and _belongs_to(gitdir, root):
-                paths.append(gitdir)
-                common = gitdir / "commondir"
-                if common.is_file():
-                    shared = Path(common.read_text(errors="replace").strip())
-                    shared = (shared if shared.is_absolute() else gitdir / shared).resolve()
-                    if (shared / "HEAD").is_file():
-                        paths.append(shared)
-    return paths
-
-
-_WORKTREE_SETTING = re.compile(r"^\s*worktree\s*=\s*(.+?)\s*$", re.M | re.I)
-
-
-def _belongs_to(gitdir: Path, root: Path) -> bool:
-    back = gitdir / "gitdir"  # a worktree of another repository
-    if back.is_file():
-        return Path(back.read_text(errors="replace").strip()) == root / ".git"
-    try:  # a submodule: its directory lives in the superproject's .git/modules
-        config = (gitdir / "config").read_text(errors="replace")
-    except OSError:
-        return False
-    match = _WORKTREE_SETTING.search(config)
-    if match is None:
-        return False
-    worktree = Path(match[1].strip('"'))
-    return (worktree if worktree.is_absolute() else gitdir / worktree).resolve() == root
-
-
-def protected_paths(root: Path) -> list[Path]:
-    """What stays read-only inside a writable root. A symlink is never followed: its target
-    could be anywhere (`.vscode -> ~/.ssh`), and mounting it would show it."""
-    paths = git_dirs(root)
-    for name in PROTECTED_NAMES:
-        path = root / name
-        if os.path.lexists(path) and not path.is_symlink():
-            paths.append(path)
-    return paths
 
 
 def contained_env(
@@ -484,20 +380,11 @@ def contained_env(
     return env
 
 
-def _outermost(paths: Iterable[Path]) -> list[Path]:
-    unique = list(dict.fromkeys(paths))
-    return [p for p in unique if not any(p != q and p.is_relative_to(q) for q in unique)]
-
-
-def _existing(paths: Iterable[str]) -> list[str]:
-    return [p for p in paths if os.path.lexists(p)]
-
-
 # --- is bubblewrap usable here? ----------------------------------------------------------
 
 
 def bwrap_path() -> str | None:
-    return shutil.which("bwrap")
+    return which("bwrap")
 
 
 _probe_lock = threading.Lock()
@@ -521,28 +408,72 @@ def _probe() -> Availability:
         return Availability(False, "bubblewrap (bwrap) is not installed", INSTALL_FIX)
     version = _bwrap_version(path)
     with tempfile.TemporaryDirectory(prefix="smol-contain-probe-") as scratch:
-        launch = Containment(Path(scratch).resolve()).prepare(["true"])
         try:
-            result = subprocess.run(
-                launch.argv,
-                env=launch.env,
-                pass_fds=launch.pass_fds,
-                capture_output=True,
-                text=True,
-                timeout=20,
-                stdin=subprocess.DEVNULL,
-            )
+            returncode, stderr = _run_true(Containment(Path(scratch).resolve()))
         except (OSError, subprocess.TimeoutExpired) as exc:
             return Availability(False, f"bubblewrap did not start: {exc}", INSTALL_FIX, version)
-        finally:
-            launch.close()
-    if result.returncode == 0:
+    if returncode == 0:
         return Availability(
             True, f"bubblewrap {version or '(unknown version)'} works", None, version
         )
-    error = (result.stderr.strip().splitlines() or [f"exit code {result.returncode}"])[-1]
+    error = (stderr.strip().splitlines() or [f"exit code {returncode}"])[-1]
     return Availability(
         False, f"bubblewrap cannot create its sandbox: {error}", USERNS_FIX, version
+    )
+
+
+def _run_true(spec: Containment) -> tuple[int, str]:
+    """`true`, contained as `spec` says: its exit status and stderr."""
+    launch = spec.prepare(["true"])
+    try:
+        result = subprocess.run(
+            launch.argv,
+            env=launch.env,
+            pass_fds=launch.pass_fds,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            stdin=subprocess.DEVNULL,
+        )
+    finally:
+        launch.close()
+    return result.returncode, result.stderr
+
+
+_views_lock = threading.Lock()
+_views: dict[Path, Availability] = {}
+
+
+def probe_view(root: Path, *, refresh: bool = False) -> Availability:
+    """Whether a copy-on-write view of `root` can be mounted here (once per root, cached)."""
+    root = root.resolve()
+    with _views_lock:
+        if refresh or root not in _views:
+            _views[root] = _probe_view(root)
+        return _views[root]
+
+
+def _probe_view(root: Path) -> Availability:
+    missing = missing_programs()
+    if missing:
+        return Availability(
+            False,
+            f"no copy-on-write view of the repository: {' and '.join(missing)} missing",
+            UTIL_LINUX_FIX,
+        )
+    try:
+        with View.create(root) as view:
+            returncode, stderr = _run_true(Containment(root, view=view))
+    except ViewError as exc:
+        return Availability(False, f"no copy-on-write view of the repository: {exc}", VIEW_FIX)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Availability(False, f"the copy-on-write view did not start: {exc}", VIEW_FIX)
+    if returncode == 0:
+        return Availability(True, "overlayfs views work")
+    error = (stderr.strip().splitlines() or [f"exit code {returncode}"])[-1]
+    error = error.removeprefix(FAILURE + ": ")
+    return Availability(
+        False, f"no copy-on-write view of the repository (overlayfs): {error}", VIEW_FIX
     )
 
 
@@ -561,8 +492,10 @@ def _bwrap_version(path: str) -> str | None:
     return words[-1] if out.returncode == 0 and words else None
 
 
-def availability_for(root: Path, mode: Mode = "auto") -> Availability:
-    """Whether commands in `root` can be contained (`off` reports itself as not contained)."""
+def availability_for(root: Path, mode: Mode = "auto", *, view: bool = True) -> Availability:
+    """Whether commands in `root` can be contained (`off` reports itself as not contained);
+    with `view`, also whether they can write to a copy-on-write view of it (what every
+    command that may write needs; git, which only reads, does not)."""
     if mode == "off":
         return Availability(False, "containment is off (COMMAND_CONTAINMENT=off)")
     machine = probe()
@@ -573,4 +506,9 @@ def availability_for(root: Path, mode: Mode = "auto") -> Availability:
         return Availability(
             False, problem, "open a project directory inside your home, not the home itself"
         )
+    if view:
+        cow = probe_view(root)
+        if not cow.works:
+            return Availability(False, cow.detail, cow.fix, machine.version)
+        return Availability(True, f"{machine.detail}; {cow.detail}", None, machine.version)
     return machine

@@ -30,10 +30,15 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from .containment import Containment, Mode, availability_for, git_dirs
+from .containment import Containment, Mode, availability_for
+from .filesystem import git_dirs
+from .overlay import View
 from .process import ProcessRegistry, ProcessResult, child_env, run_process
 
 GIT_TIMEOUT_S = 20.0
+
+#: What GIT_DIR names when git must work outside any repository.
+NO_GIT_DIR = "/nonexistent/smol-instruments-no-repository"
 
 #: Config set on every git call, above every file (name, value).
 HARDENED_CONFIG: tuple[tuple[str, str], ...] = (
@@ -113,8 +118,10 @@ def git_settings(root: Path | None) -> dict[str, str]:
     }
     config = list(HARDENED_CONFIG)
     if root is None:
-        # Outside any repository (a throwaway copy): git must not find one above it.
+        # Outside any repository: git must find none, not even the directory it runs in
+        # (a view of a repository): a git directory that does not exist is no repository.
         settings["GIT_CEILING_DIRECTORIES"] = "/"
+        settings["GIT_DIR"] = NO_GIT_DIR
     else:
         gdir = git_dir(root)
         if gdir is None:
@@ -140,7 +147,7 @@ def run_git(
     *args: str,
     mode: Mode = "auto",
     repository: bool = True,
-    writable: bool = False,
+    view: View | None = None,
     timeout: float = GIT_TIMEOUT_S,
     cancel: threading.Event | None = None,
     registry: ProcessRegistry | None = None,
@@ -148,36 +155,59 @@ def run_git(
 ) -> ProcessResult:
     """Run `git ARGS` on the repository at `root`, hardened and contained.
 
-    `repository=False` runs in `root` as a plain directory (git apply on a copy), which is
-    then writable. Contained read-only unless `writable`; where containment is impossible,
-    `auto` runs git hardened but uncontained and `required` raises GitUnavailable.
+    `repository=False` runs in `root` as a plain directory, finding no repository there or
+    above (git apply in a view, git config --global). Contained with the repository
+    read-only, or writing to `view` (overlay.py) when one is given; where containment is
+    impossible, `auto` runs git hardened but uncontained and `required` raises GitUnavailable
+    (so does `auto` with a `view`: then a view is not to be had either). With
+    COMMAND_CONTAINMENT=off git runs uncontained, in the `view` when one is given.
     """
     if shutil.which("git") is None:
         raise GitUnavailable("git is not installed")
     root = root.resolve()
     contain = None
     if mode != "off":
-        availability = availability_for(root, mode)
+        availability = availability_for(root, mode, view=view is not None)
         if availability.works:
-            contain = Containment(root, writable=writable or not repository)
-        elif mode == "required":
-            raise GitUnavailable(f"COMMAND_CONTAINMENT=required: {availability.line()}")
+            contain = Containment(root, view=view)
+        elif mode == "required" or view is not None:
+            raise GitUnavailable(f"git cannot run contained: {availability.line()}")
     settings = git_settings(root if repository else None)
     return run_process(
         git_argv(*args),
         cwd=root,
         timeout=timeout,
-        env=None if contain is not None else _without_git_variables(child_env()),
+        env=None if contain is not None else child_env("tool"),
         extra_env=settings,
         contain=contain,
+        view=view if contain is None else None,
         cancel=cancel,
         registry=registry,
         stdin_text=stdin_text,
     )
 
 
-def _without_git_variables(env: Mapping[str, str]) -> dict[str, str]:
-    return {name: value for name, value in env.items() if not name.startswith("GIT_")}
+def ignored_paths(root: Path, paths: list[str], *, mode: Mode = "auto") -> set[str]:
+    """Which of `paths` (relative; a directory as "dir/") git ignores in the repository at
+    `root`. A tracked file is never ignored. Empty outside a repository, and when git cannot
+    say (a path beyond a symbolic link or in a submodule stops `check-ignore` altogether)."""
+    if not paths:
+        return set()
+    try:
+        result = run_git(
+            root,
+            "check-ignore",
+            "-z",
+            "--stdin",
+            mode=mode,
+            timeout=60,
+            stdin_text="".join(f"{path}\0" for path in paths),
+        )
+    except (GitUnavailable, NotARepository):
+        return set()
+    if result.exit_code not in (0, 1):
+        return set()
+    return {path for path in result.stdout.split("\0") if path}
 
 
 def user_identity() -> dict[str, str]:

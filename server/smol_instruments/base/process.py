@@ -4,6 +4,17 @@ Every subprocess the tools start goes through `run_process`: it never uses a she
 caller passes one explicitly (run_cmd, after the policy allowed the command), starts the child
 in its own session so a timeout or a cancel kills everything it spawned, and never lets the
 child read our stdin (in the daemon that is the JSON-RPC channel).
+
+What a child gets of our environment is an allowlist, by what the child is (`child_env`,
+`CHILD_VARIABLES`): ripgrep and git read files and need little more than PATH and the home;
+our own Python child (the model server) its interpreter's path; pip fetching a model the
+user's proxies, certificates and pip settings; a command run uncontained what a contained one
+gets (containment.py's allowlist) with the real home. Never API keys, tokens, our settings or
+the variables that turn a tool's behaviour into running something (`RIPGREP_CONFIG_PATH`,
+`GIT_*`, `LD_PRELOAD`, `PYTHONSTARTUP`). A contained command's environment is decided by
+containment.py alone. An uncontained child runs as the user and could read our
+`/proc/PID/environ`: the allowlist keeps credentials out of what a child prints or sends by
+mistake; containment is what keeps them from a child that means harm.
 """
 
 from __future__ import annotations
@@ -16,11 +27,54 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from .containment import Containment
+from .containment import NETWORK_VARIABLES, PASSED_VARIABLES, Containment
 from .launch import Launch
+from .overlay import View
 
 POLL_S = 0.05
+
+ChildKind = Literal["tool", "python", "network", "command"]
+
+#: What every child may get: where programs are, who the user is, the locale, the terminal,
+#: the time zone, where temporary files go (and every LC_* variable).
+_EVERY_CHILD = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR"}
+)
+_XDG = frozenset({"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"})
+_PYTHON = frozenset({"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"})
+_COMMAND = _EVERY_CHILD | PASSED_VARIABLES | NETWORK_VARIABLES | _XDG | {"SSH_AUTH_SOCK"}
+
+#: The variables each kind of child gets from our environment, and nothing else.
+CHILD_VARIABLES: Mapping[ChildKind, frozenset[str]] = {
+    # ripgrep, git: the user's own config (global gitignore, ~/.gitconfig) and nothing that
+    # makes them run a program (RIPGREP_CONFIG_PATH, GIT_*).
+    "tool": _EVERY_CHILD | {"XDG_CONFIG_HOME"},
+    # our own Python (the embedded model server): its interpreter finds what we found.
+    "python": _EVERY_CHILD | _PYTHON,
+    # pip fetching a model: the user's proxies, certificates, pip configuration (and PIP_*).
+    "network": _COMMAND | _PYTHON,
+    # a command the user approved or the policy allowed, run uncontained: what a contained
+    # one gets (containment.py), with the real home, proxies and the SSH agent of the user's
+    # own `git push` (an uncontained command reaches those files anyway).
+    "command": _COMMAND,
+}
+#: Families of variables a kind of child gets whole.
+CHILD_PREFIXES: Mapping[ChildKind, tuple[str, ...]] = {
+    "tool": ("LC_",),
+    "python": ("LC_",),
+    "network": ("LC_", "PIP_"),
+    "command": ("LC_",),
+}
+
+#: Set for every child: nobody can answer a prompt or page output.
+CHILD_FIXED = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "PYTHONUNBUFFERED": "1",
+}
 
 
 @dataclass
@@ -66,18 +120,25 @@ def kill_group(pid: int) -> None:
         pass
 
 
-def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    # Children must never block on a prompt or a pager: nobody can answer them.
-    env.update(
-        {
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_PAGER": "cat",
-            "PAGER": "cat",
-            "TERM": env.get("TERM", "dumb"),
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
+def child_env(
+    kind: ChildKind = "command",
+    extra: Mapping[str, str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment of a `kind` child: its allowlisted part of `environ` (default: ours),
+    the fixed settings, then `extra`."""
+    source = os.environ if environ is None else environ
+    allowed = CHILD_VARIABLES[kind]
+    prefixes = CHILD_PREFIXES[kind]
+    env = {
+        name: value
+        for name, value in source.items()
+        if name in allowed or (name.startswith(prefixes) and name.isupper())
+    }
+    env.setdefault("PATH", os.defpath)
+    env.setdefault("TERM", "dumb")
+    env.update(CHILD_FIXED)
     if extra:
         env.update(extra)
     return env
@@ -91,6 +152,7 @@ def run_process(
     env: Mapping[str, str] | None = None,
     extra_env: Mapping[str, str] | None = None,
     contain: Containment | None = None,
+    view: View | None = None,
     cancel: threading.Event | None = None,
     registry: ProcessRegistry | None = None,
     stdin_text: str | None = None,
@@ -98,9 +160,11 @@ def run_process(
 ) -> ProcessResult:
     """Run `argv` in `cwd`; on timeout or cancel the whole process group is killed.
 
-    With `contain`, the command runs inside that containment (bubblewrap): `env` (default:
-    ours) is then only the source its allowlisted environment is taken from, and
-    `extra_env` is set inside. When the command ends, times out or is cancelled we let go
+    Uncontained, the child gets `env`, by default `child_env("command")`. With `contain`, the
+    command runs inside that containment (bubblewrap): `env` (default: ours) is then only the
+    source its allowlisted environment is taken from, and `extra_env` is set inside. With a
+    `view` and no containment (COMMAND_CONTAINMENT=off) the command runs uncontained but
+    writes the repository's view, not the repository. When the command ends, times out or is cancelled we let go
     of its lifeline (`lifeline.py`), and everything it started in the sandbox is killed;
     if we are killed, the kernel lets go for us.
 
@@ -113,7 +177,8 @@ def run_process(
     else:
         child = dict(env) if env is not None else child_env()
         child.update(extra_env or {})
-        launch = Launch(list(argv), child)
+        command = view.command(argv, enter=True) if view is not None else list(argv)
+        launch = Launch(command, child)
     try:
         proc = subprocess.Popen(
             launch.argv,

@@ -7,15 +7,24 @@ calls with token counts; the tool wrapper adds `tool_wrapped.<name>`; each run i
 An endpoint that does not answer must cost neither start-up nor exit time: the exporter checks
 that something listens (a TCP connect with a short timeout, re-checked at most every 30 s)
 and otherwise drops the batch, logging one line the first time.
+
+Spans tell what the user is told. The instrumentor opens each `Step N` span around
+`CodeAgent._step_stream` and marks it an error when that raises; a subclass that overrides it
+and handles what the upstream step raises (ours takes a reply in prose, an AgentParsingError
+upstream, as the answer) would get an error step for a run the panel shows as completed. So
+`_step_spans_where_decided` moves the span to the most derived override: each class's
+`_step_stream` opens the span only for agents whose own class's step it is. And `end_run`
+gives the run span the run's status (an error only for a failed run, with its message).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
@@ -114,10 +123,74 @@ def setup_tracing(settings: Settings) -> TracerProvider | None:
             from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 
             SmolagentsInstrumentor().instrument(tracer_provider=provider)
+            _step_spans_where_decided()
         except Exception as exc:  # tracing must never stop the agent
             log.warning("smolagents instrumentation unavailable: %s", exc)
         _provider = provider
         return provider
+
+
+def _step_spans_where_decided() -> None:
+    """Open each `Step N` span around the most derived `_step_stream` of the agent's class, not
+    around the upstream one it calls (written for openinference-instrumentation-smolagents
+    0.1.x, which wraps `CodeAgent._step_stream` with wrapt and keeps its `_StepWrapper` as
+    the wrapper's `_self_wrapper`)."""
+    import wrapt
+    from smolagents import CodeAgent
+
+    installed = CodeAgent.__dict__.get("_step_stream")
+    if not isinstance(installed, wrapt.FunctionWrapper):
+        log.warning("smolagents' step is not instrumented as expected; step spans stay as they are")
+        return
+    opens_span = installed._self_wrapper
+    classes = [CodeAgent, *_subclasses(CodeAgent)]
+    for owner in classes:
+        method = owner.__dict__.get("_step_stream")
+        if method is None:
+            continue
+        if isinstance(method, wrapt.FunctionWrapper):
+            method = method.__wrapped__
+        owner._step_stream = wrapt.FunctionWrapper(method, _span_if_decided_by(owner, opens_span))
+
+
+def _span_if_decided_by(owner: type, opens_span: Any) -> Any:
+    def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        if _step_owner(type(instance)) is owner:
+            return opens_span(wrapped, instance, args, kwargs)
+        return wrapped(*args, **kwargs)  # a subclass's override holds the span
+
+    return wrapper
+
+
+def _step_owner(kind: type) -> type | None:
+    return next((k for k in kind.__mro__ if "_step_stream" in k.__dict__), None)
+
+
+def _subclasses(kind: type) -> list[type]:
+    found: list[type] = []
+    subclasses: list[type] = kind.__subclasses__()
+    for sub in subclasses:
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+@contextlib.contextmanager
+def untraced() -> Iterator[None]:
+    """Instrumented calls inside make no spans: work of the host's own, outside any run (the
+    daemon's warm-up), must not show in Phoenix as a trace nobody asked for."""
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    with suppress_instrumentation():
+        yield
+
+
+def end_run(span: Any, status: str, error: str | None) -> None:
+    """The run span's status: an error only for a run that failed, with what failed."""
+    span.set_attribute("smol.status", status)
+    if status == "failed":
+        span.set_status(trace.Status(trace.StatusCode.ERROR, error or "the run failed"))
+    else:
+        span.set_status(trace.Status(trace.StatusCode.OK))
 
 
 def tracer() -> trace.Tracer:

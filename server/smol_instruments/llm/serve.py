@@ -1,7 +1,8 @@
 """The embedded model server's process: llama.cpp's OpenAI-compatible server from xllamacpp.
 
-    python -m smol_instruments.llm.serve --model FILE --port N [--threads N] [--ctx N]
-                                         [--alias NAME] [--watch-stdin]
+    python -m smol_instruments.llm.serve --model FILE --port N [--threads N] [--threads-batch N]
+                                         [--ctx N] [--batch N] [--slot-dir DIR] [--alias NAME]
+                                         [--watch-stdin]
 
 `xllamacpp.Server(params)` loads the model and serves HTTP on 127.0.0.1 from its own threads
 until this process ends (`/health` answers 503 while loading, 200 when ready). The server's
@@ -12,6 +13,12 @@ that started us exits, which in a daemon's worker pool is not the parent's death
 
 An API key, when wanted, comes in the environment (SMOL_LLM_API_KEY), never on the command
 line where `ps` shows it. Exit status 3: the server could not start (the log says why).
+
+`--threads` serves generation, `--threads-batch` the reading of prompts (llm/threads.py measures
+both). `--batch` is how many prompt tokens are evaluated at once: the server reports the
+reading of a prompt (`prompt_progress`) after each batch, so a small batch is a finer progress
+bar. `--slot-dir` lets a prompt's evaluated state be saved and restored
+(`POST /slots/0?action=save|restore`, llm/prefix.py).
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ import sys
 import threading
 
 EXIT_START_FAILED = 3
+#: Prompt tokens per batch: progress every 128 tokens (a few seconds on a small CPU), with a
+#: prompt speed within the noise of llama.cpp's default 2,048 (measured, bench/first.py).
+DEFAULT_BATCH = 128
 API_KEY_VARIABLE = "SMOL_LLM_API_KEY"
 
 
@@ -48,7 +58,10 @@ def build_params(args: argparse.Namespace) -> object:
     params.port = args.port
     params.hostnames = [args.host]
     params.cpuparams.n_threads = args.threads
-    params.cpuparams_batch.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads_batch or args.threads
+    params.n_batch = params.n_ubatch = args.batch
+    if args.slot_dir:
+        params.slot_save_path = os.path.join(args.slot_dir, "")  # llama.cpp appends the name
     params.use_jinja = True  # the model's own chat template
     params.endpoint_props = True  # /props reports n_ctx (the agent's context budget)
     params.ui = False
@@ -66,7 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads-batch", type=int, default=0, help="default: --threads")
     parser.add_argument("--ctx", type=int, default=8192)
+    parser.add_argument("--batch", type=int, default=DEFAULT_BATCH)
+    parser.add_argument("--slot-dir", default="")
     parser.add_argument("--alias", default="")
     parser.add_argument("--watch-stdin", action="store_true")
     args = parser.parse_args(argv)

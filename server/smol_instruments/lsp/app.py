@@ -15,7 +15,7 @@ import os
 import sys
 import typing
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 
@@ -26,13 +26,22 @@ from .features.approvals import Approvals
 from .features.chat import Chat
 from .features.code_actions import CodeActions
 from .features.configuration import Configuration
+from .features.model import Model
 from .features.patches import Patches
+from .framing import BrokenStream, FrameReader, FrameWriter
 from .server import SmolLanguageServer
 
 log = logging.getLogger(__name__)
 
 #: What the daemon does, in the order features are built and hear the lifecycle.
-FEATURES: tuple[type[Feature], ...] = (Configuration, Approvals, Patches, Chat, CodeActions)
+FEATURES: tuple[type[Feature], ...] = (
+    Configuration,
+    Approvals,
+    Patches,
+    Model,
+    Chat,
+    CodeActions,
+)
 
 
 def dependencies(kind: type[Feature], server: SmolLanguageServer) -> dict[str, Any]:
@@ -139,23 +148,32 @@ def _log_to(server: SmolLanguageServer, settings: Settings) -> None:
 
 
 def serve(settings: Settings, tcp: str | None = None) -> int:
-    """Run the daemon until the client goes away; then stop runs, sandboxes and children."""
+    """Run the daemon until the client goes away; then stop runs, sandboxes and children.
+    A stream that ends inside a message exits with status 1 and says so on stderr."""
     # stdout is the JSON-RPC channel: keep a handle for pygls, send stray prints to stderr.
-    protocol_out = sys.stdout.buffer
+    protocol_out = FrameWriter(sys.stdout.buffer)
     sys.stdout = sys.stderr
     server = create_server(settings)
     _log_to(server, settings)
+    status = 0
     try:
         if tcp:
             host, _, port = tcp.rpartition(":")
             server.start_tcp(host or "127.0.0.1", int(port))
         else:
-            server.start_io(sys.stdin.buffer, protocol_out)
+            server.frames = FrameReader(sys.stdin.buffer, protocol_out)
+            server.start_io(
+                typing.cast(BinaryIO, server.frames), typing.cast(BinaryIO, protocol_out)
+            )
+    except BrokenStream as exc:
+        log.error("%s", exc)
+        print(f"smol-instruments serve: {exc}", file=sys.stderr, flush=True)
+        status = 1
     finally:
         server.close()
         log.info("daemon stopped")
         logging.shutdown()
         # Runs were cancelled and sandboxes removed; a worker thread stuck in a network read
         # must not keep the process alive after its client is gone.
-        os._exit(0)
-    return 0
+        os._exit(status)
+    return status

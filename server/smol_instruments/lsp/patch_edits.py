@@ -12,6 +12,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from ..base.visible import visible
 from ..patches.guard import patch_path
 from ..patches.model import Patch, split_lines
 from ..patches.service import PatchService, Plan
@@ -45,7 +46,10 @@ def diagnostics(service: PatchService) -> dict[str, list[types.Diagnostic]]:
                 by_uri.setdefault(file["uri"], []).append(
                     types.Diagnostic(
                         range=span,
-                        message=f"Agent proposes: {patch.summary} (+{hunk['added']} −{hunk['removed']})",
+                        message=visible(
+                            f"Agent proposes: {patch.summary} (+{hunk['added']} −{hunk['removed']})",
+                            breaks=True,
+                        ),
                         severity=types.DiagnosticSeverity.Information,
                         source=DIAGNOSTIC_SOURCE,
                         code=patch.id,

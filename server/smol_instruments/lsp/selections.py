@@ -13,6 +13,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from ..base.errors import ToolError
 from ..patches.store import read_text
 from ..safety.jail import PathJail
 from .protocol import Selection
@@ -37,7 +38,10 @@ def text_in(
     if text is None:
         jail = PathJail(root)
         path = relative_path(uri, root)
-        text = (read_text(jail.resolve(path)) if jail.contains(path) else None) or ""
+        try:  # through jail.tree: no link followed, even one made after the check
+            text = read_text(jail.tree, jail.relative(jail.resolve(path))) or ""
+        except (ToolError, OSError):
+            text = ""
     lines = text.splitlines(keepends=True)
     chosen = lines[span.start.line : span.end.line + 1]
     if not chosen:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -24,6 +24,7 @@ from .. import __version__
 from ..base.config import Settings, SettingsError, settings_from_client
 from ..patches.service import PatchService
 from .feature import Feature
+from .framing import FrameReader
 from .protocol import InitializationOptions, structure
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,16 @@ class SmolLanguageServer(LanguageServer):
         self.options = InitializationOptions()
         self._features: dict[type[Feature], Feature] = {}
         self._closed = threading.Event()
+        #: The stdin pygls reads through (framing.py), when serving on stdio.
+        self.frames: FrameReader | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A message pygls could not read is answered as JSON-RPC says (framing.py); other
+        errors are shown as pygls does."""
+        if source is JsonRpcException and self.frames is not None:
+            self.frames.answer_unreadable(error)
+            return
+        super().report_server_error(error, source)
 
     # --- features, by type ---------------------------------------------------------------
 
@@ -156,7 +167,7 @@ class SmolLanguageServer(LanguageServer):
         if self._closed.is_set():
             return
         self._closed.set()
-        for feature in self:
+        for feature in reversed(list(self)):  # a feature closes before those it depends on
             try:
                 feature.close()
             except Exception:

@@ -11,7 +11,9 @@ is derived from its hunks.
 Accepting is two steps so a host can carry out the write itself: `plan` places the chosen
 hunks in the text as it is now (the editor's live buffer, or the disk) and says what to write;
 `commit` records it. `accept` does both with an atomic write to disk. Every path is checked by
-the guard at proposal, persistence, load and both accept paths.
+the guard at proposal, persistence, load and both accept paths; every read and write of the
+repository's files (and the rollback of a failed accept) goes through `jail.tree`
+(base/beneath.py), so a folder swapped for a link after the check is refused, not followed.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ..safety.jail import PathJail
 from .diff import unified_diff
 from .guard import check_patch, patch_path
 from .model import FileChange, Hunk, Patch, split_lines
-from .store import PatchStore, atomic_write, read_text
+from .store import PatchStore, read_text, write_text
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +166,14 @@ class PatchService:
 
     def read_disk(self, path: str) -> str | None:
         """The file's text on disk, after the guard (ToolError) has allowed the path."""
-        return read_text(patch_path(self.jail, path))
+        return read_text(self.jail.tree, self.jail.relative(patch_path(self.jail, path)))
+
+    def read_live(self, path: str, buffer: Callable[[str], str | None]) -> str | None:
+        """The text as an editor has it (`buffer(uri)`, unsaved edits included), else the
+        disk's; after the guard."""
+        target = patch_path(self.jail, path)
+        text = buffer(target.as_uri())
+        return text if text is not None else read_text(self.jail.tree, self.jail.relative(target))
 
     # --- propose ------------------------------------------------------------------------------
 
@@ -347,22 +356,25 @@ class PatchService:
 
     def _write(self, writes: list[FileEdit]) -> None:
         """Every file or none: what was written is put back when a later write fails."""
+        tree = self.jail.tree
         done: list[FileEdit] = []
         try:
             for write in writes:
-                target = patch_path(self.jail, write.path)
+                target = self.jail.relative(patch_path(self.jail, write.path))
                 if write.result is None:
-                    target.unlink()
+                    tree.unlink(target)
                 else:
-                    atomic_write(target, write.result)
+                    write_text(tree, target, write.result, create=write.current is None)
                 done.append(write)
         except BaseException:
             for write in reversed(done):
-                target = self.jail.root / write.path
-                if write.current is None:
-                    target.unlink(missing_ok=True)
-                else:
-                    atomic_write(target, write.current)
+                try:
+                    if write.current is None:
+                        tree.unlink(write.path, missing_ok=True)
+                    else:
+                        write_text(tree, write.path, write.current)
+                except (OSError, ToolError) as exc:  # e.g. its folder is a link now: not followed
+                    log.warning("could not put back %s: %s", write.path, exc)
             raise
 
     def reject(
@@ -432,7 +444,13 @@ class PatchService:
         self._changed.notify_all()
 
     def _save(self, patch: Patch) -> None:
-        check_patch(self.jail, patch)  # never persist what could not be loaded back
+        try:
+            check_patch(self.jail, patch)  # never persist what could not be loaded back
+        except ToolError as exc:
+            # Checked at proposal: the tree changed since (a folder became a link). What was
+            # decided stands in memory; the record on disk stays as it was.
+            log.warning("not persisting patch %s now: %s", patch.id, exc.message)
+            return
         self.store.save(patch)
 
     def _notify(self, patch: Patch) -> None:
@@ -504,8 +522,5 @@ def _reasons(patch: Patch, ids: list[int]) -> str:
 
 
 def open_patches(jail: PathJail) -> PatchService:
-    """The repository's patches, persisted under `.git/smol-instruments/patches/` when in git."""
-    from ..base.git import git_dir
-
-    gdir = git_dir(jail.root)
-    return PatchService(jail, PatchStore(gdir / "smol-instruments" / "patches" if gdir else None))
+    """The repository's patches, persisted in the user's state directory (patches/store.py)."""
+    return PatchService(jail, PatchStore.for_repository(jail.root))

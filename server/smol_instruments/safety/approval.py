@@ -4,6 +4,12 @@ Hosts hand the core an `Approver`: the terminal asks on stdin, a non-interactive
 `--yes` approves what the policy left to the user (never a `deny` verdict: those never reach
 an approver), and the editor asks through LSP. Every decision lands in the `ApprovalStore`
 with what was decided, by whom and when.
+
+What the user approves is exactly what runs: a request carries the command's and the diff's
+exact text, and every host shows it through `base/visible.py` (escape sequences, control,
+bidi and invisible characters drawn as marks, every line break shown), with
+`ApprovalRequest.warnings()` said in words next to it when the text hides something or a
+command runs more than one line.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any, Literal, Protocol, TextIO
 import attrs
 
 from ..base.containment import describe_widening
+from ..base.visible import hidden, visible
 
 Kind = Literal["command", "patch"]
 ApprovalOutcome = Literal["approved", "denied", "auto"]
@@ -59,6 +66,12 @@ class ApprovalRequest:
             return None
         return "Approving also allows: " + describe_widening(self.widens)
 
+    def warnings(self) -> list[str]:
+        """What the text to decide on hides, in words, for every host to show next to it."""
+        return text_warnings(
+            self.subject if self.kind == "command" else self.detail or "", self.kind
+        )
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -84,6 +97,30 @@ class ApprovalRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def text_warnings(text: str, kind: Kind) -> list[str]:
+    """Warnings about a command's or a diff's text: characters a screen would not show, and
+    (a command) every line after the first, which runs too."""
+    what = "command" if kind == "command" else "diff"
+    found = []
+    if hidden(text):
+        lines = [n for n, line in enumerate(text.split("\n"), 1) if hidden(line)]
+        where = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+        found.append(
+            f"Warning: this {what} holds characters a terminal or editor would not show "
+            f"(escape sequences, control, bidirectional or invisible characters; line "
+            f"{where}). They are drawn here as ␛, ␍ or ⟨U+...⟩: read it as drawn."
+        )
+    count = text.rstrip("\n").count("\n") + 1
+    if kind == "command" and count > 1:
+        found.append(f"Warning: this command is {count} lines long and every line runs.")
+    return found
+
+
+def command_lines(request: ApprovalRequest) -> list[str]:
+    """The command of a request as lines to show: every character visible, breaks marked."""
+    return visible(request.subject, breaks=True).split("\n")
 
 
 class Approver(Protocol):
@@ -129,17 +166,23 @@ class TerminalApprover:
         with self._lock:  # one question at a time on one terminal
             out = self.stdout
             if request.kind == "patch":
-                out.write(f"\nThe agent proposes a patch: {request.summary}\n")
+                out.write(
+                    f"\nThe agent proposes a patch: {visible(request.summary, breaks=True)}\n"
+                )
                 if request.detail:
-                    out.write(request.detail.rstrip() + "\n")
+                    out.write(visible(request.detail.rstrip()) + "\n")
                 question = "Apply this patch? [y/N] "
             else:
-                out.write(f"\nThe agent wants to run: {request.subject}\n")
+                out.write("\nThe agent wants to run:\n")
+                out.write("".join(f"    {line}\n" for line in command_lines(request)))
                 if request.rule or request.reason:
-                    out.write(f"  policy: {request.rule}: {request.reason}\n")
+                    shown = visible(f"{request.rule}: {request.reason}", breaks=True)
+                    out.write(f"  policy: {shown}\n")
                 if request.widening_line():
                     out.write(f"  {request.widening_line()}\n")
                 question = "Run it? [y/N/a=always this session] "
+            for warning in request.warnings():
+                out.write(f"  {warning}\n")
             out.write(question)
             out.flush()
             answer = self._read_line()

@@ -4,6 +4,10 @@ Refused with PATH_OUTSIDE_REPO: `..` that climbs out, absolute paths outside the
 NUL bytes, symlinks (file or directory, at any depth) whose target lies outside, device files,
 FIFOs and sockets, and for writes anything inside `.git/`. An absolute path that lies inside
 the root is accepted: small models often echo back the root that `repo_info` reported.
+
+The jail checks names; `jail.tree` (base/beneath.py, opened once on the root) is what reads
+and writes them, refusing any link met at the moment of use, so a folder swapped for a link
+after the check leads nowhere.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import os
 import stat
 from pathlib import Path
 
+from ..base.beneath import Beneath, Refused
 from ..base.errors import ErrorType, ToolError
 
 MAX_PATH_CHARS = 4096
@@ -47,6 +52,7 @@ class PathJail:
         self.root = Path(root).resolve(strict=True)
         if not self.root.is_dir():
             raise NotADirectoryError(f"repository root {self.root} is not a directory")
+        self.tree = Beneath(self.root)
 
     def resolve(self, path: str, *, for_write: bool = False) -> Path:
         """The absolute, symlink-free path inside the root that `path` names, or ToolError."""
@@ -96,7 +102,7 @@ class PathJail:
             raise _outside(path, "writing inside .git/ is not allowed")
         if for_write and resolved == self.root:
             raise _outside(path, "the repository root itself cannot be written")
-        self._refuse_special(path, resolved)
+        self._refuse_special(path, relative)
         return resolved
 
     def relative(self, absolute: Path) -> str:
@@ -111,12 +117,14 @@ class PathJail:
             return False
         return True
 
-    @staticmethod
-    def _refuse_special(path: str, resolved: Path) -> None:
+    def _refuse_special(self, path: str, relative: Path) -> None:
         try:
-            mode = os.stat(resolved).st_mode
+            mode = self.tree.lstat(relative.as_posix()).st_mode
         except FileNotFoundError:
             return
+        except Refused as exc:  # a component became a link since resolve() looked
+            link = repr(exc.component) if exc.component else "a component of it"
+            raise _outside(path, f"{link} is a symbolic link") from None
         except OSError as exc:
             raise _outside(path, f"it cannot be inspected ({exc.strerror})") from None
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):

@@ -6,12 +6,15 @@ import ast
 import shlex
 from collections.abc import Callable, Collection
 from dataclasses import replace
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from ..base import pyast
 from ..base.testruns import failing_tests, test_summary
 from ..base.truncate import keep_tail
 from ..patches.validation import CheckResult
+
+#: A file's text in the patched tree (None: not there).
+Reader = Callable[[str], "str | None"]
 
 #: The syntax check run on every Python file a patch creates or changes.
 SYNTAX_CHECK = "python3 -m py_compile"
@@ -50,7 +53,7 @@ def compared_with_unpatched(
     result: CheckResult,
     unpatched: Callable[[str], CheckResult],
     *,
-    tree: Path | None = None,
+    read: Reader | None = None,
     changed: Collection[str] = (),
 ) -> CheckResult:
     """`result`, a failed check, said against the same command run without the patch.
@@ -74,20 +77,20 @@ def compared_with_unpatched(
         same = all(test in before_ids for test in after_ids)
     else:
         same = result.exit_code == before.exit_code
-    related = find_related_tests(after_ids, tree, changed) if same and tree is not None else []
+    related = find_related_tests(after_ids, read, changed) if same and read is not None else []
     return replace(result, without_patch=said, fails_without_patch=same, related_tests=related)
 
 
-def find_related_tests(test_ids: list[str], tree: Path, changed: Collection[str]) -> list[str]:
+def find_related_tests(test_ids: list[str], read: Reader, changed: Collection[str]) -> list[str]:
     """The tests among `test_ids` (pytest's `path::name`) whose file is one of the `changed`
-    files or imports one of them."""
+    files or imports one of them (`read(path)`: a file's text in the patched tree)."""
     modules = [_dotted(path) for path in changed if path.endswith(".py")]
     files = {test_id.split("::", 1)[0] for test_id in test_ids}  # each read once
     using = {
         path
         for path in files
         if path in changed
-        or any(_imports_it(name, module) for name in _imported(tree / path) for module in modules)
+        or any(_imports_it(name, module) for name in _imported(read(path)) for module in modules)
     }
     return [test_id for test_id in test_ids if test_id.split("::", 1)[0] in using]
 
@@ -103,11 +106,13 @@ def _imports_it(name: str, module: str) -> bool:
     return f".{module}".endswith(f".{name}")
 
 
-def _imported(test_file: Path) -> set[str]:
+def _imported(text: str | None) -> set[str]:
     """Every module name a test file imports, `from a import b` as both `a` and `a.b`."""
+    if text is None:
+        return set()
     try:
-        tree = pyast.parse(test_file.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
+        tree = pyast.parse(text)
+    except (SyntaxError, ValueError):
         return set()
     names: set[str] = set()
     for node in ast.walk(tree):

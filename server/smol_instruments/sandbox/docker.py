@@ -1,12 +1,14 @@
 """The Docker backend: each patch is applied to a copy of the repository inside a container.
 
-One warm container per sandbox (one per session): the repository is mounted read-only at
-/workspace, the root file system is read-only too, scratch space is a size-limited tmpfs at
-/tmp, there is no network, the user is not root, memory, pids and CPU are limited, and a
-reaper runs as PID 1. Each validation streams the patch and the list of files to copy into
-ONE `exec` on its stdin, which copies, applies and syntax-checks; each check command is one
-more `exec`, killed at its timeout (inside with `timeout -s KILL`, outside by removing the
-container when even that hangs). Containers carry labels naming their owner
+One warm container per sandbox (one per session): the repository is not mounted, the root
+file system is read-only, scratch space is a size-limited tmpfs at /tmp, there is no network,
+the user is not root, memory, pids and CPU are limited, and a reaper runs as PID 1. Each
+validation streams the patch and a copy of the workspace's files into ONE `exec` on its
+stdin, which unpacks, applies and syntax-checks; each check command is one more `exec`,
+killed at its timeout (inside with `timeout -s KILL`, outside by removing the container when
+even that hangs). The copy is read on the host (sandbox/archive.py, through base/beneath.py,
+from one descriptor of the repository's root): a folder swapped for a link to `~/.ssh` or
+`/proc/self` is refused, not read, and a symbolic link is copied as a link, never followed. Containers carry labels naming their owner
 process, so the ones a crashed daemon left behind are removed at the next start.
 """
 
@@ -22,14 +24,17 @@ import threading
 import time
 import uuid
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from ..base.beneath import Beneath
 from ..base.config import Settings
 from ..base.git import workspace_files
 from ..base.truncate import keep_tail
 from ..patches.diff import changed_python_files
 from ..patches.validation import CheckResult, SandboxUnavailable, Validation
+from .archive import Sink, add_workspace
 from .checks import check_result, syntax_command
 from .image import SANDBOX_UID, ensure_available
 
@@ -39,7 +44,6 @@ LABEL = "smol-instruments.sandbox"
 OWNER_PID = "smol-instruments.owner-pid"
 OWNER_START = "smol-instruments.owner-start"
 OWNER_HOST = "smol-instruments.owner-host"
-WORKSPACE = "/workspace"
 
 ENGINE_FIX = (
     "start a Docker engine and point DOCKER_HOST at it (as root, `bash .ci/docker.sh` in a "
@@ -64,8 +68,8 @@ while True:
         break
 """
 
-# Copy the repository, apply the patch, syntax-check the changed Python files: one exec.
-# Stdin: a tar of `patch.diff` and `files` (NUL-separated paths to copy from /workspace).
+# Unpack the copy, apply the patch, syntax-check the changed Python files: one exec.
+# Stdin: a tar of `patch.diff` and the workspace's files under `tree/`.
 # Arguments: workdir, timeout (s), boundary, cleanup (1/0), tail bytes, then the .py files.
 # The copy lives in /tmp; outputs in their own small tmpfs (OUTPUTS), so a check that fills
 # /tmp still has its last words reported.
@@ -74,9 +78,9 @@ w=$1 t=$2 b=$3 cleanup=$4 keep=$5
 shift 5
 o="/run/sandbox/${w##*/}"
 ms() { date +%s%3N; }
-mkdir -p "$w/tree" "$o" && cd "$w" && tar -xf - || exit 90
-(cd /workspace && tar --null -T "$w/files" --ignore-failed-read -cf - 2>"$o/copy.err") \
-  | tar -C "$w/tree" -xf - 2>>"$o/copy.err"
+mkdir -p "$w/tree" "$o" && cd "$w" || exit 90
+tar -xf - 2>"$o/copy.err"
+[ -f "$w/patch.diff" ] || exit 90
 cd "$w/tree" || exit 91
 if git apply --check "$w/patch.diff" >"$o/apply.out" 2>&1 \
    && git apply "$w/patch.diff" >>"$o/apply.out" 2>&1; then
@@ -242,6 +246,7 @@ class DockerSandbox:
     ) -> None:
         self.settings = settings
         self.repo_root = Path(repo_root).resolve()
+        self.tree = Beneath(self.repo_root)
         self.image = settings.sandbox_image
         self.timeout_s = settings.sandbox_timeout_s
         self.client = client or docker_client(timeout=self.timeout_s + 120)
@@ -306,7 +311,6 @@ class DockerSandbox:
                     OWNER_START: _process_start(os.getpid()) or "",
                     OWNER_HOST: socket.gethostname(),
                 },
-                volumes={str(self.repo_root): {"bind": WORKSPACE, "mode": "ro"}},
                 read_only=True,
                 tmpfs={
                     "/tmp": f"size={tmpfs_bytes(settings.sandbox_memory)},mode=1777,exec",
@@ -363,7 +367,11 @@ class DockerSandbox:
         pyfiles = changed_python_files(diff)
         cleanup = "0" if commands else "1"
         argv = ["sh", "-c", PREPARE, "sh", workdir, f"{self.timeout_s:g}", boundary, cleanup, keep]
-        job = self._job_archive(diff)
+        problems: list[str] = []
+
+        def job(sink: Sink) -> None:
+            problems[:] = self._write_job(diff, sink)
+
         deadline = self.timeout_s + 60
         container = self._ensure_container()
         try:
@@ -379,7 +387,7 @@ class DockerSandbox:
             sections = self._exec(container, [*argv, *pyfiles], boundary, deadline, job)
 
         apply = sections.get("apply", (["1"], "the sandbox script did not report"))
-        copy_errors = sections.get("copy", ([], ""))[1].strip()
+        copy_errors = "\n".join([*problems, sections.get("copy", ([], ""))[1].strip()]).strip()
         if apply[0][0] != "0":
             reason = apply[1].strip() or "git apply --check failed"
             return Validation(backend=self.name, applies=False, checks=[], message=reason)
@@ -468,20 +476,16 @@ class DockerSandbox:
             max_chars=max_chars,
         )
 
-    def _job_archive(self, diff: str) -> bytes:
-        """The tar PREPARE reads on stdin: the patch and the list of files to copy."""
+    def _write_job(self, diff: str, sink: Sink) -> list[str]:
+        """Stream the tar PREPARE reads: the patch, then the workspace's files under `tree/`,
+        read link-safe. What could not be copied, one line each."""
         names = workspace_files(self.repo_root, mode=self.settings.command_containment)
-        members = {
-            "patch.diff": diff.encode("utf-8", errors="surrogateescape"),
-            "files": "\0".join(names).encode("utf-8", errors="surrogateescape"),
-        }
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as tar:
-            for name, data in members.items():
-                info = tarfile.TarInfo(name)
-                info.size, info.mode = len(data), 0o600
-                tar.addfile(info, io.BytesIO(data))
-        return buffer.getvalue()
+        with tarfile.open(fileobj=cast(Any, sink), mode="w|", format=tarfile.PAX_FORMAT) as tar:
+            data = diff.encode("utf-8", errors="surrogateescape")
+            info = tarfile.TarInfo("patch.diff")
+            info.size, info.mode = len(data), 0o600
+            tar.addfile(info, io.BytesIO(data))
+            return add_workspace(tar, self.tree, names, "tree")
 
     def _exec(
         self,
@@ -489,9 +493,10 @@ class DockerSandbox:
         argv: list[str],
         boundary: str,
         deadline_s: float,
-        stdin: bytes | None = None,
+        stdin: Callable[[Sink], None] | None = None,
     ) -> dict[str, tuple[list[str], str]]:
-        """Run `argv` in the container, `stdin` streamed in; its stdout split by `boundary`.
+        """Run `argv` in the container, what `stdin` writes streamed in; its stdout split by
+        `boundary`.
 
         If the exec outlives `deadline_s` (the kill inside failed: a fork bomb can leave no
         pid to run `kill`), the container is removed and TimeoutError raised; the next
@@ -517,7 +522,7 @@ class DockerSandbox:
             try:
                 raw = getattr(sock, "_sock", sock)
                 if stdin is not None:
-                    raw.sendall(stdin)
+                    stdin(Sink(raw))
                 raw.shutdown(socket.SHUT_WR)
                 for stream, data in frames_iter(sock, tty=False):
                     (stdout if stream == 1 else stderr).append(data)

@@ -1,19 +1,26 @@
-"""The local backend: each patch is applied to a throwaway copy of the repository on the host.
+"""The local backend: each patch is checked in a copy-on-write view of the repository.
 
-The copy holds the tracked and untracked-not-ignored files as they are on disk now (so a patch
-made against unsaved-then-saved edits applies), lives in a temporary directory, and is removed
-afterwards. The user's working tree and `.git` are only read.
+No copy is made on the host. A validation mounts a fresh view of the repository as it is on
+disk now (base/overlay.py: tracked, untracked and ignored files alike, uncommitted edits
+included; `.git` readable) and runs, each contained (base/containment.py: no network, an
+empty home, only the system and the repository to read), all inside that one view:
 
-Nothing here runs what the repository or the patch says on the host: `git apply` goes
-through the hardened git runner; the syntax check is `python3 -I -m py_compile` started
-from outside the patched tree (so a `py_compile.py` the repository or the patch ships is
-never imported); the check command runs contained (base/containment.py: the copy writable,
-no network, an empty home). Where commands cannot be contained, the check command is not
-run and the validation says why.
+1. `git apply -` of the diff, through the hardened git runner, outside any repository;
+2. the syntax check, `python3 -I -m py_compile`, started from `/` (so a `py_compile.py` the
+   repository or the patch ships is never imported);
+3. the check commands, at the repository's root.
 
-A check that fails is run again on a copy without the patch (once per state of the
-repository's files): when it fails there the same way, the result says so
-(`fails_without_patch`), so a project whose tests already fail does not fail every proposal.
+What they write stays in the view, which is thrown away; nothing of ours reads or writes
+where a check could have written (the patched test files a comparison needs are read from
+the view right after `git apply`, before any check ran). With COMMAND_CONTAINMENT=off the
+three run uncontained, as the user chose, but still in a view. Where commands cannot be
+contained (no sandbox, no overlayfs) the patch is only checked to apply (`git apply --check`
+on the repository, which writes nothing) and the validation says why.
+
+A check that fails is run again in another fresh view without the patch (once per state of
+the repository's files, by a fingerprint read without following links): when it fails there
+the same way, the result says so (`fails_without_patch`), so a project whose tests already
+fail does not fail every proposal.
 """
 
 from __future__ import annotations
@@ -21,16 +28,19 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from ..base.changes import open_dir, read_beneath
 from ..base.config import Settings
-from ..base.containment import Containment, Mode, availability_for
+from ..base.containment import Containment, availability_for, read_paths
 from ..base.git import GitUnavailable, run_git, workspace_files
+from ..base.overlay import FAILURE, View, ViewError
 from ..base.process import ProcessResult, child_env, run_process
-from ..patches.diff import changed_python_files
+from ..patches.diff import changed_files, changed_python_files
+from ..patches.model import MAX_PATCH_CHARS
 from ..patches.validation import CheckResult, Validation
 from .checks import check_result, compared_with_unpatched, syntax_command
 
@@ -38,44 +48,32 @@ from .checks import check_result, compared_with_unpatched, syntax_command
 UNPATCHED_KEPT = 8
 
 
-def copy_workspace(root: Path, target: Path, *, mode: Mode = "auto") -> list[str]:
-    """Copy what a validation needs from `root` into `target`; the names copied.
-
-    Symbolic links stay links; an absolute one into the repository is pointed at the copy,
-    so a check writing through it cannot reach the user's files.
-    """
-    root = root.resolve()
-    target.mkdir(parents=True, exist_ok=True)
-    copied = []
-    for name in workspace_files(root, mode=mode):
-        source, destination = root / name, target / name
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_symlink():
-            link = os.readlink(source)
-            if os.path.isabs(link) and Path(link).is_relative_to(root):
-                link = str(target / Path(link).relative_to(root))
-            os.symlink(link, destination)
-        elif source.is_dir():  # a submodule or an untracked nested repository
-            shutil.copytree(source, destination, symlinks=True, dirs_exist_ok=True)
-        else:
-            try:
-                shutil.copy2(source, destination)
-            except (PermissionError, FileNotFoundError):
-                continue
-        copied.append(name)
-    return copied
-
-
-def _fingerprint(tree: Path, names: list[str]) -> str:
-    """What the copied files are (name, size, modification time): equal fingerprints, equal
-    trees, as far as a check can tell."""
+def fingerprint(root: Path, names: list[str]) -> str:
+    """What the repository's files are (name, type, size, modification time), each read
+    without following a link: equal fingerprints, equal trees, as far as a check can tell."""
     digest = hashlib.sha256()
-    for name in sorted(names):
-        try:
-            stat = (tree / name).lstat()
-        except OSError:
-            continue
-        digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    base = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    parents: dict[str, int | None] = {}
+    try:
+        for name in sorted(names):
+            parent, _, leaf = name.rpartition("/")
+            if parent not in parents:
+                parents[parent] = open_dir(base, parent.split("/") if parent else [])
+            fd = parents[parent]
+            try:
+                st = os.stat(leaf, dir_fd=fd, follow_symlinks=False) if fd is not None else None
+            except OSError:
+                st = None
+            if st is None:
+                digest.update(f"{name}\0-\0".encode())
+                continue
+            kind = stat.S_IFMT(st.st_mode)
+            digest.update(f"{name}\0{kind}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    finally:
+        for fd in parents.values():
+            if fd is not None:
+                os.close(fd)
+        os.close(base)
     return digest.hexdigest()
 
 
@@ -84,7 +82,7 @@ def _python() -> str:
 
 
 class LocalSandbox:
-    """Validates patches in a temporary copy on the host (no isolation, no container)."""
+    """Validates patches in copy-on-write views of the repository, contained."""
 
     name = "local"
 
@@ -101,97 +99,124 @@ class LocalSandbox:
         commands = list(checks) if checks is not None else []
         if checks is None and self.settings.sandbox_check_command:
             commands = [self.settings.sandbox_check_command]
-        with tempfile.TemporaryDirectory(prefix="smol-sandbox-") as scratch:
-            validation = self._validate_in(
-                Path(scratch), diff, [command for command in commands if command.strip()]
-            )
+        commands = [command for command in commands if command.strip()]
+        mode = self.settings.command_containment
+        availability = availability_for(self.repo_root, mode)
+        if availability.works or mode == "off":
+            try:
+                with View.create(self.repo_root) as view:
+                    validation = self._validate_in(view, diff, commands)
+            except ViewError as exc:
+                validation = self._applies(diff, f"no copy-on-write view: {exc}")
+        else:
+            validation = self._applies(diff, f"no sandbox for commands: {availability.line()}")
         validation.duration_ms = int((time.monotonic() - started) * 1000)
         return validation
 
-    def _validate_in(self, scratch: Path, diff: str, commands: list[str]) -> Validation:
-        mode = self.settings.command_containment
-        tree = scratch / "tree"
-        names = copy_workspace(self.repo_root, tree, mode=mode)
-        fingerprint = _fingerprint(tree, names)
-        for args in (("apply", "--check", "-"), ("apply", "-")):
-            try:
-                applied = run_git(
-                    tree,
-                    *args,
-                    mode=mode,
-                    repository=False,
-                    timeout=self.timeout_s,
-                    stdin_text=diff,
-                )
-            except GitUnavailable as exc:
-                return Validation(backend=self.name, applies=False, message=str(exc))
-            if applied.exit_code != 0:
-                message = (applied.stdout + applied.stderr).strip() or f"git {args[0]} failed"
-                return Validation(backend=self.name, applies=False, checks=[], message=message)
+    def _applies(self, diff: str, why: str) -> Validation:
+        """Whether the patch applies, said by `git apply --check` on the repository."""
+        applied = self._git_apply(diff, "--check", view=None)
+        if isinstance(applied, Validation):
+            return applied
+        return Validation(
+            backend=self.name,
+            applies=True,
+            message=f"only checked to apply (no syntax check, no check command): {why}",
+        )
 
-        availability = availability_for(scratch, mode)
-        contain = Containment(scratch) if availability.works else None
-        note = None
-        if commands and contain is None and mode != "off":
-            note = (
-                f"check command not run: no sandbox for commands ({availability.line()}); "
-                "it would run the patched code on this machine"
+    def _git_apply(self, diff: str, *flags: str, view: View | None) -> Validation | None:
+        try:
+            applied = run_git(
+                self.repo_root,
+                "apply",
+                *flags,
+                "-",
+                mode=self.settings.command_containment,
+                repository=False,
+                view=view,
+                timeout=self.timeout_s,
+                stdin_text=diff,
             )
-            commands = []
-        results: list[CheckResult] = []
+        except GitUnavailable as exc:
+            return Validation(backend=self.name, applies=False, message=str(exc))
+        if applied.exit_code != 0:
+            message = (applied.stdout + applied.stderr).strip() or "git apply failed"
+            return Validation(backend=self.name, applies=False, checks=[], message=message)
+        return None
+
+    def _validate_in(self, view: View, diff: str, commands: list[str]) -> Validation:
+        refused = self._git_apply(diff, view=view)
+        if refused is not None and (refused.message or "").startswith(FAILURE):
+            return self._applies(diff, refused.message or "")  # the view, not the patch
+        if refused is not None:
+            return refused
+        root = self.repo_root
         pyfiles = changed_python_files(diff)
-        if pyfiles:
-            # Isolated (-I) and started outside the tree: the patch cannot shadow py_compile.
-            argv = [_python(), "-I", "-m", "py_compile", *(str(tree / f) for f in pyfiles)]
-            results.append(self._check(syntax_command(pyfiles), argv, scratch, tree, contain))
-        for command in commands:
-            result = self._check(command, ["sh", "-c", command], tree, tree, contain)
-            results.append(
-                compared_with_unpatched(
-                    result,
-                    lambda c: self._run_unpatched(c, scratch, fingerprint, contain),
-                    tree=tree,
-                    changed=pyfiles,
-                )
-            )
-        return Validation(backend=self.name, applies=True, checks=results, message=note)
+        # What the patch made of its files, read before any check could write there.
+        upper = os.open(view.upper, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            patched = {
+                path: read_beneath(upper, path, MAX_PATCH_CHARS) for path in changed_files(diff)
+            }
+        finally:
+            os.close(upper)
 
-    def _run_unpatched(
-        self, command: str, scratch: Path, fingerprint: str, contain: Containment | None
-    ) -> CheckResult:
-        """`command` on a copy of the repository as it is, without the patch (remembered for
-        as long as the repository's files stay the same)."""
-        key = (command, fingerprint)
+        def read(path: str) -> str | None:
+            data = patched[path] if path in patched else self._read_repository(path)
+            return None if data is None else data.decode("utf-8", errors="replace")
+
+        results: list[CheckResult] = []
+        if pyfiles:
+            # Isolated (-I) and started from `/`: the patch cannot shadow py_compile.
+            argv = [_python(), "-I", "-m", "py_compile", *(str(root / f) for f in pyfiles)]
+            results.append(self._check(syntax_command(pyfiles), argv, view, cwd=Path("/")))
+        for command in commands:
+            result = self._check(command, ["sh", "-c", command], view)
+            results.append(
+                compared_with_unpatched(result, self._run_unpatched, read=read, changed=pyfiles)
+            )
+        return Validation(backend=self.name, applies=True, checks=results)
+
+    def _read_repository(self, path: str) -> bytes | None:
+        base = os.open(self.repo_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            return read_beneath(base, path, MAX_PATCH_CHARS)
+        finally:
+            os.close(base)
+
+    def _run_unpatched(self, command: str) -> CheckResult:
+        """`command` in a fresh view of the repository as it is, without the patch
+        (remembered for as long as the repository's files stay the same)."""
+        mode = self.settings.command_containment
+        key = (command, fingerprint(self.repo_root, workspace_files(self.repo_root, mode=mode)))
         if key not in self._unpatched:
-            before = scratch / "unpatched"
-            copy_workspace(self.repo_root, before, mode=self.settings.command_containment)
-            result = self._check(command, ["sh", "-c", command], before, before, contain)
+            with View.create(self.repo_root) as view:
+                result = self._check(command, ["sh", "-c", command], view)
             if len(self._unpatched) >= UNPATCHED_KEPT:
                 self._unpatched.pop(next(iter(self._unpatched)))
             self._unpatched[key] = result
         return self._unpatched[key]
 
     def _check(
-        self,
-        command: str,
-        argv: list[str],
-        cwd: Path,
-        tree: Path,
-        contain: Containment | None,
+        self, command: str, argv: list[str], view: View, *, cwd: Path | None = None
     ) -> CheckResult:
+        contain = None
+        if self.settings.command_containment != "off":
+            contain = Containment(
+                self.repo_root, view=view, readable=read_paths(self.settings.command_read_paths)
+            )
         result: ProcessResult = run_process(
             argv,
-            cwd=cwd,
+            cwd=cwd or self.repo_root,
             timeout=self.timeout_s,
             env={k: v for k, v in child_env().items() if k not in ("GIT_DIR", "GIT_WORK_TREE")},
-            # Git inside a check must not find a repository above the copy.
-            extra_env={"GIT_CEILING_DIRECTORIES": str(tree.parent)},
             contain=contain,
+            view=view if contain is None else None,
         )
         return check_result(
             command,
             result.exit_code,
-            (result.stdout + result.stderr).replace(str(tree) + os.sep, ""),
+            result.stdout + result.stderr,
             result.duration_ms,
             timed_out=result.timed_out,
             timeout_s=self.timeout_s,

@@ -23,8 +23,6 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
-from ..patches.guard import patch_path
-from ..patches.store import read_text
 from .base import ToolContext
 from .patch import propose
 
@@ -135,8 +133,8 @@ def edit_changes(
     after: dict[str, str] = {}
     for block in blocks:
         if block.path not in before:
-            target = patch_path(ctx.jail, block.path)  # refuses escapes before anything is read
-            before[block.path] = read_text(target) if target.exists() else None
+            # the guard refuses escapes and links before anything is read
+            before[block.path] = ctx.patches.read_disk(block.path)
             after[block.path] = before[block.path] or ""
         if before[block.path] is None and block.search.strip():
             raise ToolError(
@@ -169,7 +167,7 @@ def rename_changes(
     definition = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b", re.M)
     homes = []
     for path in python_files:
-        text = read_text(patch_path(ctx.jail, path)) or ""
+        text = ctx.patches.read_disk(path) or ""
         found = definition.search(text)
         if found is not None:
             homes.append((_is_test(path), path, found.end() - len(short)))
@@ -196,7 +194,7 @@ def rename_changes(
                     recovery_suggestion="Rename the function or class, not its module.",
                 )
             rel = target.path
-            edits.append((rel, read_text(patch_path(ctx.jail, rel)), contents))
+            edits.append((rel, ctx.patches.read_disk(rel), contents))
     finally:
         project.close()
     return edits

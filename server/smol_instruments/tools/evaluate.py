@@ -9,12 +9,14 @@ line when that is an expression (`repr`), what the code printed, or the exceptio
 with where.
 
 It runs exactly as `run_tests` runs the project's code: only in a trusted folder, through the
-shell tools' gate (tools/shell.py `gated_run`) with a fixed decision of its own, not a shell
+command gate (tools/commands.py `decide`) with a fixed decision of its own, not a shell
 command: the interpreter gets the runner below as its program and the model's code on stdin,
 so nothing of the code reaches a shell or the command policy's parser. Contained like every
-command (base/containment.py: no network, an empty home), and more tightly than a command:
-the whole repository is read-only to it (the code is the model's, which a prompt injection in
-any file it read may have written), in its own process group, killed at `EVALUATE_TIMEOUT_S`.
+command (base/containment.py: no network, an empty home, a copy-on-write view of the
+repository), with one difference: what it writes there is discarded with the view, never
+proposed (the code is the model's, which a prompt injection in any file it read may have
+written; a question's answer changes nothing). In its own process group, killed at
+`EVALUATE_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from ..base.errors import ErrorType, ToolError
 from ..base.truncate import truncate_output
 from ..safety.policy.verdicts import PolicyDecision
 from .base import RepoTool, ToolContext, guarded
+from .commands import python_command
 from .search import RgSearchTool
-from .shell import gated_run, python_command
+from .shell import gated_run
 from .validation import require_str
 
 EVALUATE_TIMEOUT_S = 20.0
@@ -183,7 +186,7 @@ def evaluate_code(ctx: ToolContext, code: str, timeout: float | None = None) -> 
         decision=decision,
         argv=[python_command(), "-c", RUNNER],
         stdin_text=payload,
-        writable=False,  # the model's own code: it reads the repository, never changes it
+        propose_changes=False,  # the model's own code: what it writes goes with its view
     )
     stdout = result.stdout
     if RESULT_MARK not in stdout:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -20,29 +21,32 @@ def read_repo_text(ctx: ToolContext, path: str, errors: str = "replace") -> tupl
     """
     resolved = ctx.jail.resolve(path)
     rel = ctx.jail.relative(resolved)
-    if not resolved.exists():
+    try:  # opened once, no link followed: the checked name cannot be swapped under us
+        handle = ctx.jail.tree.open_file(rel)
+    except (FileNotFoundError, NotADirectoryError):
         raise ToolError(
             ErrorType.FILE_NOT_FOUND,
             f"file not found: {path}",
             recovery_suggestion=suggest_paths(rel, list_repo_files(ctx)),
             context={"path": path},
-        )
-    if resolved.is_dir():
+        ) from None
+    except IsADirectoryError:
         raise ToolError(
             ErrorType.NOT_A_FILE,
             f"{rel} is a directory, not a file",
             recovery_suggestion=f"List its files with list_files(pattern='{rel.rstrip('/')}/**').",
             context={"path": path},
-        )
-    size = resolved.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ToolError(
-            ErrorType.INVALID_ARGUMENT,
-            f"{rel} is {size} bytes, too large to read",
-            recovery_suggestion=f"Search it instead: rg_search(pattern='...', glob='{rel}').",
-            context={"path": path, "size": size},
-        )
-    data = resolved.read_bytes()
+        ) from None
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_FILE_BYTES:
+            raise ToolError(
+                ErrorType.INVALID_ARGUMENT,
+                f"{rel} is {size} bytes, too large to read",
+                recovery_suggestion=f"Search it instead: rg_search(pattern='...', glob='{rel}').",
+                context={"path": path, "size": size},
+            )
+        data = handle.read()
     if b"\0" in data[:8192]:
         raise ToolError(
             ErrorType.BINARY_FILE,

@@ -17,11 +17,10 @@ from ..patches.guard import patch_path
 from ..patches.merge import merge_definitions
 from ..patches.model import MAX_PATCH_CHARS, Patch, printable
 from ..patches.service import Outcome, diff_of
-from ..patches.store import read_text
 from ..safety.approval import ApprovalRequest, Decision
 from .base import RepoTool, ToolContext, guarded
+from .commands import detect_test_command, runs_unasked
 from .files import read_repo_text
-from .shell import detect_test_command, runs_unasked
 from .validation import optional_str, require_path, require_str
 
 #: Who answered when nobody decided: the patch stays pending for a later decision.
@@ -248,7 +247,7 @@ class ProposePatchTool(RepoTool):
         description = optional_str("description", description, max_chars=2000)
         resolved = self.ctx.jail.resolve(path, for_write=True)
         rel = self.ctx.jail.relative(resolved)
-        if not resolved.exists():
+        if self.ctx.jail.tree.kind(rel) is None:
             if old_text.strip():
                 read_repo_text(self.ctx, path)  # raises FILE_NOT_FOUND with the closest paths
             return propose(self.ctx, [(rel, None, new_text)], description)
@@ -323,7 +322,7 @@ class ProposePatchUnifiedTool(RepoTool):
         for file in files:
             if file.path not in before:
                 try:
-                    before[file.path] = read_text(patch_path(jail, file.path))
+                    before[file.path] = self.ctx.patches.read_disk(file.path)
                 except OSError as exc:
                     raise self._does_not_apply(
                         f"{file.path} cannot be read ({exc})", file.path

@@ -9,7 +9,7 @@ import shutil
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
-from ..base.process import run_process
+from ..base.process import ProcessResult, child_env, run_process
 from .base import RepoTool, ToolContext, guarded
 from .git import current_branch, head_sha, is_git_repo, repo_is_dirty, run_git
 from .validation import optional_int, optional_str
@@ -21,6 +21,22 @@ def rg_binary() -> str | None:
     return shutil.which("rg")
 
 
+def run_rg(ctx: ToolContext, rg: str, args: list[str], timeout: float) -> ProcessResult:
+    """ripgrep in the repository, uncontained but unable to run anything: no config file is
+    read (`--no-config`: a `--pre` there names a program to run on every file) and its
+    environment is the allowlist of a tool (no `RIPGREP_CONFIG_PATH`). We never pass `--pre`
+    or `--search-zip`, the only options that start programs. Contained, it would cost a
+    sandbox start-up per search (about 50 ms, `python -m bench --only rg`) for nothing."""
+    return run_process(
+        [rg, "--no-config", *args],
+        cwd=ctx.root,
+        timeout=timeout,
+        env=child_env("tool"),
+        cancel=ctx.cancel,
+        registry=ctx.processes,
+    )
+
+
 def list_repo_files(ctx: ToolContext) -> list[str]:
     """Every file of the repository that .gitignore does not exclude, sorted, POSIX paths.
 
@@ -30,12 +46,11 @@ def list_repo_files(ctx: ToolContext) -> list[str]:
     root = ctx.root
     rg = rg_binary()
     if rg is not None:
-        result = run_process(
-            [rg, "--files", "--hidden", "--no-require-git", "--glob", "!.git", "--no-messages"],
-            cwd=root,
-            timeout=LIST_TIMEOUT_S,
-            cancel=ctx.cancel,
-            registry=ctx.processes,
+        result = run_rg(
+            ctx,
+            rg,
+            ["--files", "--hidden", "--no-require-git", "--glob", "!.git", "--no-messages"],
+            LIST_TIMEOUT_S,
         )
         if result.exit_code in (0, 1):
             return sorted(line for line in result.stdout.splitlines() if line)
@@ -43,7 +58,7 @@ def list_repo_files(ctx: ToolContext) -> list[str]:
         result = run_git(ctx, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         if result.exit_code == 0:
             files = {p for p in result.stdout.split("\0") if p}
-            return sorted(p for p in files if (root / p).is_file())
+            return sorted(p for p in files if ctx.jail.tree.kind(p) == "file")
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d != ".git"]
@@ -119,7 +134,8 @@ def filter_files(files: list[str], pattern: str, ctx: ToolContext) -> list[str]:
     matched = [f for f in files if glob_match(f, pattern)]
     if not matched:
         directory = pattern.rstrip("/")
-        if not any(ch in directory for ch in "*?[{") and (ctx.root / directory).is_dir():
+        kind = None if any(ch in directory for ch in "*?[{") else ctx.jail.tree.kind(directory)
+        if kind in ("dir", "link"):  # stat'ed, not followed; a link out is refused by name
             ctx.jail.resolve(directory)
             matched = [f for f in files if f.startswith(directory + "/")]
     return matched
@@ -174,7 +190,7 @@ class RepoInfoTool(RepoTool):
 
     @guarded
     def forward(self) -> dict[str, Any]:
-        from .shell import detect_test_command
+        from .commands import detect_test_command
 
         ctx = self.ctx
         files = list_repo_files(ctx)

@@ -1,13 +1,13 @@
-"""`rg_search`: ripgrep over the repository, honouring .gitignore."""
+"""`rg_search`: ripgrep over the repository, honouring .gitignore; it reads no ripgrep config
+and gets a tool's environment (`repo.run_rg`), so nothing can make it run a program."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
-from ..base.process import run_process
 from .base import RepoTool, guarded
-from .repo import glob_match, rg_binary
+from .repo import glob_match, rg_binary, run_rg
 from .validation import optional_int, optional_str, require_str
 
 SEARCH_TIMEOUT_S = 60.0
@@ -70,7 +70,6 @@ class RgSearchTool(RepoTool):
             raise rg_missing()
         # Plain output, path NUL-separated: cheaper for rg to write and for us to read than --json.
         argv = [
-            rg,
             "--line-number",
             "--no-heading",
             "--with-filename",
@@ -105,13 +104,7 @@ class RgSearchTool(RepoTool):
                     if not (self.ctx.root / where).is_dir():
                         where = "."
         argv += ["--regexp", pattern, "--", where]
-        result = run_process(
-            argv,
-            cwd=self.ctx.root,
-            timeout=SEARCH_TIMEOUT_S,
-            cancel=self.ctx.cancel,
-            registry=self.ctx.processes,
-        )
+        result = run_rg(self.ctx, rg, argv, SEARCH_TIMEOUT_S)
         self.ctx.check_cancelled()
         if result.timed_out:
             raise ToolError(

@@ -1,82 +1,61 @@
-"""Shell tools: `run_cmd` and `run_tests`, each behind the command policy and approval gate.
+"""Shell tools: `run_cmd` and `run_tests`, run where the command gate (commands.py) lets them.
 
-In a folder the user does not trust, nothing runs and nobody is asked: the tool answers
-UNTRUSTED_WORKSPACE. Otherwise the policy parses the command and decides: `deny` is refused
-here, in Python, and never put to anyone; `require_approval` goes to the approver; `allow`
-runs. Every command runs contained (base/containment.py: repository writable but .git, no
-network, empty home); an approval may widen that by what it names (`network` for a package
-install), and where no sandbox can be had, commands the policy allows are asked too (fail
-closed). Commands run in the repository root, in their own process group (a timeout or
-cancel kills all of it), with no stdin.
+A command the gate lets run is contained (base/containment.py) and writes to a fresh
+copy-on-write view of the repository (base/overlay.py), never to the repository itself.
+When it ends, what it changed is sorted (base/changes.py) and comes back for review:
+
+- regular files it created, changed or deleted become one patch, proposed through the patch
+  service like any other (validated, shown by the hosts; summary: the command that made
+  it), and the tool's result names the patch: nothing is written until the user accepts;
+- protected places (`.git`, `.vscode/`, `.envrc`, ...; base/places.py) are dropped and
+  named (`blocked`); what a patch cannot carry (links, mode changes, binary files) is listed
+  (`not_proposed`); bytecode, caches and paths git ignores are dropped and counted;
+- after the user approved exactly this command, the paths git ignores that it made (the
+  `node_modules` of an approved `npm install`) are written back, inside the containment
+  (base/writeback.py). A `git` widening (an approved `git commit`) writes the real `.git`.
+
+A command that timed out or was cancelled leaves nothing: its view is thrown away. Where
+commands run uncontained (COMMAND_CONTAINMENT=off, or approved where no sandbox can be had)
+they write in place. Commands run in the repository root, in their own process group (a
+timeout or cancel kills all of it), with no stdin.
 """
 
 from __future__ import annotations
 
-import json
-import re
+import logging
 import shutil
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from ..base.containment import Containment, availability_for, plan_command
+from ..base.changes import Changes, classify
+from ..base.containment import Containment, read_paths
 from ..base.errors import ErrorType, ToolError
-from ..base.git import user_identity
+from ..base.git import ignored_paths, user_identity
+from ..base.overlay import View, ViewError
 from ..base.process import ProcessResult, run_process
 from ..base.testruns import failing_tests, test_summary
 from ..base.truncate import truncate_output
-from ..safety.approval import ApprovalEvent, ApprovalRequest
+from ..base.writeback import write_back
+from ..patches.guard import patch_path
+from ..patches.model import MAX_PATCH_CHARS
 from ..safety.policy.verdicts import PolicyDecision
 from .base import RepoTool, ToolContext, guarded
+from .commands import decide, detect_test_command
+from .patch import propose
 from .validation import optional_number, optional_str, require_str
 
+log = logging.getLogger(__name__)
+
 MAX_COMMAND_CHARS = 4000
+
+#: Paths named at most in a report's lists.
+LISTED = 20
+#: More files than this changed by one command are not proposed (a build's output in a
+#: folder git does not ignore, or outside any repository): said instead.
+MAX_PROPOSED_FILES = 200
 
 
 def _shell() -> list[str]:
     return [shutil.which("bash") or "/bin/sh", "-c"]
-
-
-def python_command() -> str:
-    return "python" if shutil.which("python") else "python3"
-
-
-def detect_test_command(root: Path) -> str | None:
-    """The command that runs this project's tests, guessed from its files; None if unknown."""
-    package = root / "package.json"
-    if package.is_file():
-        try:
-            scripts = json.loads(package.read_text(errors="replace")).get("scripts") or {}
-        except (ValueError, AttributeError):
-            scripts = {}
-        test = scripts.get("test") if isinstance(scripts, dict) else None
-        if isinstance(test, str) and "no test specified" not in test:
-            return "npm test"
-    python_markers = ("pytest.ini", "conftest.py", "tox.ini", "setup.cfg", "pyproject.toml")
-    if any((root / marker).is_file() for marker in python_markers) or (root / "tests").is_dir():
-        return f"{python_command()} -m pytest -q"
-    if (root / "Cargo.toml").is_file():
-        return "cargo test"
-    if (root / "go.mod").is_file():
-        return "go test ./..."
-    makefile = root / "Makefile"
-    if makefile.is_file() and re.search(r"^test\s*:", makefile.read_text(errors="replace"), re.M):
-        return "make test"
-    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
-        return f"{python_command()} -m pytest -q"
-    return None
-
-
-def runs_unasked(ctx: ToolContext, command: str) -> bool:
-    """True when `command` would run now without asking anyone: the folder is trusted, the
-    policy allows it, and it can be contained (or the user turned containment off)."""
-    if not ctx.trusted:
-        return False
-    decision = ctx.policy.verdict(command)
-    if decision.verdict != "allow":
-        return False
-    mode = ctx.settings.command_containment
-    plan = plan_command(decision.verdict, decision.rule, mode, availability_for(ctx.root, mode))
-    return not plan.ask and plan.refuse is None
 
 
 def gated_run(
@@ -87,132 +66,172 @@ def gated_run(
     decision: PolicyDecision | None = None,
     argv: list[str] | None = None,
     stdin_text: str | None = None,
-    writable: bool = True,
+    propose_changes: bool = True,
 ) -> tuple[ProcessResult, dict[str, Any]]:
-    """Decide with the policy and containment, ask when they say so, run contained when
-    allowed; ToolError otherwise. A tool that runs a program of its own (not a shell command
-    the model wrote) passes its `decision` and `argv`; `command` is then how it is shown."""
-    if not ctx.trusted:
-        raise ToolError(
-            ErrorType.UNTRUSTED_WORKSPACE,
-            f"`{command}` was not run: the user does not trust this folder, so no command runs",
-            recovery_suggestion=(
-                "Do not retry any command. Answer from the files (read_file, rg_search, "
-                "list_files, git_diff) and propose changes with propose_patch; say in "
-                "final_answer() what the user could run once they trust the folder."
-            ),
-            context={"command": command},
+    """Run `command` as the gate decides (ToolError when it must not run), contained in a
+    view of the repository; what it changed is proposed, said in the returned report.
+
+    A tool that runs a program of its own (not a shell command the model wrote) passes the
+    policy's `decision` for it and its `argv`; `command` is then how it is shown. With
+    `propose_changes=False` whatever it wrote is discarded with its view, never proposed
+    (`evaluate`: the model's own code, which reads the repository and changes nothing)."""
+    decided = decide(ctx, command, decision)
+    plan, gate = decided.plan, decided.gate
+    contain = None
+    if plan.contained:
+        contain = Containment(
+            ctx.root,
+            widens=frozenset(plan.widens),
+            readable=read_paths(ctx.settings.command_read_paths),
         )
-    decision = decision or ctx.policy.verdict(command)
-    gate: dict[str, Any] = {
-        "verdict": decision.verdict,
-        "rule": decision.rule,
-        "reason": decision.reason,
-    }
-    if decision.verdict == "deny":
-        _refuse(
-            ctx,
-            command,
-            gate,
-            f"command refused by policy rule {decision.rule}: {decision.reason}",
-            "This command is never run. Do not retry it or a variant of it; use a safe, "
-            "read-only alternative or the repository tools (read_file, rg_search, propose_patch).",
-        )
-    mode = ctx.settings.command_containment
-    plan = plan_command(decision.verdict, decision.rule, mode, availability_for(ctx.root, mode))
-    gate["contained"] = plan.contained
-    if plan.widens:
-        gate["widens"] = list(plan.widens)
-    if plan.refuse:
-        _refuse(
-            ctx,
-            command,
-            gate,
-            f"`{command}` cannot run: {plan.refuse}",
-            "No command can run here until the user makes containment work; continue with "
-            "the repository tools (read_file, rg_search, propose_patch).",
-        )
-    if plan.ask:
-        reasons = [decision.reason if decision.verdict != "allow" else None, plan.note]
-        reason = "; ".join(r for r in reasons if r)
-        answer = ctx.gate.ask(
-            ApprovalRequest(
-                kind="command",
-                subject=command,
-                summary=command,
-                rule=decision.rule,
-                reason=reason,
-                widens=plan.widens,
-            )
-        )
-        gate["approval"] = "approved" if answer.approved else "denied"
-        gate["decided_by"] = answer.decided_by
-        _emit(ctx, command, gate)
-        if not answer.approved:
-            raise ToolError(
-                ErrorType.APPROVAL_DENIED,
-                f"the user did not approve `{command}` ({reason})"
-                + (f": {answer.reason}" if answer.reason else ""),
-                recovery_suggestion=(
-                    "Do not run it again. Continue without it, or explain in final_answer() "
-                    "what the user could run themselves."
-                ),
-                context=gate | {"command": command},
-            )
-    else:
-        gate["approval"] = "auto"
-        _emit(ctx, command, gate)
-    contain = Containment(ctx.root, writable).widened(plan.widens) if plan.contained else None
     identity = user_identity() if contain is not None and "git" in plan.widens else None
     ctx.check_cancelled()
-    result = run_process(
-        argv or [*_shell(), command],
-        stdin_text=stdin_text,
-        cwd=ctx.root,
-        timeout=timeout,
-        extra_env=identity,
-        contain=contain,
-        cancel=ctx.cancel,
-        registry=ctx.processes,
-    )
+    view = _view(ctx, command, gate) if contain is not None else None
+    try:
+        result = run_process(
+            argv or [*_shell(), command],
+            stdin_text=stdin_text,
+            cwd=ctx.root,
+            timeout=timeout,
+            extra_env=identity,
+            contain=contain.viewing(view) if contain is not None else None,
+            cancel=ctx.cancel,
+            registry=ctx.processes,
+        )
+        done = not (result.cancelled or result.timed_out)
+        if view is not None and done and propose_changes:
+            gate.update(_reviewed(ctx, command, view, approved=decided.approved))
+    finally:
+        if view is not None:
+            view.close()
     if result.cancelled:
         ctx.check_cancelled()
     if result.timed_out:
         head, _ = truncate_output(result.stdout + result.stderr, 1500, 40, keep="tail")
         raise ToolError(
             ErrorType.TIMEOUT,
-            f"`{command}` was stopped after {timeout:g} s",
+            f"`{command}` was stopped after {timeout:g} s; what it changed was discarded",
             recovery_suggestion="Run something narrower (one test file), or pass a larger timeout=.",
             context=gate | {"command": command, "partial_output": head},
         )
     return result, gate
 
 
-def _emit(ctx: ToolContext, command: str, gate: dict[str, Any]) -> None:
-    ctx.emit(
-        ApprovalEvent(
-            command=command,
-            verdict=gate["verdict"],
-            rule=gate["rule"],
-            reason=gate["reason"],
-            decision=gate["approval"],
-            contained=gate.get("contained", False),
-            widens=list(gate.get("widens", [])),
+def _view(ctx: ToolContext, command: str, gate: dict[str, Any]) -> View:
+    try:
+        return View.create(ctx.root)
+    except ViewError as exc:
+        raise ToolError(
+            ErrorType.COMMAND_FAILED,
+            f"`{command}` was not run: {exc}",
+            recovery_suggestion="Continue with the repository tools (read_file, rg_search, "
+            "propose_patch); tell the user what failed.",
+            context=gate | {"command": command},
+        ) from exc
+
+
+def _reviewed(ctx: ToolContext, command: str, view: View, *, approved: bool) -> dict[str, Any]:
+    """`review`, or a line saying why it could not be done: the command ran, its output
+    must reach the model whatever happens to the reading of its view."""
+    try:
+        return review(ctx, command, view, approved=approved)
+    except ToolError:
+        raise
+    except Exception as exc:
+        log.exception("reading the view of %r failed", command)
+        return {"changes": f"what the command changed could not be read ({exc}); it was discarded"}
+
+
+def review(ctx: ToolContext, command: str, view: View, *, approved: bool) -> dict[str, Any]:
+    """What the command changed in `view`: proposed, written back or dropped, and said."""
+    mode = ctx.settings.command_containment
+    changes = classify(
+        ctx.root,
+        view.upper,
+        is_ignored=lambda paths: ignored_paths(ctx.root, paths, mode=mode),
+        limit=MAX_PATCH_CHARS,
+    )
+    report: dict[str, Any] = {}
+    if changes.nothing:
+        return report
+    said: list[str] = []
+    proposable = _proposable(ctx, changes)
+    names = ", ".join(c.path for c in proposable[:5]) + (" ..." if len(proposable) > 5 else "")
+    if len(proposable) > MAX_PROPOSED_FILES:
+        said.append(
+            f"the command changed {_files(len(proposable))} ({names}): too many to propose "
+            f"as one patch (at most {MAX_PROPOSED_FILES}); nothing was kept"
         )
-    )
+    elif proposable:
+        try:
+            patch = propose(
+                ctx, [(c.path, c.old, c.new) for c in proposable], f"Changes made by `{command}`"
+            )
+        except ToolError as exc:
+            said.append(
+                f"the command changed {_files(len(proposable))} ({names}), not proposed: {exc}"
+            )
+        else:
+            report["patch_id"] = patch["patch_id"]
+            said.append(
+                f"the command changed {_files(len(proposable))} ({names}); proposed as patch "
+                f"{patch['patch_id']} — nothing is written until the user accepts"
+            )
+    if changes.ignored:
+        kept = approved and _written_back(ctx, view, changes, said)
+        if not kept:
+            places = ", ".join(changes.ignored[:5]) + (" ..." if len(changes.ignored) > 5 else "")
+            said.append(
+                f"discarded {_files(changes.ignored_files)} git ignores ({places}); only a "
+                "command the user approves keeps them"
+            )
+    if changes.blocked:
+        report["blocked"] = changes.blocked
+        said.append(
+            "blocked what it did in protected places (never proposed, never written): "
+            + "; ".join(changes.blocked[:3])
+            + (" ..." if len(changes.blocked) > 3 else "")
+        )
+    if changes.skipped:
+        report["not_proposed"] = changes.skipped[:LISTED]
+        said.append(f"{len(changes.skipped)} not proposed (see not_proposed)")
+    if changes.byproducts and said:
+        said.append(f"dropped {_files(changes.byproducts)} of bytecode and caches")
+    if said:
+        report["changes"] = "; ".join(said)
+    return report
 
 
-def _refuse(
-    ctx: ToolContext, command: str, gate: dict[str, Any], message: str, recovery: str
-) -> NoReturn:
-    gate["approval"] = "denied"
-    _emit(ctx, command, gate)
-    raise ToolError(
-        ErrorType.COMMAND_DENIED,
-        message,
-        recovery_suggestion=recovery,
-        context=gate | {"command": command},
-    )
+def _files(count: int) -> str:
+    return f"{count} file" + ("" if count == 1 else "s")
+
+
+def _proposable(ctx: ToolContext, changes: Changes) -> list[Any]:
+    """The changes a patch may carry (the patch guard's word), the others listed as skipped."""
+    chosen = []
+    for change in changes.files:
+        if not (change.old or change.new):
+            changes.skipped.append(f"{change.path}: an empty file, not proposed")
+            continue
+        try:
+            patch_path(ctx.jail, change.path)
+        except (ToolError, OSError) as exc:
+            changes.skipped.append(f"{change.path}: {exc}")
+            continue
+        chosen.append(change)
+    return chosen
+
+
+def _written_back(ctx: ToolContext, view: View, changes: Changes, said: list[str]) -> bool:
+    result = write_back(ctx.root, view, changes.ignored, timeout=ctx.settings.command_timeout_s)
+    if result.exit_code == 0:
+        said.append(
+            f"kept {_files(changes.ignored_files)} git ignores, as approved: "
+            + ", ".join(changes.ignored[:5])
+        )
+        return True
+    said.append(f"could not keep what git ignores: {(result.stderr.strip() or 'failed')[-300:]}")
+    return False
 
 
 class RunCmdTool(RepoTool):

@@ -8,6 +8,10 @@ that cannot show message actions, is a denial. A patch waits until the user acce
 every hunk of it (code action, CodeLens, chat panel) — waiting on the patch service, which owns
 the decisions — the run is cancelled, or the timeout passes.
 `deny` verdicts never get here: the policy refuses them in Python.
+
+The message shows the command through `base/visible.py` (every line break marked, escape
+sequences and invisible characters drawn) with the request's warnings in words; the
+structured request also carries the exact command, which the extension draws the same way.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import uuid
 
 from lsprotocol import types
 
+from ...base.visible import visible
 from ...base.wire import to_wire
 from ...safety.approval import ApprovalRequest, Decision
 from ..feature import Feature
@@ -86,11 +91,7 @@ class EditorApprover:
 
     async def _ask(self, request: ApprovalRequest, structured: bool) -> str | None:
         """The title of the action the user chose; None when they dismissed the question."""
-        message = (
-            f"The agent wants to run: {request.subject}\nPolicy {request.rule}: {request.reason}"
-        )
-        if request.widening_line():
-            message += f"\n{request.widening_line()}"
+        message = approval_message(request)
         if structured:
             params = CommandApproval(
                 command=request.subject,
@@ -118,6 +119,18 @@ class EditorApprover:
             )
         )
         return None if shown is None else shown.title
+
+
+def approval_message(request: ApprovalRequest) -> str:
+    """The question as plain text: the command with nothing hidden, the policy, what it widens
+    and the warnings."""
+    lines = [
+        f"The agent wants to run: {visible(request.subject, breaks=True)}",
+        visible(f"Policy {request.rule}: {request.reason}", breaks=True),
+    ]
+    if request.widening_line():
+        lines.append(str(request.widening_line()))
+    return "\n".join([*lines, *request.warnings()])
 
 
 class Approvals(Feature):

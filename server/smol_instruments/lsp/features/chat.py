@@ -9,7 +9,6 @@ and a cancel from the progress UI or `$/cancelRequest` stops the run within one 
 from __future__ import annotations
 
 import logging
-import threading
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ...agent.events import AgentEvent, RunOutcome
+from ...agent.events import AgentEvent, ProgressEvent, RunOutcome
+from ...base.visible import visible
 from ...base.wire import to_wire
-from ...safety.policy import PolicyConfigError
 from ..feature import Feature, command, handles
 from ..progress import RunProgress
 from ..protocol import (
@@ -37,9 +36,10 @@ from ..selections import with_selections
 from ..server import SmolLanguageServer
 from ..sessions import HostedSession, SessionPool
 from .approvals import Approvals
+from .model import Model
 
 if TYPE_CHECKING:
-    from ...llm.resolve import Endpoint, ModelRuntime
+    from ...llm.resolve import Endpoint
     from ...patches.validation import Sandbox
 
 log = logging.getLogger(__name__)
@@ -48,15 +48,12 @@ log = logging.getLogger(__name__)
 class Chat(Feature):
     """Runs the user's messages through the agent, one session per conversation."""
 
-    def __init__(self, server: SmolLanguageServer, approvals: Approvals) -> None:
+    def __init__(self, server: SmolLanguageServer, approvals: Approvals, model: Model) -> None:
         self.server = server
         self.approvals = approvals
+        self.model = model
         self.pool = SessionPool()
         self.progress = RunProgress(server)
-        # One model runtime for every conversation: the embedded server, when one is needed,
-        # is started by the first chat (never at start-up) and stopped with the daemon.
-        self.runtime: ModelRuntime | None = None
-        self._runtime_lock = threading.Lock()
 
     # --- handlers ------------------------------------------------------------------------
 
@@ -81,7 +78,9 @@ class Chat(Feature):
         text = self._with_selections(question, [Selection(uri=request.uri, range=request.range)])
         outcome = await self.run(text, None, None)
         self.server.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Info, message=outcome.answer[:4000])
+            types.ShowMessageParams(
+                type=types.MessageType.Info, message=visible(outcome.answer[:4000])
+            )
         )
         return to_wire(outcome)
 
@@ -91,8 +90,6 @@ class Chat(Feature):
 
     def close(self) -> None:
         self.pool.close()
-        if self.runtime is not None:
-            self.runtime.close()
 
     # --- what the handlers do ------------------------------------------------------------
 
@@ -112,6 +109,7 @@ class Chat(Feature):
 
     def _new_session(self, session_id: str) -> HostedSession:
         from ...agent.session import AgentSession
+        from ...safety.policy import PolicyConfigError  # not on the initialize path
 
         server = self.server
         if server.root is None or server.patch_store is None:
@@ -144,21 +142,18 @@ class Chat(Feature):
         return hosted
 
     def _endpoint(self, hosted: HostedSession | None) -> Endpoint:
-        """The model endpoint for a run; starting the local model shows as work-done progress."""
-        from ...llm.resolve import ModelRuntime
-
-        with self._runtime_lock:
-            if self.runtime is None:
-                self.runtime = ModelRuntime()
-            runtime = self.runtime
+        """The model endpoint for a run; getting the local model ready shows in the chat (as
+        progress events) and as work-done progress."""
 
         def status(message: str, percent: int | None) -> None:
-            token = hosted.progress_token if hosted is not None else None
-            if token is not None:
-                self.progress.status(token, message, percent)
+            if hosted is None:
+                return
+            hosted.session.emitter(ProgressEvent(stage="model", message=message, percent=percent))
+            if hosted.progress_token is not None:
+                self.progress.status(hosted.progress_token, message, percent)
 
         cancel = hosted.session.cancel_event if hosted is not None else None
-        return runtime.endpoint(self.server.settings, on_status=status, cancel=cancel)
+        return self.model.endpoint(on_status=status, cancel=cancel)
 
     def _open_sandbox(self) -> Sandbox | None:
         try:

@@ -43,12 +43,8 @@ class Configuration(Feature):
         server = self.server
         self.apply(settings_section(params.initialization_options), "initializationOptions")
         trust = "" if server.trusted else "; the folder is untrusted: no command runs"
-        log.info(
-            "smol-instruments daemon for %s (model %s%s)",
-            server.root,
-            server.settings.model_id,
-            trust,
-        )
+        # which model runs is logged once known (features/model.py), not the configured one
+        log.info("smol-instruments daemon for %s%s", server.root, trust)
 
     @handles(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:

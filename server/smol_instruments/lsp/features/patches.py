@@ -20,11 +20,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ...base.errors import ToolError
+from ...base.visible import visible
 from ...base.wire import to_wire
-from ...patches.guard import patch_path
 from ...patches.model import Patch
 from ...patches.service import Outcome, PatchService
-from ...patches.store import read_text
 from ...patches.view import patch_view
 from .. import patch_edits
 from ..feature import Feature, command, handles
@@ -150,9 +149,7 @@ class Patches(Feature):
 
     def _read_live(self, path: str) -> str | None:
         """The text as the editor has it (unsaved edits included), after the guard."""
-        target = patch_path(self.service.jail, path)
-        text = self.server.document_text(target.as_uri())
-        return text if text is not None else read_text(target)
+        return self.service.read_live(path, self.server.document_text)
 
     def _version_of(self, uri: str) -> int | None:
         document = self.server.workspace.text_documents.get(uri)
@@ -183,7 +180,9 @@ class Patches(Feature):
         if plan.writes:
             edit = patch_edits.workspace_edit(plan, service, self._version_of)
             result = await self.server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=edit, label=f"Agent patch: {patch.summary}")
+                types.ApplyWorkspaceEditParams(
+                    edit=edit, label=visible(f"Agent patch: {patch.summary}", breaks=True)
+                )
             )
             if not result.applied:
                 reason = result.failure_reason or "the editor did not apply the edit"

@@ -36,6 +36,7 @@ from pydantic import (
     ValidationError,
 )
 
+from ...base.beneath import Beneath, Refused
 from .arguments import canonical, has_arg, has_flag, operands
 from .verdicts import RANK, Finding, Verdict
 
@@ -224,9 +225,21 @@ class PolicyRules:
     @classmethod
     def load(cls, repo_root: Path, *, allow_repo_loosening: bool = False) -> PolicyRules:
         path = Path(repo_root) / POLICY_FILE
-        if not path.is_file():
+        try:  # the repository's file, read without following a link it may have planted
+            with Beneath(repo_root) as tree:
+                data = tree.read_bytes(POLICY_FILE.as_posix())
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return cls(allow_repo_loosening=allow_repo_loosening)
-        return cls(repo=load_rules(path), allow_repo_loosening=allow_repo_loosening, source=path)
+        except Refused as exc:
+            raise PolicyConfigError(f"{path}: {exc.message}") from None
+        except OSError as exc:
+            raise PolicyConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PolicyConfigError(f"{path}: is not UTF-8 text") from None
+        repo = load_rules(path, text)
+        return cls(repo=repo, allow_repo_loosening=allow_repo_loosening, source=path)
 
     def finding(self, rule_id: str, display: str | None, **fields: str) -> Finding:
         """The finding of a rule the analysis applies by id, its reason filled in."""

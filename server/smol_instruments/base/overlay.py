@@ -1,0 +1,287 @@
+"""A copy-on-write view of the repository: a contained command writes there, never in place.
+
+`View.create(root)` makes a fresh directory of ours (mode 0700, in the temporary directory,
+outside the repository, never reused by another command) holding the overlay's upper layer.
+`view.command(argv)` is the command line that mounts the view and then runs `argv`
+(bubblewrap, for a contained command) in it:
+
+    unshare --mount [--user --map-root-user] --propagation private -- sh -c '
+        mount -t overlay -o lowerdir=ROOT,upperdir=UP,workdir=WORK,userxattr,volatile overlay ROOT
+        exec "$@"' ... bwrap ...
+
+Root needs no user namespace (bubblewrap then runs as it always did for root); anyone else
+gets one of their own, where bubblewrap runs as its root and gives the command back its own
+uid and gid (containment.py: `--unshare-user --uid --gid`, `--cap-drop ALL`). Bubblewrap
+binds ROOT, now the overlay, as the repository. Every write of the command lands in UP; a
+deletion is a whiteout (a 0/0 character device), a directory replaced as a whole is marked
+opaque (`user.overlay.opaque`); the repository itself is only read. When the command has
+ended, `changes.py` reads UP (what the command left running is killed at that moment,
+lifeline.py; the reading follows no link, so a process still dying cannot lead it astray).
+
+Why util-linux's `unshare` and `mount` and not the same system calls made by us between
+fork and exec: Python forks instead of vforking once there is such a function, and a fork
+of a process the size of the daemon cost 40-80 ms against 4-11 ms (measured at load 13 on 2
+cores); the three small programs cost a few milliseconds (bench/containment.py,
+`contain_view`). `volatile` skips the overlay's sync of the upper filesystem when it goes
+away (a sync of the whole disk holding the temporary directory, 3-5 ms under load): the
+upper layer is read right after and thrown away, so nothing needs to reach the disk. A
+mount that fails is said on the command's stderr (FAILURE) with exit status FAILED.
+
+One view may serve several commands in a row (a validation: `git apply`, then the checks,
+see sandbox/local.py): each mount gets a fresh work directory, which `volatile` requires.
+`with_repository=True` also binds the repository as it is at `real` before the overlay
+covers it, so an approved command widened with `git` writes the real `.git`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import queue
+import shutil
+import stat
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+#: How a view's directory is named: PREFIX, the pid of the process that made it, a random tail.
+PREFIX = "smol-view-"
+
+#: Options of every view's overlay (besides its layers).
+OPTIONS = "userxattr,volatile"
+
+#: Where the upper layer says a directory hides what the repository has below it.
+OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
+
+#: The exit status and the first words of stderr when the view could not be mounted.
+FAILED = 125
+FAILURE = "smol-instruments: the copy-on-write view could not be mounted"
+
+#: Characters that cannot be passed in overlayfs' option string.
+_UNSAFE = frozenset(",:\\\n=")
+
+#: What mounts the view, then runs the command: $1 options, $2 the root, $3 where the
+#: repository stays reachable (or empty), $4 "cd" to enter the view's root again (a command
+#: run without bubblewrap, which would do it), then the command.
+MOUNT_SCRIPT = (
+    "o=$1 r=$2 real=$3 enter=$4; shift 4; "
+    'if [ -n "$real" ]; then mount -n -i --rbind -- "$r" "$real" '
+    f'|| {{ echo "{FAILURE}: mount --rbind" >&2; exit {FAILED}; }}; fi; '
+    'mount -n -i -t overlay -o "$o" -- overlay "$r" '
+    f'|| {{ echo "{FAILURE}: mount -t overlay" >&2; exit {FAILED}; }}; '
+    'if [ -n "$enter" ]; then cd "$(pwd -P)" || exit ' + str(FAILED) + "; fi; "
+    'exec "$@"'
+)
+
+
+class ViewError(OSError):
+    """The view could not be made (said in words a user can act on)."""
+
+
+#: The programs a view needs (util-linux).
+PROGRAMS = ("unshare", "mount")
+
+
+def missing_programs() -> list[str]:
+    return [name for name in PROGRAMS if which(name) is None]
+
+
+def which(name: str) -> str | None:
+    """`shutil.which`, remembered for the PATH it searched (asked for every command)."""
+    return _which(name, os.environ.get("PATH", os.defpath))
+
+
+@functools.lru_cache(maxsize=64)
+def _which(name: str, path: str) -> str | None:
+    return shutil.which(name, path=path)
+
+
+def unsafe_path(path: Path) -> str | None:
+    """Why `path` cannot be a layer of an overlay (a character its options cannot carry)."""
+    bad = sorted(set(str(path)) & _UNSAFE)
+    if bad:
+        return (
+            f"{path} holds {' '.join(repr(c) for c in bad)}, which overlayfs options cannot carry"
+        )
+    return None
+
+
+@dataclass
+class View:
+    """One fresh copy-on-write view of `root`; `close()` removes its directory."""
+
+    root: Path
+    scratch: Path
+    _mounts: int = field(default=0, repr=False)
+
+    @classmethod
+    def create(cls, root: Path) -> View:
+        root = Path(root).resolve()
+        base = Path(tempfile.gettempdir()).resolve()
+        if base == root or base.is_relative_to(root):
+            raise ViewError(f"the temporary directory {base} lies inside the repository {root}")
+        problem = unsafe_path(root) or unsafe_path(base)
+        if problem:
+            raise ViewError(problem)
+        _reaper.sweep(base)
+        scratch = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=base))  # 0700
+        for name in ("upper", "real"):
+            (scratch / name).mkdir()
+        return cls(root, scratch)
+
+    @property
+    def upper(self) -> Path:
+        """The overlay's upper layer: what the commands in this view wrote."""
+        return self.scratch / "upper"
+
+    @property
+    def real(self) -> Path:
+        """Where the repository as it is stays reachable (only with `with_repository`)."""
+        return self.scratch / "real"
+
+    def command(
+        self, argv: Sequence[str], *, with_repository: bool = False, enter: bool = False
+    ) -> list[str]:
+        """The command line that mounts this view (a fresh work directory each time) and
+        runs `argv` in it; `enter`: start `argv` in the view's root (without bubblewrap)."""
+        self._mounts += 1
+        work = self.scratch / f"work{self._mounts}"
+        work.mkdir()
+        options = f"lowerdir={self.root},upperdir={self.upper},workdir={work},{OPTIONS}"
+        user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+        return [
+            which("unshare") or "unshare",
+            "--mount",
+            *user,
+            "--propagation",
+            "private",
+            "--",
+            "/bin/sh",
+            "-c",
+            MOUNT_SCRIPT,
+            "smol-view",
+            options,
+            str(self.root),
+            str(self.real) if with_repository else "",
+            "cd" if enter else "",
+            *argv,
+        ]
+
+    def close(self) -> None:
+        """Throw the view away (in the background: removing a directory tree costs tens of
+        milliseconds on a busy disk, and nobody waits for it)."""
+        _reaper.remove(self.scratch)
+
+    def __enter__(self) -> View:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Reaper:
+    """Removes thrown-away views on a thread of its own; what is left when we exit is
+    removed then, and what a process killed outright left, by the next one's `sweep`."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Path | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._swept: set[Path] = set()
+        self._pending: set[Path] = set()
+
+    def remove(self, scratch: Path) -> None:
+        with self._lock:
+            self._pending.add(scratch)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="smol-views", daemon=True)
+                self._thread.start()
+                atexit.register(self.drain)
+        self._queue.put(scratch)
+
+    def _run(self) -> None:
+        while (scratch := self._queue.get()) is not None:
+            remove_tree(scratch)
+            with self._lock:
+                self._pending.discard(scratch)
+
+    def drain(self) -> None:
+        with self._lock:
+            pending = list(self._pending)
+        for scratch in pending:
+            remove_tree(scratch)
+
+    def sweep(self, base: Path) -> None:
+        """Remove views in `base` whose process is gone (once per base and process)."""
+        with self._lock:
+            if base in self._swept:
+                return
+            self._swept.add(base)
+        try:
+            names = os.listdir(base)
+        except OSError:
+            return
+        for name in names:
+            pid = name.removeprefix(PREFIX).split("-", 1)[0]
+            if name.startswith(PREFIX) and pid.isdigit() and not _alive(int(pid)):
+                remove_tree(base / name)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_tree(path: Path) -> None:
+    """Remove `path` and all below, following no link, also where a command left a
+    directory we may not enter or change (mode 000): we own it, so we may chmod it."""
+    shutil.rmtree(path, ignore_errors=True)
+    if os.path.lexists(path):
+        parent = os.open(path.parent, _DIR | os.O_CLOEXEC)
+        try:
+            _unlock(parent, path.name)
+        finally:
+            os.close(parent)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def make_ours(parent: int, name: str) -> None:
+    """chmod 0700 the directory `name` below `parent`, never through a link (an O_PATH
+    descriptor opened with O_NOFOLLOW is what is changed)."""
+    fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", 0o700)
+    finally:
+        os.close(fd)
+
+
+def _unlock(parent: int, name: str) -> None:
+    """Make the directory `name` and every one below it ours to enter and change."""
+    try:
+        make_ours(parent, name)
+        fd = os.open(name, _DIR | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return
+    try:
+        for child in os.listdir(fd):
+            try:
+                st = os.stat(child, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                _unlock(fd, child)
+    finally:
+        os.close(fd)
+
+
+_reaper = _Reaper()
