@@ -17,6 +17,7 @@ from smol_instruments.agent.intent import (
     from_model_reply,
     from_rules,
     literal_calls,
+    settled,
 )
 from smol_instruments.base.config import Settings
 
@@ -182,13 +183,60 @@ def test_a_server_whose_schema_reply_is_unusable_leaves_the_decision_to_the_rule
     with ScriptedModel(turns, props=LLAMA_PROPS) as model:
         session = session_for(repo, settings, model)
         try:
-            outcome = session.run("Hello, who are you?")
+            outcome = session.run("Hello, tell me who you are.")
         finally:
             session.close()
         assert len(model.requests) == 2
         assert "response_format" not in (model.requests[1].body or {})
     assert outcome.status == "completed"
     assert "coding agent" in outcome.answer
+
+
+@pytest.mark.parametrize(
+    ("task", "follow_up", "rules"),
+    [
+        ("What does the function area in shapes.py return for a circle?", False, True),
+        ("what does average([2, 4]) return with the code as it is now?", False, True),
+        ("Run the tests and tell me which ones fail", False, True),
+        ("what does add do?", False, True),
+        ("delete everything, history too, and start over", True, True),
+        # a change, a change word in a question or a command, a statement, a follow-up's "it"
+        ("Fix the failing test", False, False),
+        ("can you give slugify an optional separator argument?", False, False),
+        ("how do I add a user?", False, False),
+        ("is it possible to make slugify keep dots?", False, False),
+        ("run the tests and fix what fails", False, False),
+        ("the slug of 'A B' is wrong", False, False),
+        ("what would it give for 'HTTPServer'?", True, False),
+        ("what would it give for 'HTTPServer'?", False, True),
+    ],
+)
+def test_the_rules_settle_what_they_can_and_leave_the_rest_to_the_model(
+    task: str, follow_up: bool, rules: bool
+) -> None:
+    """Asking the model costs a call before the first step (docs/evaluation.md)."""
+    assert settled(from_rules(task), follow_up=follow_up) is rules
+
+
+def test_a_plain_first_question_costs_no_model_call_before_its_first_step(
+    repo: Path, settings: Settings
+) -> None:
+    """On a server that would hold the reply to a schema, a plain question goes straight to
+    its first step, after the system prompt alone: the prefix the warm-up filled."""
+    with ScriptedModel(["`add` returns a - b."], props=LLAMA_PROPS) as model:
+        session = session_for(repo, settings, model)
+        try:
+            outcome = session.run("What does add in app/calc.py return?")
+        finally:
+            session.close()
+        (first,) = model.requests
+    assert "response_format" not in (first.body or {})
+    assert [m["role"] for m in first.messages[:2]] == ["system", "user"]
+    assert first.messages[0]["content"] in (
+        session.agent.system_prompt,
+        [{"type": "text", "text": session.agent.system_prompt}],
+    )
+    assert outcome.status == "completed" and "a - b" in outcome.answer
 
 
 def test_a_model_never_turns_a_destructive_request_or_a_plain_change_into_something_else() -> None:

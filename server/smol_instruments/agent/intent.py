@@ -6,8 +6,16 @@ calls written with literal arguments (`average([2, 4])`). The context (agent/con
 evidence (agent/evidence.py), the prompts, the loop, the final-answer checks and the outcome
 read it; none of them guesses from the task's words again.
 
-Who decides:
+Who decides (`decide`):
 
+- the rules below, where they settle it: a destructive request, and a question or a request
+  to run something whose words ask for no change ("what does add do?", "run the tests"),
+  unless it is a follow-up pointing back ("what about it?"). A change is always put to the
+  model (it may decline one the rules let through: "make this repository brand new").
+  Asking the model costs a model call before the first step: on
+  the embedded 1.5B model more than the first answer's first word itself, and its reply
+  moves the server's one cached prompt off the prefix the warm-up filled (measured in
+  docs/evaluation.md). The model is asked only for what the rules cannot settle;
 - the model, with a reply constrained to a JSON schema, where the server enforces one
   (llama.cpp's server: `response_format` with a `json_schema`; Ollama through LiteLLM's
   `format`). The request is the conversation so far plus one question, so the server's cached
@@ -17,8 +25,8 @@ Who decides:
   Two things the model does not overrule: a request the rules find destructive is declined
   (safety is not left to a model's reading), and a plain request to change ("can you add
   ...") stays a change.
-- the rules below, where the server enforces no schema or the reply is unusable. They are the
-  fallback, not a second opinion: a model's decision is never re-guessed by them.
+- the rules again, where the server enforces no schema or the reply is unusable. They are
+  the fallback, not a second opinion: a model's decision is never re-guessed by them.
 
 What follows from the kind and the words (which failures a change is held to, whether the
 tests' output or the history is read first, the call a task plainly starts with) is derived
@@ -30,6 +38,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -95,6 +104,15 @@ _ASKS = re.compile(rf"{_LEAD_IN}(?:{_CHANGE_VERBS})\b", re.IGNORECASE)
 _SHOULD = re.compile(
     r"\b(?:it|that|this|but)\s+should\s+(?:be|give|return|print|say|raise)\b|\binstead of\b",
     re.IGNORECASE,
+)
+#: A change asked for inside a sentence ("how do I add a user?", "is it possible to make ...",
+#: "run the tests and fix what fails"); not a function named like one ("what does add do?").
+_CHANGE_WORD = re.compile(
+    rf"\b(?:to|i|you|we|please|and|then)\s+(?:{_CHANGE_VERBS})\b", re.IGNORECASE
+)
+#: A message phrased as a question.
+_QUESTION_FORM = re.compile(
+    r"^\s*(?:what|which|where|why|how|who|when|is|are|does|do|did)\b|\?\s*$", re.IGNORECASE
 )
 _ASKS_TO_RUN = re.compile(rf"{_LEAD_IN}(?:run|execute|start)\b", re.IGNORECASE)
 #: A change that is a fix: what was broken must work afterwards.
@@ -402,6 +420,38 @@ def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
         reason=DESTRUCTIVE_REASON if kind == "decline" else "",
         carried=carried if _REFERS_BACK.search(task) else (),
     )
+
+
+def settled(intent: TaskIntent, *, follow_up: bool) -> bool:
+    """Whether the rules' intent stands without asking the model (see the module's doc)."""
+    if intent.kind == "decline":
+        return True
+    if follow_up and intent.refers_back:
+        return False  # "it": the model reads what the conversation established
+    if intent.kind == "change":
+        return False  # the model may decline it, and names what "it" and prose point at
+    plain = intent.kind == "command" or _QUESTION_FORM.search(intent.task) is not None
+    return plain and _CHANGE_WORD.search(intent.task) is None
+
+
+def decide(
+    task: str,
+    *,
+    follow_up: bool,
+    carried: tuple[str, ...] = (),
+    ask: Callable[[str], tuple[str, str] | None],
+) -> TaskIntent:
+    """The task's intent: by the rules where they settle it, else by the model (`ask` gets
+    the question and returns its schema-held reply with the conversation's text, or None),
+    else by the rules."""
+    ruled = from_rules(task, carried=carried)
+    if settled(ruled, follow_up=follow_up):
+        return ruled
+    asked = ask(INTENT_QUESTION.format(task=task))
+    if asked is None:
+        return ruled
+    reply, conversation = asked
+    return from_model_reply(task, reply, conversation=conversation, carried=carried) or ruled
 
 
 def from_model_reply(

@@ -27,6 +27,9 @@ What a small model does wrong, and what the loop does about it (the loop itself 
   as the last user message, so the server's cached prefix is reused.
 - The history outgrows the model's context: outputs of older steps are shortened, visibly, to
   fit the window the server reports.
+
+smolagents' console (rich's live Markdown of every reply, for a terminal nobody sees here) is
+turned off here too: hosts render our events.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import copy
 import logging
 import re
 from collections.abc import Callable, Generator
+from io import StringIO
 from typing import Any
 
 from smolagents import ActionStep, CodeAgent
@@ -42,6 +46,7 @@ from smolagents.agents import ActionOutput, populate_template
 from smolagents.local_python_executor import CodeOutput, InterpreterError
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessage, MessageRole
+from smolagents.monitoring import AgentLogger, LogLevel
 from smolagents.utils import AgentMaxStepsError, AgentParsingError
 
 from ..tools.edit import has_edit_blocks
@@ -108,6 +113,44 @@ class RunStuck(Exception):
         self.step = step
 
 
+class _NoLive:
+    """Stands in for rich's Live display in smolagents' step loop: nothing is shown."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __enter__(self) -> _NoLive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _no_markdown(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def skip_console_rendering() -> None:
+    """smolagents re-renders the whole reply as rich Markdown on every streamed delta, for a
+    console nobody sees here (hosts render our events): about 45 ms per step, measured.
+    Its `Live` and `Markdown` are used only for that display, so they become no-ops."""
+    import smolagents.agents as upstream
+
+    if getattr(upstream, "Live", None) is not _NoLive:
+        upstream.Live = _NoLive
+        upstream.Markdown = _no_markdown
+
+
+def quiet_logger() -> AgentLogger:
+    """smolagents' rich console writes even at level OFF; send it to a buffer, never stdout."""
+    from rich.console import Console
+
+    return AgentLogger(level=LogLevel.OFF, console=Console(file=StringIO(), force_terminal=False))
+
+
 class SmolCodeAgent(CodeAgent):
     """CodeAgent with small-model recovery in its step generator (the loop itself is upstream's)."""
 
@@ -130,6 +173,9 @@ class SmolCodeAgent(CodeAgent):
                 the_failures_are_named,
             ],
         )
+        kwargs.setdefault("logger", quiet_logger())
+        kwargs.setdefault("verbosity_level", LogLevel.OFF)
+        skip_console_rendering()
         super().__init__(*args, **kwargs)
         self.watch: RunWatch | None = None
         self.context_tokens = context_tokens

@@ -20,14 +20,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 from smolagents import ActionStep, FinalAnswerStep
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessage, ChatMessageStreamDelta, MessageRole
-from smolagents.monitoring import AgentLogger, LogLevel
 from smolagents.utils import AgentError
 
 from ..base.config import Settings
@@ -56,14 +54,7 @@ from .events import (
     ToolEvent,
     Usage,
 )
-from .intent import (
-    INTENT_QUESTION,
-    INTENT_SCHEMA,
-    TaskIntent,
-    declined_answer,
-    from_model_reply,
-    from_rules,
-)
+from .intent import INTENT_SCHEMA, TaskIntent, decide, declined_answer, from_rules
 from .loop import RunStuck, SmolCodeAgent
 from .model import AgentModel, RunCancelled, build_model, context_window, enforces_schemas
 from .outcome import (
@@ -87,44 +78,6 @@ REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
     "(shown below); it does not answer this one. Try asking it differently."
 )
-
-
-class _NoLive:
-    """Stands in for rich's Live display in smolagents' step loop: nothing is shown."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __enter__(self) -> _NoLive:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _no_markdown(*args: Any, **kwargs: Any) -> None:
-    return None
-
-
-def _skip_console_rendering() -> None:
-    """smolagents re-renders the whole reply as rich Markdown on every streamed delta, for a
-    console nobody sees here (hosts render our events): about 45 ms per step, measured.
-    Its `Live` and `Markdown` are used only for that display, so they become no-ops."""
-    import smolagents.agents as upstream
-
-    if getattr(upstream, "Live", None) is not _NoLive:
-        upstream.Live = _NoLive
-        upstream.Markdown = _no_markdown
-
-
-def _quiet_logger() -> AgentLogger:
-    """smolagents' rich console writes even at level OFF; send it to a buffer, never stdout."""
-    from rich.console import Console
-
-    return AgentLogger(level=LogLevel.OFF, console=Console(file=StringIO(), force_terminal=False))
 
 
 class AgentSession:
@@ -178,7 +131,6 @@ class AgentSession:
             events=self.emitter,
         )
         self.model.tool_names = {tool.name for tool in tools}
-        _skip_console_rendering()
         try:
             self.repo_files = list_repo_files(self.ctx)
         except Exception:  # the listing is a help for the model, never a reason to fail
@@ -192,8 +144,6 @@ class AgentSession:
             prompt_templates=prompt_templates(self.repo_files),
             max_steps=self.max_steps,
             stream_outputs=True,
-            logger=_quiet_logger(),
-            verbosity_level=LogLevel.OFF,
             context_tokens=self.context_tokens,
             locate=lambda names: defining_files(self.ctx, names, self.repo_files),
             edit_blocks=lambda reply, path: edit_blocks(self.ctx, reply, path),
@@ -440,19 +390,22 @@ class AgentSession:
         )
 
     def _decide(self, task: str) -> TaskIntent:
-        """The task's intent, decided once (agent/intent.py): by the model, held to a JSON
-        schema, where its server enforces one; by the rules otherwise or when that fails. The
-        question follows the conversation so far, so the server's cached prefix is reused."""
+        """The task's intent, decided once (agent/intent.py `decide`), traced."""
         from ..base.telemetry import tracer
 
         with tracer().start_as_current_span("smol_instruments.intent") as span:
-            intent = self._ask_intent(task) or from_rules(task, carried=self._topic_names)
+            intent = decide(
+                task, follow_up=self.turns > 0, carried=self._topic_names, ask=self._ask_model
+            )
             span.set_attribute("smol.intent.kind", intent.kind)
             span.set_attribute("smol.intent.decided_by", intent.decided_by)
             span.set_attribute("smol.intent.names", list(intent.names))
         return intent
 
-    def _ask_intent(self, task: str) -> TaskIntent | None:
+    def _ask_model(self, question: str) -> tuple[str, str] | None:
+        """The model's reply to `question`, held to the intent's schema, asked after the
+        conversation so far (the server's cached prefix is reused), and that conversation's
+        text; None where the server enforces no schema or the call fails."""
         try:
             self._connect()
             if self._schemas is None:
@@ -462,22 +415,16 @@ class AgentSession:
             if self.turns == 0:
                 self.agent.memory.reset()  # what run() does first: only the system prompt
             history = self.agent.write_memory_to_messages()
-            question = ChatMessage(
-                role=MessageRole.USER,
-                content=[{"type": "text", "text": INTENT_QUESTION.format(task=task)}],
-            )
-            reply = self.model.constrained([*history, question], INTENT_SCHEMA)
+            asked = ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": question}])
+            reply = self.model.constrained([*history, asked], INTENT_SCHEMA)
         except RunCancelled:  # the run's first step sees the cancel and ends `cancelled`
             return None
         except Exception:  # the rules decide instead
             log.exception("asking the model for the task's intent failed")
             return None
-        conversation = " ".join(_message_text(message) for message in history[1:])
-        return (
-            from_model_reply(task, reply, conversation=conversation, carried=self._topic_names)
-            if reply
-            else None
-        )
+        parts = [m.content if isinstance(m.content, list) else [m.content] for m in history[1:]]
+        said = [p.get("text", "") if isinstance(p, dict) else p for ps in parts for p in ps]
+        return (reply, " ".join(str(text or "") for text in said)) if reply else None
 
     def _one_step(self, trace_id: str | None) -> OneStep:
         """Ends a run that took one step of ours and no model step (agent/direct.py)."""
@@ -571,13 +518,6 @@ def _count(step: ActionStep, usage: Usage) -> None:
     if step.token_usage is not None:
         usage.prompt_tokens += step.token_usage.input_tokens
         usage.completion_tokens += step.token_usage.output_tokens
-
-
-def _message_text(message: ChatMessage) -> str:
-    content = message.content
-    if isinstance(content, list):
-        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return content if isinstance(content, str) else ""
 
 
 def _answer_text(output: Any) -> str:
