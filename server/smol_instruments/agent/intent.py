@@ -12,10 +12,10 @@ Who decides (`decide`):
   to run something whose words ask for no change ("what does add do?", "run the tests"),
   unless it is a follow-up pointing back ("what about it?"). A change is always put to the
   model (it may decline one the rules let through: "make this repository brand new").
-  Asking the model costs a model call before the first step: on
-  the embedded 1.5B model more than the first answer's first word itself, and its reply
-  moves the server's one cached prompt off the prefix the warm-up filled (measured in
-  docs/evaluation.md). The model is asked only for what the rules cannot settle;
+  Asking the model costs a model call before the first step: on the embedded 1.5B model
+  several times the first answer's first word (README, "The first answer"), and the
+  server's one cached prompt then ends in the intent question, not in the prefix the
+  warm-up filled. The model is asked only for what the rules cannot settle;
 - the model, with a reply constrained to a JSON schema, where the server enforces one
   (llama.cpp's server: `response_format` with a `json_schema`; Ollama through LiteLLM's
   `format`). The request is the conversation so far plus one question, so the server's cached
