@@ -33,6 +33,30 @@ def test_a_rename_runs_through_the_library_across_the_module_its_users_and_tests
     assert "adds `add_numbers`" in outcome.answer and "removes `add`" in outcome.answer
 
 
+def test_a_rename_searches_the_repository_files_only_never_through_a_link(
+    repo: Path, settings: Settings, tmp_path: Path
+) -> None:
+    """A folder or a module that is a link to somewhere else (another project) is not read
+    or changed by the rename; the repository's own files are."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "other.py").write_text("from app.calc import add\n\nadd(1, 2)\n")
+    (repo / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (repo / "alias.py").symlink_to(elsewhere / "other.py")
+    outcome, requests, patches = run_keeping_patches(
+        repo, settings, [], "Rename add to add_numbers everywhere"
+    )
+    assert requests == []
+    (patch,) = patches
+    assert {change.path for change in patch.files} == {
+        "app/calc.py",
+        "app/main.py",
+        "tests/test_calc.py",
+    }
+    assert (elsewhere / "other.py").read_text() == "from app.calc import add\n\nadd(1, 2)\n"
+    assert outcome.status == "completed"
+
+
 def test_a_rename_of_a_name_that_is_not_defined_goes_to_the_model(
     repo: Path, settings: Settings
 ) -> None:

@@ -165,9 +165,13 @@ def rename_changes(
         )
     short = old.rsplit(".", 1)[-1]
     definition = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b", re.M)
-    homes = []
+    homes, readable = [], []
     for path in python_files:
-        text = ctx.patches.read_disk(path) or ""
+        try:  # the patch guard's word: a link, or a path through one, is not read
+            text = ctx.patches.read_disk(path) or ""
+        except (ToolError, OSError):
+            continue
+        readable.append(path)
         found = definition.search(text)
         if found is not None:
             homes.append((_is_test(path), path, found.end() - len(short)))
@@ -181,8 +185,11 @@ def rename_changes(
     project = Project(str(ctx.root), ropefolder=None)
     try:
         resource = project.get_resource(path)
-        # docs=True: the name in strings and comments too (`__all__`, docstrings, doctests)
-        changes = Rename(project, resource, offset).get_changes(new, docs=True)
+        # docs=True: the name in strings and comments too (`__all__`, docstrings, doctests);
+        # only the files git lists are searched, never a folder a link leads elsewhere
+        changes = Rename(project, resource, offset).get_changes(
+            new, docs=True, resources=[project.get_resource(p) for p in readable]
+        )
         edits = []
         for change in getattr(changes, "changes", [changes]):
             target = getattr(change, "resource", None)
