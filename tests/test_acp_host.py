@@ -11,7 +11,7 @@ from tests.conftest import make_repo
 
 from smol_instruments.acp.agent import prompt_text
 from smol_instruments.acp.transcripts import Transcript, Transcripts
-from smol_instruments.acp.updates import UpdateMapper, call_title
+from smol_instruments.acp.updates import UpdateMapper, call_title, hunk_diff, hunk_title
 from smol_instruments.agent.events import PatchEvent, ToolEvent
 from smol_instruments.patches.service import open_patches
 from smol_instruments.patches.view import patch_view
@@ -94,3 +94,20 @@ def test_saved_conversations_round_trip_and_refuse_paths_as_ids(tmp_path: Path) 
     assert sorted(p.name for p in (tmp_path / "sessions").iterdir()) == ["abc123.json"]
     (tmp_path / "sessions" / "bad.json").write_text("{not json")
     assert store.load("bad") is None
+
+
+def test_a_hunk_question_shows_that_hunk_alone(tmp_path: Path) -> None:
+    old = "def add(a, b):\n    return a - b\n\n\n\ndef mul(a, b):\n    return a + b\n"
+    new = "def add(a, b):\n    return a + b\n\n\n\ndef mul(a, b):\n    return a * b\n"
+    repo = make_repo(tmp_path / "repo", {"calc.py": old})
+    service = open_patches(PathJail(repo))
+    patch = service.propose([("calc.py", old, new)], "fix both")
+    [change] = patch.files
+    first, second = change.hunks
+    shown = hunk_diff(change, second, service.root)
+    assert shown.old_text == old
+    assert shown.new_text == old.replace("    return a + b\n", "    return a * b\n")
+    assert "a - b" in shown.new_text  # the first hunk is not in the second's question
+    title = hunk_title(patch, change, second, 2, 2)
+    assert title.startswith(f"Patch {patch.id}, change 2 of 2: calc.py line 7 (+1 −1)")
+    assert hunk_diff(change, first, service.root).new_text == old.replace("a - b", "a + b")

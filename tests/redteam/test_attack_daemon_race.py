@@ -96,7 +96,6 @@ async def accept_until(client: Any, recorder: Recorder, chat: asyncio.Future[Any
     return attempts
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 @pytest.mark.parametrize("apply_edit", [True, False], ids=["workspace-applyEdit", "daemon-writes"])
 async def test_accepting_while_a_test_run_swaps_the_folder_stays_inside(
     apply_edit: bool, tmp_path: Path, victim: Victim
@@ -201,7 +200,7 @@ def send_frame(
 
 @pytest.mark.parametrize(
     "name",
-    marked(FRAMES, {"oversized-length"}, ESCAPES),
+    marked(FRAMES, set(), ESCAPES),
 )
 def test_a_frame_the_daemon_cannot_read_does_not_end_it_silently(
     name: str, tmp_path: Path, victim: Victim

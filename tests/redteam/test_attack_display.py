@@ -114,7 +114,6 @@ def seen_when_answered(run: TerminalRun) -> str:
     return run.screen(upto=run.answered_at[0])
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 @pytest.mark.parametrize("hidden", COMMANDS, ids=lambda h: h.name)
 def test_an_approved_command_shows_every_line_that_runs(
     hidden: Hidden, tmp_path: Path, victim: Victim
@@ -131,7 +130,7 @@ def test_an_approved_command_shows_every_line_that_runs(
 
 #: The patch attacks that hide their line today (a carriage return inside a line is shown: the
 #: diff breaks the line there).
-PATCHES_ESCAPING = {"diff-erase-line", "description-colours-the-diff"}
+PATCHES_ESCAPING: set[str] = set()
 
 
 @pytest.mark.parametrize(

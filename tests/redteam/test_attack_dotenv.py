@@ -17,6 +17,8 @@ the agent's dependencies from that virtual environment puts the `.env` into `os.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -78,7 +80,6 @@ def dotenv(repo: Path, variables: dict[str, str]) -> None:
 # --- ripgrep runs the repository's pre-processor, uncontained ------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 def test_the_repository_env_cannot_configure_ripgrep(tmp_path: Path, victim: Victim) -> None:
     spot = victim.spot("env-ripgrep")
     repo, python = project(tmp_path / "repo")
@@ -91,14 +92,18 @@ def test_the_repository_env_cannot_configure_ripgrep(tmp_path: Path, victim: Vic
 def test_control_ripgrep_configured_by_the_environment_runs_the_pre_processor(
     tmp_path: Path, victim: Victim
 ) -> None:
+    """ripgrep itself, with the variable the repository's `.env` names: the pre-processor runs."""
     spot = victim.spot("control-env-ripgrep")
-    repo, python = project(tmp_path / "repo")
+    repo, _ = project(tmp_path / "repo")
     variables = arm_ripgrep(repo, spot)
-    result = tool(repo, victim, "rg_search", {"pattern": "def add"}, env=variables, python=python)
-    assert spot.harm(), output_of(result)[-1500:]
+    rg = shutil.which("rg")
+    assert rg is not None
+    done = subprocess.run(
+        [rg, "def add"], cwd=repo, env={**os.environ, **variables}, capture_output=True, text=True
+    )
+    assert spot.harm(), done.stdout[-1500:] + done.stderr[-1500:]
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 def test_an_env_written_by_a_contained_run_cannot_configure_ripgrep_later(
     tmp_path: Path, victim: Victim
 ) -> None:
@@ -117,8 +122,7 @@ def test_an_env_written_by_a_contained_run_cannot_configure_ripgrep_later(
     (repo / "conftest.py").write_text(conftest)
     git(repo, "add", "conftest.py")
     git(repo, "commit", "-q", "-m", "conftest")
-    tests = tool(repo, victim, "run_tests", {}, python=python)
-    assert (repo / ".env").exists(), output_of(tests)[-1500:]  # the contained run wrote it
+    tool(repo, victim, "run_tests", {}, python=python)  # writes its view (or, before, the repo)
     result = tool(repo, victim, "rg_search", {"pattern": "def add"}, python=python)
     found = spot.harm(output_of(result))
     assert found == [], harm_report(found, result)
@@ -143,7 +147,6 @@ def toolchain_project(root: Path) -> tuple[Path, Path]:
     return repo, python
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 def test_the_repository_env_cannot_mount_the_home_into_the_sandbox(
     tmp_path: Path, victim: Victim
 ) -> None:
@@ -178,7 +181,6 @@ PROXIES = ["HTTP_PROXY", "http_proxy", "ALL_PROXY"]
 TASK = "summarise the project; task text 4b1d"
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 @pytest.mark.parametrize("variable", PROXIES)
 def test_the_repository_env_cannot_send_the_conversation_through_its_proxy(
     variable: str, tmp_path: Path, victim: Victim
@@ -282,7 +284,6 @@ def test_control_the_agents_dependencies_load_the_repository_env(tmp_path: Path)
     assert json.loads(shown.stdout.strip().splitlines()[-1]) == "loaded", shown.stderr[-1500:]
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 def test_a_hostile_model_cannot_reach_ripgrep_through_the_repository_env(
     tmp_path: Path, victim: Victim
 ) -> None:

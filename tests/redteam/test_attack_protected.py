@@ -106,9 +106,10 @@ def user_runs(*argv: str, cwd: str = ".") -> Callable[[Path, Spot, Victim], list
     """The user's next step, run bare in the repository; the effect is the spot's harm."""
 
     def effect(repo: Path, spot: Spot, victim: Victim) -> list[str]:
-        subprocess.run(
-            list(argv), cwd=repo / cwd, env=victim.env(), capture_output=True, timeout=120
-        )
+        if (repo / cwd).is_dir():  # a folder the run only made in its view is not there
+            subprocess.run(
+                list(argv), cwd=repo / cwd, env=victim.env(), capture_output=True, timeout=120
+            )
         return spot.harm()
 
     return effect
@@ -266,7 +267,7 @@ def bare(tmp_path_factory: pytest.TempPathFactory) -> Outcome:
     return Outcome(repo, victim, spots, output)
 
 
-ESCAPING = {place.name for place in PLACES}
+ESCAPING: set[str] = set()
 
 
 @pytest.mark.parametrize(
@@ -315,7 +316,6 @@ def linked_project(root: Path) -> Path:
     return repo
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 def test_a_protected_place_shipped_as_a_link_stays_protected(
     tmp_path: Path, victim: Victim
 ) -> None:
@@ -365,7 +365,6 @@ def plain_project(root: Path, kind: str, spot: Spot) -> Path:
     return root
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 @pytest.mark.parametrize("kind", sorted(PLAIN_CONFTEST))
 def test_a_git_directory_planted_in_a_plain_folder_does_not_carry_the_patch_store_out(
     kind: str, tmp_path: Path, victim: Victim

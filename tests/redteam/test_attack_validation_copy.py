@@ -174,11 +174,7 @@ def _elsewhere_harm(spot: Spot, elsewhere: Elsewhere, output: str) -> list[str]:
 
 
 #: The proposals that escape today (a hard link across mounts is refused).
-ESCAPING = {
-    "link-the-copy-into-the-home",
-    "aim-the-copy-at-bashrc",
-    "aim-the-copy-through-proc-self-root",
-}
+ESCAPING: set[str] = set()
 
 PROPOSED = [
     # The copy without the patch is written into the victim's home: the repository lands there.
@@ -263,7 +259,6 @@ if not os.path.exists('.git'):
 """
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 def test_the_repository_conftest_cannot_aim_the_copy_behind_a_one_line_proposal(
     tmp_path: Path, victim: Victim
 ) -> None:
@@ -346,7 +341,6 @@ def swapping_repo(root: Path, spot: Spot, swap: Swap) -> Path:
     return repo
 
 
-@pytest.mark.xfail(strict=True, reason=ESCAPES)
 @pytest.mark.parametrize("swap", SWAPS, ids=lambda s: s.name)
 def test_a_folder_swapped_by_a_test_run_does_not_leak_into_the_next_check(
     swap: Swap, tmp_path: Path, victim: Victim

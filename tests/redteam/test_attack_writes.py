@@ -180,24 +180,7 @@ WRITES = [
 ]
 
 #: Writes that land today, unasked.
-ESCAPING = {
-    "pytest-conftest",
-    "pytest-debug-file",
-    "ruff-fix-only",
-    "ruff-fix-in-config",
-    "make-makefile-on-stdin",
-    "make-test",
-    "make-dry-run-plus-line",
-    "make-question-shell",
-    "npm-test",
-    "npm-run-build",
-    "unittest-discovery",
-    "doctest-of-a-text-file",
-    "mypy-plugin",
-    "pydoc-writes-html",
-    "touch",
-    "mkdir",
-}
+ESCAPING: set[str] = set()
 
 
 def project_for(root: Path, attack: Write) -> Path:

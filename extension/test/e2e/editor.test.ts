@@ -250,7 +250,7 @@ describe.skipIf(missing)('the extension in code-server', () => {
     // The second hunk is still drawn, with its own Accept and Reject.
     await expect.poll(() => wb.codeLens(/^\s*Accept$/).count(), { timeout: 15_000 }).toBe(1);
     await expect.poll(() => wb.codeLens(/^\s*Reject$/).count(), { timeout: 15_000 }).toBe(1);
-    expect(await wb.codeLens(/Accept all/).count()).toBe(0);
+    await expect.poll(() => wb.codeLens(/Accept all/).count(), { timeout: 15_000 }).toBe(0);
     await wb.statusBar('1 agent patch').waitFor();
     await chat.locator('.patch-card.pending .hunks', { hasText: '1 accepted · 1 pending' }).waitFor({ timeout: 15_000 });
     await wb.screenshot('12-first-hunk-accepted');

@@ -6,11 +6,11 @@
  * what the model was sent.
  */
 
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AcpAgent, exists } from '../support/acpClient';
+import { AcpAgent, exists, type PermissionRequest } from '../support/acpClient';
 import { waitFor } from '../support/daemonClient';
 import { daemonMissing, modelMissing, sampleProject, ScriptedModel, scriptedModelMissing, skipReason } from '../support/env';
 
@@ -126,6 +126,128 @@ describe.skipIf(missing)('smol-instruments acp, driven by the official ACP clien
     expect(outcome?.status).toBe('completed');
   });
 
+  it('reads what the editor shows: the answer and the patch follow the unsaved buffer; the jail still refuses', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const secret = join(mkdtempSync(join(tmpdir(), 'smol-acp-outside-')), 'secret.txt');
+    dirs.push(dirname(secret));
+    writeFileSync(secret, 'OUTSIDE-SECRET-7731\n');
+    const disk = readFileSync(calc, 'utf8');
+    const unsaved = disk.replace('    return a - b', '    return a * b  # unsaved edit') + '\n# another unsaved line\n';
+    const { acpAgent, sessionId } = await started(dir);
+    acpAgent.buffers.set(calc, unsaved);
+    acpAgent.buffers.set(secret, 'OUTSIDE-SECRET-7731\n'); // an editor that would hand it out
+    acpAgent.answer = () => 'accept';
+    await model.addTurns([
+      block(`print(read_file(path="calc.py"))\nprint(read_file(path="${secret}"))\nprint(read_file(path="../${basename(dirname(secret))}/secret.txt"))`),
+      block('print(propose_patch(path="calc.py", old_text="    return a * b  # unsaved edit", new_text="    return a + b", description="add() must add"))'),
+      block('final_answer("In your editor add() multiplied; now it adds.")'),
+    ]);
+    const response = await acpAgent.prompt(sessionId, 'Fix add in calc.py');
+    expect(response.stopReason).toBe('end_turn');
+    const sent = (await model.requests()).map((r) => ScriptedModel.promptText(r));
+    // the context given with the task, and read_file's observation, are the buffer's text
+    expect(sent[0]).toContain('return a * b  # unsaved edit');
+    expect(sent[1]).toContain('return a * b  # unsaved edit');
+    expect(sent[1]).not.toContain('return a - b');
+    // the paths outside were refused by the jail: the editor was never asked, nothing leaked
+    expect(sent[1]).toContain('outside the repository');
+    expect(acpAgent.reads).not.toContain(secret);
+    expect(sent.join('\n')).not.toContain('OUTSIDE-SECRET-7731');
+    // the proposal's diff is against the buffer, and accepting writes the buffer plus the fix
+    const diff = acpAgent.permissions[0].toolCall.content?.find((c) => c.type === 'diff');
+    expect(diff && 'oldText' in diff ? diff.oldText : '').toContain('# unsaved edit');
+    expect(acpAgent.writes.map((w) => w.path)).toEqual([calc]);
+    expect(readFileSync(calc, 'utf8')).toBe(unsaved.replace('    return a * b  # unsaved edit', '    return a + b'));
+  });
+
+  it('refuses a patch whose lines changed in the buffer since: stale, nothing written', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const before = readFileSync(calc, 'utf8');
+    const { acpAgent, sessionId } = await started(dir);
+    const typed = before.replace('    return a - b', '    return b - a  # typed meanwhile');
+    acpAgent.answer = () => {
+      acpAgent.buffers.set(calc, typed); // the user kept typing before choosing Accept
+      return 'accept';
+    };
+    await model.addTurns([
+      block('print(propose_patch(path="calc.py", old_text="    return a - b", new_text="    return a + b", description="add() must add"))'),
+      block('final_answer("add() now adds.")'),
+    ]);
+    await acpAgent.prompt(sessionId, 'Fix add in calc.py');
+    expect(acpAgent.permissions).toHaveLength(1);
+    expect(acpAgent.writes).toEqual([]);
+    expect(readFileSync(calc, 'utf8')).toBe(before);
+    expect(acpAgent.buffers.get(calc)).toBe(typed);
+    const outcome = acpAgent.of(sessionId, 'tool_call_update').filter((u) => u.toolCallId === acpAgent.permissions[0].toolCall.toolCallId).at(-1);
+    expect(outcome?.status).toBe('failed');
+    expect(JSON.stringify(outcome?.content)).toMatch(/stale.*nothing was written/);
+  });
+
+  /** A patch of two hunks of calc.py: add() adds, and mean()'s error says more. */
+  const twoHunks = () => {
+    const oldText = '    return a - b\n\n\ndef mean(values):\n    """Return the arithmetic mean of a non-empty list of numbers."""\n    if not values:\n        raise ValueError("mean() of an empty list")';
+    const newText = oldText.replace('return a - b', 'return a + b').replace('mean() of an empty list', 'mean() needs at least one value');
+    return block(`print(propose_patch(path="calc.py", old_text=${JSON.stringify(oldText)}, new_text=${JSON.stringify(newText)}, description="add adds; mean says why"))`);
+  };
+
+  it('decides a patch hunk by hunk: the first accepted, the second rejected', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const before = readFileSync(calc, 'utf8');
+    const { acpAgent, sessionId } = await started(dir);
+    acpAgent.answer = () => (acpAgent.permissions.length === 1 ? 'accept' : 'reject');
+    await model.addTurns([twoHunks(), block('final_answer("Both fixed.")')]);
+    await acpAgent.prompt(sessionId, 'Fix add in calc.py and make the error of mean clearer');
+    expect(acpAgent.permissions).toHaveLength(2);
+    const [first, second] = acpAgent.permissions;
+    expect(first.toolCall.toolCallId).toBe(second.toolCall.toolCallId); // one patch, one tool call
+    expect(first.options.map((o) => o.kind)).toEqual(['allow_once', 'allow_always', 'reject_once', 'reject_always']);
+    expect(first.toolCall.title).toContain('change 1 of 2');
+    expect(second.toolCall._meta).toMatchObject({ smolInstruments: { index: 2, count: 2 } });
+    // each question shows its own hunk alone
+    const newText = (r: PermissionRequest) => {
+      const diff = r.toolCall.content?.find((c) => c.type === 'diff');
+      return diff && 'newText' in diff ? diff.newText : '';
+    };
+    expect(newText(first)).toContain('return a + b');
+    expect(newText(first)).toContain('mean() of an empty list');
+    expect(newText(second)).toContain('return a - b');
+    expect(newText(second)).toContain('mean() needs at least one value');
+    // the bytes on disk: the first hunk written, the second not
+    expect(readFileSync(calc, 'utf8')).toBe(before.replace('    return a - b', '    return a + b'));
+    const outcome = acpAgent.of(sessionId, 'tool_call_update').filter((u) => u.toolCallId === first.toolCall.toolCallId).at(-1);
+    expect(outcome?.status).toBe('completed');
+    expect(JSON.stringify(outcome?.content)).toContain('partial');
+  });
+
+  it('decides nothing when a hunk question is cancelled, not even the hunks answered before it', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const before = readFileSync(calc);
+    const { acpAgent, sessionId } = await started(dir);
+    acpAgent.answer = () => (acpAgent.permissions.length === 1 ? 'accept' : null);
+    await model.addTurns([twoHunks(), block('final_answer("Both fixed.")')]);
+    await acpAgent.prompt(sessionId, 'Fix add in calc.py and make the error of mean clearer');
+    expect(acpAgent.permissions).toHaveLength(2);
+    expect(readFileSync(calc).equals(before)).toBe(true);
+    expect(acpAgent.writes).toEqual([]);
+    expect(acpAgent.text(sessionId, 'agent_message_chunk')).toContain('is still pending: nothing was written');
+  });
+
+  it('accepts this hunk and the rest with one answer', async () => {
+    const dir = project();
+    const calc = join(dir, 'calc.py');
+    const before = readFileSync(calc, 'utf8');
+    const { acpAgent, sessionId } = await started(dir);
+    acpAgent.answer = (request) => request.options.find((o) => o.kind === 'allow_always')!.optionId;
+    await model.addTurns([twoHunks(), block('final_answer("Both fixed.")')]);
+    await acpAgent.prompt(sessionId, 'Fix add in calc.py and make the error of mean clearer');
+    expect(acpAgent.permissions).toHaveLength(1);
+    expect(readFileSync(calc, 'utf8')).toBe(before.replace('    return a - b', '    return a + b').replace('mean() of an empty list', 'mean() needs at least one value'));
+  });
+
   it('writes a granted patch to disk itself for a client without fs/*', async () => {
     const dir = project();
     const calc = join(dir, 'calc.py');
@@ -188,13 +310,14 @@ describe.skipIf(missing)('smol-instruments acp, driven by the official ACP clien
     expect(ScriptedModel.promptText((await model.requests()).at(-1)!)).toContain('denied in the editor');
   });
 
-  it('runs an approved command and shows it as the same tool call', async () => {
+  it('runs an approved command and shows it as the same tool call; what it changed comes back as a patch', async () => {
     const dir = project();
     const { acpAgent, sessionId } = await started(dir);
-    acpAgent.answer = () => 'run';
+    acpAgent.answer = (request) => (request.toolCall.kind === 'edit' ? 'accept' : 'run');
     await model.addTurns([block('print(run_cmd(command="rm test_calc.py"))'), block('final_answer("removed")')]);
     await acpAgent.prompt(sessionId, 'remove test_calc.py with rm');
-    expect(acpAgent.permissions).toHaveLength(1);
+    // the command ran on a copy-on-write view: the deletion is a patch, asked in turn
+    expect(acpAgent.permissions.map((p) => p.toolCall.kind)).toEqual(['execute', 'edit']);
     expect(exists(join(dir, 'test_calc.py'))).toBe(false);
     const id = acpAgent.permissions[0].toolCall.toolCallId;
     const statuses = acpAgent.of(sessionId, 'tool_call_update').filter((u) => u.toolCallId === id).map((u) => u.status);

@@ -224,9 +224,11 @@ class SmolAcpAgent:
             patches=patches,
             session_id=session_id,
             endpoint=lambda: self._endpoint(editor, holder[0] if holder else None),
+            buffers=editor.buffer if editor.reads else None,
         )
         holder.append(session)
         approver.cancel = session.cancel_event  # a cancel also ends a question being asked
+        editor.cancel = session.cancel_event  # ... and a read of the editor's text
         return HostedSession(session, editor, transcript)
 
     def _patches_of(self, root: Path) -> PatchService:

@@ -6,11 +6,18 @@ submitted (a tool call reaches the editor before the permission request that poi
 `AcpApprover` is the Approver the session gets: it submits a question and blocks its worker
 thread until the answer, the run's cancel, or APPROVAL_TIMEOUT_S (no answer is a denial).
 
-A patch is put to the user with its diff (`session/request_permission`, Accept / Reject). An
+A patch is put to the user with its diff (`session/request_permission`, Accept / Reject); a
+patch of several hunks is asked hunk by hunk (each question shows that hunk's diff; *this and
+the rest* ends the questions), then the patch service decides the hunks: rejected ones first,
+then the accepted ones in one accept. An answer that never comes decides nothing. An
 accept is planned by the patch service against the text the editor has now, unsaved changes
 included (`fs/read_text_file`), written with `fs/write_text_file` (so it lands in the editor's
 buffer and undo history) and then committed; a client without those methods gets the
 service's own atomic write to disk. Either way the paths pass the service's guard first.
+
+When the client offers `fs/read_text_file`, `Editor.buffer` is the session's reader
+(tools/base.py BufferReader): the agent reads files as the editor shows them. It is asked
+only for paths the jail has allowed, so the client cannot widen what the agent reads.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     PermissionOption,
+    ToolCallLocation,
     ToolCallUpdate,
 )
 
@@ -41,6 +49,8 @@ from .updates import (
     Update,
     UpdateMapper,
     call_title,
+    hunk_diff,
+    hunk_title,
     patch_diffs,
     patch_id,
     patch_locations,
@@ -51,11 +61,21 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+#: How long the run waits for the editor's text of a file before reading the disk.
+READ_TIMEOUT_S = 30.0
 ACCEPT, REJECT = "accept", "reject"
 RUN, ALWAYS, DENY = "run", "always", "deny"
+ACCEPT_REST, REJECT_REST = "accept-rest", "reject-rest"
 PATCH_OPTIONS = [
     PermissionOption(option_id=ACCEPT, name="Accept", kind="allow_once"),
     PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"),
+]
+#: A patch of several hunks is decided hunk by hunk; "and the rest" decides those still asked.
+HUNK_OPTIONS = [
+    PermissionOption(option_id=ACCEPT, name="Accept this change", kind="allow_once"),
+    PermissionOption(option_id=ACCEPT_REST, name="Accept this and the rest", kind="allow_always"),
+    PermissionOption(option_id=REJECT, name="Reject this change", kind="reject_once"),
+    PermissionOption(option_id=REJECT_REST, name="Reject this and the rest", kind="reject_always"),
 ]
 COMMAND_OPTIONS = [
     PermissionOption(option_id=RUN, name="Run", kind="allow_once"),
@@ -100,6 +120,8 @@ class Editor:
         self.reads = bool(fs and fs.read_text_file)
         self.writes = bool(fs and fs.write_text_file)
         self.outbox = Outbox(loop)
+        #: The run's cancel: a read of the editor's text stops waiting on it.
+        self.cancel = threading.Event()
         self.mapper = UpdateMapper(root, patches.get)
 
     # --- updates ---------------------------------------------------------------------------
@@ -168,51 +190,100 @@ class Editor:
         start = self.mapper.shown(patch)
         if start is not None:
             await self.send(start)
-        choice = await self._permission(
-            ToolCallUpdate(
-                tool_call_id=patch_id(patch.id),
-                title=patch_title(patch),
-                kind="edit",
-                status="pending",
-                content=patch_diffs(patch, self.root),
-                locations=patch_locations(patch, self.root),
-            ),
-            PATCH_OPTIONS,
-        )
+        decided = await self._decisions(patch)
+        if decided is None:
+            return Decision(False, "cancelled", "the permission request was cancelled")
+        accepted, rejected = decided
         try:
-            if choice == ACCEPT:  # once chosen, carried out whole even if the run is cancelled
-                failure = await asyncio.shield(self._accept(patch))
+            if rejected:
+                await asyncio.to_thread(
+                    self.patches.reject, patch.id, rejected, "rejected in the editor"
+                )
+            if accepted:  # once chosen, carried out whole even if the run is cancelled
+                failure = await asyncio.shield(self._accept(patch.id, accepted))
                 if failure is not None:
                     return Decision(False, "error", failure)
-                after = self.patches.require(patch.id)
-                return Decision(
-                    after.status in ("accepted", "partial"),
-                    "editor",
-                    after.reason,
-                    applied_by_host=True,
-                )
-            if choice == REJECT:
-                await asyncio.to_thread(
-                    self.patches.reject, patch.id, None, "rejected in the editor"
-                )
-                return Decision(False, "editor", "rejected in the editor", applied_by_host=True)
         except ToolError as exc:  # decided meanwhile, or a path the guard refuses
             return Decision(False, "error", exc.message)
-        return Decision(False, "cancelled", "the permission request was cancelled")
+        after = self.patches.require(patch.id)
+        approved = after.status in ("accepted", "partial")
+        return Decision(approved, "editor", after.reason, applied_by_host=True)
 
-    async def _accept(self, patch: Patch) -> str | None:
-        """Write the patch's pending hunks through the editor (else to disk); a failure's words."""
+    async def _decisions(self, patch: Patch) -> tuple[list[int], list[int]] | None:
+        """The user's answer as (accepted, rejected) hunk ids; None when it never came. A patch
+        of one pending hunk is one question; otherwise each hunk is asked in turn, and
+        *this and the rest* ends the questions."""
+        pending = [(change, hunk) for change in patch.files for hunk in change.pending()]
+        if len(pending) == 1:
+            choice = await self._permission(
+                ToolCallUpdate(
+                    tool_call_id=patch_id(patch.id),
+                    title=patch_title(patch),
+                    kind="edit",
+                    status="pending",
+                    content=patch_diffs(patch, self.root),
+                    locations=patch_locations(patch, self.root),
+                ),
+                PATCH_OPTIONS,
+            )
+            ids = [pending[0][1].id]
+            return {ACCEPT: (ids, []), REJECT: ([], ids)}.get(choice or "")
+        accepted: list[int] = []
+        rejected: list[int] = []
+        for index, (change, hunk) in enumerate(pending):
+            choice = await self._permission(
+                ToolCallUpdate(
+                    tool_call_id=patch_id(patch.id),
+                    title=hunk_title(patch, change, hunk, index + 1, len(pending)),
+                    kind="edit",
+                    status="pending",
+                    content=[hunk_diff(change, hunk, self.root)],
+                    locations=[
+                        ToolCallLocation(path=str(self.root / change.path), line=hunk.start + 1)
+                    ],
+                    field_meta={
+                        "smolInstruments": {
+                            "patchId": patch.id,
+                            "hunk": hunk.id,
+                            "index": index + 1,
+                            "count": len(pending),
+                        }
+                    },
+                ),
+                HUNK_OPTIONS,
+            )
+            rest = [h.id for _, h in pending[index:]]
+            if choice not in (ACCEPT, ACCEPT_REST, REJECT, REJECT_REST):
+                # cancelled, or an option we did not offer: nothing is carried out, and the
+                # patch is drawn whole again
+                await self.send(
+                    update_tool_call(
+                        patch_id(patch.id),
+                        title=patch_title(patch),
+                        content=patch_diffs(patch, self.root),
+                    )
+                )
+                return None
+            if choice in (ACCEPT_REST, REJECT_REST):
+                (accepted if choice == ACCEPT_REST else rejected).extend(rest)
+                break
+            (accepted if choice == ACCEPT else rejected).append(hunk.id)
+        return accepted, rejected
+
+    async def _accept(self, patch_id_: str, hunk_ids: list[int]) -> str | None:
+        """Write the chosen hunks through the editor (else to disk); a failure's words."""
+        patch = self.patches.require(patch_id_)
         if not self.writes:
             outcome = await asyncio.to_thread(
-                self.patches.accept, patch.id, None, "accepted in the editor"
+                self.patches.accept, patch.id, hunk_ids, "accepted in the editor"
             )
             return outcome.patch.reason if outcome.failed else None
         texts = {c.path: await self._read(c.path) for c in patch.files if c.pending()}
-        plan = self.patches.plan(patch.id, None, texts.get)
+        plan = self.patches.plan(patch.id, hunk_ids, texts.get)
         if any(w.result is None or _undecodable(w.result) for w in plan.writes):
             # the client can neither delete a file nor carry bytes that are not UTF-8
             outcome = await asyncio.to_thread(
-                self.patches.accept, patch.id, None, "accepted in the editor"
+                self.patches.accept, patch.id, hunk_ids, "accepted in the editor"
             )
             return outcome.patch.reason if outcome.failed else None
         written: list[FileEdit] = []
@@ -229,6 +300,25 @@ class Editor:
             return f"the editor could not write the patch ({exc}); nothing was recorded"
         self.patches.commit(plan, "accepted in the editor")
         return None
+
+    def buffer(self, path: Path) -> str | None:
+        """From the run's thread: the text the editor has for `path` (a file the jail allowed),
+        unsaved changes included; None (the disk is read) when it does not answer in time."""
+        future = asyncio.run_coroutine_threadsafe(
+            self.conn.read_text_file(session_id=self.session_id, path=str(path)), self.outbox.loop
+        )
+        deadline = time.monotonic() + READ_TIMEOUT_S
+        try:
+            while True:
+                try:
+                    return str(future.result(timeout=0.1).content)
+                except concurrent.futures.TimeoutError:
+                    if self.cancel.is_set() or time.monotonic() > deadline:
+                        raise
+        except Exception as exc:
+            future.cancel()
+            log.warning("fs/read_text_file %s failed, reading the disk: %s", path, exc)
+            return None
 
     async def _read(self, path: str) -> str | None:
         """The file as the editor has it (unsaved changes too), else as on disk."""

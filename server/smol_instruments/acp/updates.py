@@ -5,7 +5,8 @@
 - each finished tool call is a `tool_call` with its kind, status, arguments and locations;
   a command that was put to the user is the same tool call as its permission request;
 - a proposed patch is an `edit` tool call with one diff per file; its later status changes
-  (accepted, rejected, stale) are `tool_call_update`s of it;
+  (accepted, rejected, stale) are `tool_call_update`s of it; a question about one of its
+  hunks shows that hunk's diff alone;
 - the run's answer is the `agent_message_chunk`.
 
 Titles and summaries are drawn through `base/visible.py`: what the user decides on shows every
@@ -41,7 +42,7 @@ from ..agent.events import (
     ToolEvent,
 )
 from ..base.visible import visible
-from ..patches.model import Patch, printable
+from ..patches.model import FileChange, Hunk, Patch, apply_placed, printable, split_lines
 
 TOOL_KINDS: dict[str, ToolKind] = {
     "context": "read",
@@ -113,6 +114,23 @@ def patch_diffs(patch: Patch, root: Path) -> list[Any]:
             )
         )
     return contents
+
+
+def hunk_diff(change: FileChange, hunk: Hunk, root: Path) -> Any:
+    """What accepting this one pending hunk would do to its file (the others left out)."""
+    old = None if change.creates else change.base or ""
+    new = "" if change.deletes else "".join(apply_placed(split_lines(change.base), [hunk]))
+    return tool_diff_content(
+        str(root / change.path), printable(new), None if old is None else printable(old)
+    )
+
+
+def hunk_title(patch: Patch, change: FileChange, hunk: Hunk, index: int, count: int) -> str:
+    """`Patch p1a2b3c, change 2 of 3: calc.py line 12 (+1 −1): fix add`."""
+    return _title(
+        f"Patch {patch.id}, change {index} of {count}: {change.path} line {hunk.start + 1} "
+        f"(+{len(hunk.new)} −{len(hunk.old)}): {patch.summary}"
+    )
 
 
 def patch_locations(patch: Patch, root: Path) -> list[ToolCallLocation]:

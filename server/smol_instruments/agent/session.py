@@ -2,11 +2,12 @@
 
 A host (the CLI, the LSP daemon) creates an `AgentSession` with an approver and an event
 sink, calls `run(task)` for each message of a conversation (memory is kept across turns), and
-may call `cancel()` from another thread. An untrusted session (`trusted=False`, a folder the
-user does not trust) runs no command and validates patches by running nothing. A host may
-also hand it an `endpoint` source (llm/resolve.py): the session asks it for the model's
-endpoint before each run. The session turns smolagents' stream into the PROTOCOL.md events
-and returns a `RunOutcome`.
+may call `cancel()` from another thread. An editor host may also hand it a `buffers` reader
+(tools/base.py): files are then read as the editor shows them, unsaved changes included. An
+untrusted session (`trusted=False`, a folder the user does not trust) runs no command and
+validates patches by running nothing. A host may also hand it an `endpoint` source
+(llm/resolve.py): the session asks it for the model's endpoint before each run. The session
+turns smolagents' stream into the PROTOCOL.md events and returns a `RunOutcome`.
 
 smolagents' loop is kept (agent/loop.py extends it through its seams). A run's status is
 judged by what happened, not by the model's words: a task that asked for a change and got none
@@ -36,6 +37,7 @@ from ..patches.service import PatchService
 from ..patches.validation import NoneSandbox, Sandbox
 from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
+from ..tools.base import BufferReader
 from .context import Context, defining_files, gather
 from .direct import OneStep, edit_blocks, rename_in_one_step
 from .events import (
@@ -96,6 +98,7 @@ class AgentSession:
         max_steps: int | None = None,
         trusted: bool = True,
         endpoint: Callable[[], Endpoint] | None = None,
+        buffers: BufferReader | None = None,
     ) -> None:
         from ..tools import build_tools
         from ..tools.base import ToolContext
@@ -120,6 +123,7 @@ class AgentSession:
             trusted=trusted,
         )
         self.ctx.cancel = self.cancel_event
+        self.ctx.buffers = buffers  # the editor's unsaved text, read in place of the disk
         self.ctx.events = self.emitter
         self._unsubscribe = self.ctx.patches.subscribe(self._on_patch)
         self.model: AgentModel = build_model(settings, self.cancel_event)

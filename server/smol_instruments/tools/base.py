@@ -23,6 +23,7 @@ from ..base.config import Settings
 from ..base.errors import ErrorType, ToolError, error_dict
 from ..base.git import find_repo_root
 from ..base.process import ProcessRegistry
+from ..patches.guard import patch_path
 from ..patches.service import PatchService, open_patches
 from ..patches.validation import NoneSandbox, Sandbox
 from ..safety.approval import ApprovalEvent, ApprovalGate, Approver, DenyAllApprover
@@ -35,6 +36,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: What the user's editor shows for a file, unsaved changes included. A host hands one to the
+#: session (as it hands an approver): given the absolute, link-free path of a regular file the
+#: jail has already allowed, it returns that text, or None to read the disk. It is only ever
+#: asked after the jail, so an editor can show us a file's text but never widen what is read.
+BufferReader = Callable[[Path], "str | None"]
 
 # Argument names small models use instead of ours, mapped to the name they mean.
 ARGUMENT_ALIASES = {
@@ -78,6 +85,10 @@ class ToolContext:
     trusted: bool = True
     #: Where tools report events (approval decisions) for the host to stream; None drops them.
     events: Callable[[ApprovalEvent], None] | None = None
+    #: The editor's text of open files (None: every read is of the disk).
+    buffers: BufferReader | None = None
+    #: Files whose editor text differed from the disk when last read: searches look at that text.
+    unsaved: set[str] = field(default_factory=set)
 
     @property
     def root(self) -> Path:
@@ -117,6 +128,31 @@ class ToolContext:
             session_id=session_id,
             trusted=trusted,
         )
+
+    def buffer_text(self, rel: str, disk: str | None) -> str | None:
+        """The editor's text of `rel`, a file the jail allowed whose disk text is `disk`; None
+        when the host gave no reader, or the editor has none to give (then the disk is read)."""
+        if self.buffers is None:
+            return None
+        try:
+            text = self.buffers(self.root / rel)
+        except Exception:  # an editor that cannot answer: the disk is the next best
+            log.exception("reading %s from the editor failed", rel)
+            text = None
+        if text is None or text == disk:
+            self.unsaved.discard(rel)
+            return None
+        self.unsaved.add(rel)
+        return text
+
+    def file_text(self, path: str) -> str | None:
+        """A file as the user sees it (the editor's text, else the disk's), after the patch
+        guard (ToolError); None when it does not exist. What patches are planned against."""
+        disk = self.patches.read_disk(path)
+        if disk is None:
+            return None
+        shown = self.buffer_text(self.jail.relative(patch_path(self.jail, path)), disk)
+        return disk if shown is None else shown
 
     def emit(self, event: ApprovalEvent) -> None:
         if self.events is not None:

@@ -13,6 +13,11 @@ Small models write changes in different forms, each good for something:
 Each is turned into `(path, before, after)` changes and proposed through tools/patch.py
 `propose` (validated in the sandbox, stored by patches/service.py, shown to the user, written
 only when accepted). Every path goes through the tools' jail before anything is read.
+
+Where the host's editor has a file open with unsaved changes (ToolContext.buffers), SEARCH/
+REPLACE blocks and merged definitions apply to the editor's text, the one the model read. A
+rename is computed by rope from the files on disk, so one that would touch a file the editor
+holds unsaved is refused, naming the file to save (rope cannot be handed the editor's text).
 """
 
 from __future__ import annotations
@@ -133,8 +138,9 @@ def edit_changes(
     after: dict[str, str] = {}
     for block in blocks:
         if block.path not in before:
-            # the guard refuses escapes and links before anything is read
-            before[block.path] = ctx.patches.read_disk(block.path)
+            # the guard refuses escapes and links before anything is read; the text is the
+            # editor's where it has the file open unsaved, the one the model read
+            before[block.path] = ctx.file_text(block.path)
             after[block.path] = before[block.path] or ""
         if before[block.path] is None and block.search.strip():
             raise ToolError(
@@ -201,7 +207,16 @@ def rename_changes(
                     recovery_suggestion="Rename the function or class, not its module.",
                 )
             rel = target.path
-            edits.append((rel, ctx.patches.read_disk(rel), contents))
+            disk = ctx.patches.read_disk(rel)
+            if ctx.file_text(rel) != disk:
+                raise ToolError(
+                    ErrorType.INVALID_ARGUMENT,
+                    f"{rel} has unsaved changes in the editor, and a rename is computed from"
+                    " the files on disk",
+                    recovery_suggestion=f"Ask the user to save {rel}, then rename again.",
+                    context={"path": rel},
+                )
+            edits.append((rel, disk, contents))
     finally:
         project.close()
     return edits

@@ -17,6 +17,9 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 def read_repo_text(ctx: ToolContext, path: str, errors: str = "replace") -> tuple[str, str]:
     """(relative path, text) of a repository file, or a ToolError a small model can act on.
 
+    The text is what the user's editor shows when the host gave a reader (unsaved changes
+    included), asked only once the jail has allowed the path and the file is a regular one.
+
     `errors="surrogateescape"` keeps undecodable bytes exactly, for text that will be written.
     """
     resolved = ctx.jail.resolve(path)
@@ -54,7 +57,12 @@ def read_repo_text(ctx: ToolContext, path: str, errors: str = "replace") -> tupl
             recovery_suggestion="Binary files cannot be read as text; look at the source files instead.",
             context={"path": path, "size": size},
         )
-    return rel, data.decode("utf-8", errors=errors)
+    text = data.decode("utf-8", errors=errors)
+    # the jail allowed it and it is a regular file here: now the editor may say what it shows
+    shown = ctx.buffer_text(rel, text)
+    if shown is not None and len(shown) <= MAX_FILE_BYTES and "\0" not in shown[:8192]:
+        return rel, shown
+    return rel, text
 
 
 #: A ranged read of a file this short shows the whole file.

@@ -4,6 +4,11 @@ and apply with the user's accept.
 Thin over the patch service (patches/service.py), which owns the lifecycle. Proposing never
 touches the working tree: the change is computed in memory, validated in the sandbox, stored
 and shown to the user. Only `apply_patch` writes, and only the hunks the user accepts.
+
+Where the host's editor has a file open with unsaved changes (ToolContext.buffers), a patch is
+made against that text, the one the agent read: its base is the editor's, the sandbox checks
+the file as accepting would make it, and a later accept plans against what the editor shows
+then (a hunk whose lines changed there is stale; nothing of it is written).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import difflib
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
-from ..patches.diff import DiffError, parse
+from ..patches.diff import DiffError, parse, unified_diff
 from ..patches.guard import patch_path
 from ..patches.merge import merge_definitions
 from ..patches.model import MAX_PATCH_CHARS, Patch, printable
@@ -60,7 +65,7 @@ def propose(
 
     def validate(diff: str) -> dict[str, Any]:
         try:
-            return ctx.sandbox.validate(diff, checks).to_dict()
+            return ctx.sandbox.validate(_from_disk(ctx, changes) or diff, checks).to_dict()
         except Exception as exc:  # a broken sandbox must not lose the proposal
             return {
                 "backend": getattr(ctx.sandbox, "name", "unknown"),
@@ -76,6 +81,18 @@ def propose(
         validate=validate,
     )
     return patch_result(patch)
+
+
+def _from_disk(ctx: ToolContext, changes: list[tuple[str, str | None, str | None]]) -> str | None:
+    """The change as a diff of the files on disk when it was made against an editor's unsaved
+    text: the sandbox's copy is the disk, and what is checked is the file as accepting makes it
+    (the editor's text with the patch). None when every base is the disk's text."""
+    if not ctx.unsaved:
+        return None
+    disk = {path: ctx.patches.read_disk(path) for path, _, _ in changes}
+    if all(disk[path] == old for path, old, _ in changes):
+        return None
+    return "".join(unified_diff(path, disk[path], new) for path, _, new in changes)
 
 
 def _hunks(patch: Patch) -> list[dict[str, Any]]:
@@ -322,7 +339,7 @@ class ProposePatchUnifiedTool(RepoTool):
         for file in files:
             if file.path not in before:
                 try:
-                    before[file.path] = self.ctx.patches.read_disk(file.path)
+                    before[file.path] = self.ctx.file_text(file.path)
                 except OSError as exc:
                     raise self._does_not_apply(
                         f"{file.path} cannot be read ({exc})", file.path
@@ -424,7 +441,8 @@ class ApplyPatchTool(RepoTool):
                 "status": patch.status,
                 "message": f"patch {patch.id} is already {patch.status}",
             }
-        refreshed = ctx.patches.refresh(patch.id)  # stale against the files as they are now
+        # stale against the files as the user sees them now (the editor's text, else the disk)
+        refreshed = ctx.patches.refresh(patch.id, ctx.file_text)
         if refreshed.patch.resolved:
             raise _stale(refreshed.patch, refreshed.stale)
         pending = refreshed.patch

@@ -21,7 +21,9 @@ def rg_binary() -> str | None:
     return shutil.which("rg")
 
 
-def run_rg(ctx: ToolContext, rg: str, args: list[str], timeout: float) -> ProcessResult:
+def run_rg(
+    ctx: ToolContext, rg: str, args: list[str], timeout: float, stdin_text: str | None = None
+) -> ProcessResult:
     """ripgrep in the repository, uncontained but unable to run anything: no config file is
     read (`--no-config`: a `--pre` there names a program to run on every file) and its
     environment is the allowlist of a tool (no `RIPGREP_CONFIG_PATH`). We never pass `--pre`
@@ -34,6 +36,7 @@ def run_rg(ctx: ToolContext, rg: str, args: list[str], timeout: float) -> Proces
         env=child_env("tool"),
         cancel=ctx.cancel,
         registry=ctx.processes,
+        stdin_text=stdin_text,
     )
 
 

@@ -1,5 +1,9 @@
 """`rg_search`: ripgrep over the repository, honouring .gitignore; it reads no ripgrep config
-and gets a tool's environment (`repo.run_rg`), so nothing can make it run a program."""
+and gets a tool's environment (`repo.run_rg`), so nothing can make it run a program.
+
+A file the agent has read from the user's editor with unsaved changes (ToolContext.unsaved) is
+searched as the editor shows it now: ripgrep reads that text on stdin.
+Other files are searched on disk (the editor cannot list its unsaved buffers)."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any
 
 from ..base.errors import ErrorType, ToolError
 from .base import RepoTool, guarded
+from .files import read_repo_text
 from .repo import glob_match, rg_binary, run_rg
 from .validation import optional_int, optional_str, require_str
 
@@ -14,6 +19,17 @@ SEARCH_TIMEOUT_S = 60.0
 MAX_LINE_CHARS = 300
 # Matches read before stopping: enough to sort deterministically and report a total.
 COLLECT_LIMIT = 5000
+#: How ripgrep writes what it found: `path NUL line:text`, one match a line.
+OUTPUT = (
+    "--line-number",
+    "--no-heading",
+    "--with-filename",
+    "--null",
+    "--color=never",
+    "--max-columns",
+    "2000",
+    "--max-columns-preview",
+)
 
 
 def rg_missing() -> ToolError:
@@ -69,20 +85,7 @@ class RgSearchTool(RepoTool):
         if rg is None:
             raise rg_missing()
         # Plain output, path NUL-separated: cheaper for rg to write and for us to read than --json.
-        argv = [
-            "--line-number",
-            "--no-heading",
-            "--with-filename",
-            "--null",
-            "--color=never",
-            "--hidden",
-            "--no-require-git",
-            "--glob",
-            "!.git",
-            "--max-columns",
-            "2000",
-            "--max-columns-preview",
-        ]
+        argv = [*OUTPUT, "--hidden", "--no-require-git", "--glob", "!.git"]
         # rg's --glob overrides .gitignore; a file *type* does not. Name globs become a type,
         # path globs search their literal directory and are filtered below.
         where = "."
@@ -123,21 +126,11 @@ class RgSearchTool(RepoTool):
                 ),
                 context={"pattern": pattern},
             )
-        matches: list[dict[str, Any]] = []
-        for line in result.stdout.splitlines():
-            path, sep, rest = line.partition("\0")
-            number, colon, text = rest.partition(":")
-            if not sep or not colon or not number.isdigit():
-                continue  # "binary file matches" notices and the like
-            path = path.removeprefix("./")
-            if path_glob is not None and not glob_match(path, path_glob):
-                continue
-            text = text.rstrip("\r")
-            if len(text) > MAX_LINE_CHARS:
-                text = text[:MAX_LINE_CHARS] + "…"
-            matches.append({"path": path, "line": int(number), "text": text})
-            if len(matches) >= COLLECT_LIMIT:
-                break
+        matches = _matches(result.stdout, path_glob)
+        if self.ctx.unsaved:
+            shown = self._unsaved_matches(rg, pattern, glob)
+            matches = [m for m in matches if m["path"] not in shown]
+            matches += [m for found in shown.values() for m in found]
         if not matches:
             where = f" in files matching {glob!r}" if glob else ""
             broader = ["drop glob= to search every file"] if glob else []
@@ -152,9 +145,51 @@ class RgSearchTool(RepoTool):
                 context={"pattern": pattern, "glob": glob},
             )
         matches.sort(key=lambda m: (m["path"], m["line"]))
-        shown = matches[:limit]
         return {
-            "matches": shown,
+            "matches": matches[:limit],
             "total": len(matches),
             "truncated": len(matches) > limit,
         }
+
+    def _unsaved_matches(
+        self, rg: str, pattern: str, glob: str | None
+    ) -> dict[str, list[dict[str, Any]]]:
+        """The matches in the editor's text of each file read unsaved, by path (asked again:
+        its text now). A file saved meanwhile is left to the disk's search."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        for rel in sorted(self.ctx.unsaved):
+            if glob and not glob_match(rel, glob):
+                continue
+            try:
+                _, text = read_repo_text(self.ctx, rel)
+            except ToolError:
+                continue
+            if rel not in self.ctx.unsaved:
+                continue
+            # no --label before ripgrep 14: the lines come without a name, and get this one
+            argv = [*OUTPUT, "--no-filename", "--regexp", pattern, "-"]
+            argv.remove("--with-filename")
+            result = run_rg(self.ctx, rg, argv, SEARCH_TIMEOUT_S, stdin_text=text)
+            lines = "".join(f"{rel}\0{line}\n" for line in result.stdout.splitlines())
+            found[rel] = _matches(lines, None)
+        return found
+
+
+def _matches(stdout: str, path_glob: str | None) -> list[dict[str, Any]]:
+    """ripgrep's `path NUL line:text` lines as matches (COLLECT_LIMIT at most)."""
+    matches: list[dict[str, Any]] = []
+    for line in stdout.splitlines():
+        path, sep, rest = line.partition("\0")
+        number, colon, text = rest.partition(":")
+        if not sep or not colon or not number.isdigit():
+            continue  # "binary file matches" notices and the like
+        path = path.removeprefix("./")
+        if path_glob is not None and not glob_match(path, path_glob):
+            continue
+        text = text.rstrip("\r")
+        if len(text) > MAX_LINE_CHARS:
+            text = text[:MAX_LINE_CHARS] + "…"
+        matches.append({"path": path, "line": int(number), "text": text})
+        if len(matches) >= COLLECT_LIMIT:
+            break
+    return matches
