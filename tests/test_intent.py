@@ -200,9 +200,17 @@ def test_a_server_whose_schema_reply_is_unusable_leaves_the_decision_to_the_rule
         ("Run the tests and tell me which ones fail", False, True),
         ("what does add do?", False, True),
         ("delete everything, history too, and start over", True, True),
-        # a change, a change word in a question or a command, a statement, a follow-up's "it"
-        ("Fix the failing test", False, False),
-        ("can you give slugify an optional separator argument?", False, False),
+        # a plain change: an editing verb in the imperative, after a polite lead-in or not
+        ("Fix the failing test", False, True),
+        ("can you give slugify an optional separator argument?", False, True),
+        (
+            "The test test_average fails. Fix the bug in the code so that the tests pass.",
+            False,
+            True,
+        ),
+        ("please rename slugify to make_slug", False, True),
+        # a general verb, a change word in a question or a command, a symptom, a follow-up's "it"
+        ("make this repository brand new, like the day it was made", False, False),
         ("how do I add a user?", False, False),
         ("is it possible to make slugify keep dots?", False, False),
         ("run the tests and fix what fails", False, False),
@@ -248,6 +256,17 @@ def test_a_model_never_turns_a_destructive_request_or_a_plain_change_into_someth
     question = json.dumps({"request": "answer_question", "names": ["slugify"]})
     intent = from_model_reply("can you give slugify an optional separator argument?", question)
     assert intent is not None and intent.kind == "change"
+    # nor a plain imperative change into a command (measured: "Fix the bug ... so that the
+    # tests pass" came back run_and_report), or one told by its symptom into a question
+    command = json.dumps({"request": "run_and_report", "names": []})
+    task = "The test test_average fails. Fix the bug in the code so that the tests pass."
+    intent = from_model_reply(task, command)
+    assert intent is not None and intent.kind == "change" and intent.held == "all"
+    symptom = "slug('A B') gives 'a_b', it should be 'a-b'"
+    intent = from_model_reply(symptom, json.dumps({"request": "answer_question", "names": []}))
+    assert intent is not None and intent.kind == "change"
     # where the words do not settle it, the model's reading stands
     intent = from_model_reply("the slug of 'A B' is wrong", edit)
     assert intent is not None and intent.kind == "change"
+    intent = from_model_reply("the slug of 'A B' is wrong", question)
+    assert intent is not None and intent.kind == "question"

@@ -8,23 +8,26 @@ read it; none of them guesses from the task's words again.
 
 Who decides (`decide`):
 
-- the rules below, where they settle it: a destructive request, and a question or a request
+- the rules below, where they settle it: a destructive request; a plain request to change
+  (a sentence that starts with an editing verb in the imperative, after at most a polite
+  lead-in: "fix the bug", "please add ...", "can you rename ..."); and a question or a request
   to run something whose words ask for no change ("what does add do?", "run the tests"),
-  unless it is a follow-up pointing back ("what about it?"). A change is always put to the
-  model (it may decline one the rules let through: "make this repository brand new").
-  Asking the model costs a model call before the first step: on the embedded 1.5B model
-  several times the first answer's first word (README, "The first answer"), and the
-  server's one cached prompt then ends in the intent question, not in the prefix the
-  warm-up filled. The model is asked only for what the rules cannot settle;
+  unless it is a follow-up pointing back ("what about it?"). Asking the model costs a model
+  call before the first step: on the embedded 1.5B model several times the first answer's
+  first word (README, "The first answer"), and the server's one cached prompt then ends in
+  the intent question, not in the prefix the warm-up filled. The model is asked only for what
+  the rules cannot settle: a change told as a symptom or with a general verb ("make this
+  repository brand new"), a change word inside a question or a command, a follow-up's "it";
 - the model, with a reply constrained to a JSON schema, where the server enforces one
   (llama.cpp's server: `response_format` with a `json_schema`; Ollama through LiteLLM's
   `format`). The request is the conversation so far plus one question, so the server's cached
   prefix (the system prompt, earlier turns) is reused, and a follow-up's "it" is resolved from
   what the conversation established. The model decides the kind and the names; a code name it
   gives that the task does not contain is kept only when the conversation mentioned it.
-  Two things the model does not overrule: a request the rules find destructive is declined
-  (safety is not left to a model's reading), and a plain request to change ("can you add
-  ...") stays a change.
+  What the model does not overrule: a request the rules find destructive is declined (safety
+  is not left to a model's reading); a request the rules read as a change is not made a
+  question or a command (a 1.5B model labelled "Fix the bug ... so that the tests pass" as
+  run-and-report), and a plain one is not declined either.
 - the rules again, where the server enforces no schema or the reply is unusable. They are
   the fallback, not a second opinion: a model's decision is never re-guessed by them.
 
@@ -100,6 +103,13 @@ _LEAD_IN = (
     r"|let'?s\s+)?"
 )
 _ASKS = re.compile(rf"{_LEAD_IN}(?:{_CHANGE_VERBS})\b", re.IGNORECASE)
+#: The verbs that say plainly that files are to be edited (not "make", "handle", "support":
+#: "make this repository brand new" is for the model to read).
+_EDIT_VERBS = (
+    r"fix|add|implement|change|update|refactor|rename|write|create|remove|modify|replace|edit|"
+    r"correct|convert|move|extract|insert|rewrite|give|document|repair"
+)
+_PLAIN_CHANGE = re.compile(rf"{_LEAD_IN}(?:{_EDIT_VERBS})\b", re.IGNORECASE)
 #: A bug told by its symptom: "slug('A B') gives 'a_b', it should be 'a-b'".
 _SHOULD = re.compile(
     r"\b(?:it|that|this|but)\s+should\s+(?:be|give|return|print|say|raise)\b|\binstead of\b",
@@ -409,6 +419,14 @@ def rules_kind(task: str) -> IntentKind:
     return "question"
 
 
+def plain_change(task: str) -> bool:
+    """A sentence of `task` asks in the imperative for an edit ("Fix the bug ...", "can you
+    add ..."): a change, whatever a model's reading of it."""
+    return _DESTRUCTIVE.search(task) is None and any(
+        _PLAIN_CHANGE.match(sentence) for sentence in _sentences(task)
+    )
+
+
 def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
     """The intent by the rules alone."""
     kind = rules_kind(task)
@@ -429,7 +447,7 @@ def settled(intent: TaskIntent, *, follow_up: bool) -> bool:
     if follow_up and intent.refers_back:
         return False  # "it": the model reads what the conversation established
     if intent.kind == "change":
-        return False  # the model may decline it, and names what "it" and prose point at
+        return plain_change(intent.task)  # a symptom, "make ...": the model reads it
     plain = intent.kind == "command" or _QUESTION_FORM.search(intent.task) is not None
     return plain and _CHANGE_WORD.search(intent.task) is None
 
@@ -468,11 +486,11 @@ def from_model_reply(
         return None
     kind = _MODEL_KINDS[data["request"]]
     ruled = rules_kind(task)
-    if ruled == "decline" or (ruled == "change" and kind == "question"):
+    if ruled == "decline" or (ruled == "change" and (kind != "decline" or plain_change(task))):
         # Safety is never left to a model's reading (a destructive request is declined
-        # whatever it says), and a request the words plainly make ("can you add ...") is not
-        # turned into a question: measured on the 1.5B model, 4 of 6 kinds right, its two
-        # misses exactly these
+        # whatever it says), and a request the words make a change is not turned into a
+        # question or a command: measured on the 1.5B model, "can you add ..." came back a
+        # question and "Fix the bug ... so that the tests pass" run-and-report
         kind = ruled
     given = data.get("names")
     said: list[Any] = given if isinstance(given, list) else []
