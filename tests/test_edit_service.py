@@ -3,6 +3,7 @@ whole-function edits of nested functions, additions said as additions; one patch
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,16 @@ def test_a_rename_searches_the_repository_files_only_never_through_a_link(
     (elsewhere / "other.py").write_text("from app.calc import add\n\nadd(1, 2)\n")
     (repo / "linked").symlink_to(elsewhere, target_is_directory=True)
     (repo / "alias.py").symlink_to(elsewhere / "other.py")
+    # committed, so git lists them among the repository's files
+    subprocess.run(["git", "add", "linked", "alias.py"], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "links"],
+        cwd=repo,
+        check=True,
+    )
+    assert "alias.py" in subprocess.run(
+        ["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
     outcome, requests, patches = run_keeping_patches(
         repo, settings, [], "Rename add to add_numbers everywhere"
     )
