@@ -153,16 +153,12 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
     )
 
 
-#: "which tests fail", "what tests are failing" (not "how many fail").
-_ASKS_WHICH_FAIL = re.compile(r"\b(?:which|what)\b[^.?!]*\bfail", re.IGNORECASE)
-
-
 def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
     """A run whose task asks about failing tests names the ones the test runner reported:
     sent back once with pytest's list; the same omission again is let through with that list
     below it, never alone."""
     watch: RunWatch | None = getattr(agent, "watch", None)
-    if watch is None or not isinstance(answer, str) or not _ASKS_WHICH_FAIL.search(watch.task):
+    if watch is None or not isinstance(answer, str) or not watch.intent.asks_which_fail:
         return True
     failed = _last_failures(memory)
     missing = [test for test in failed if test.rsplit("::", 1)[-1] not in answer]

@@ -42,7 +42,7 @@ import ast
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 IntentKind = Literal["question", "change", "command", "decline"]
@@ -144,6 +144,8 @@ _FAILING = re.compile(
     r"|\b(?:failing|failed|broken)\s+(?:\w+\s+)?(?:tests?|specs?|test_\w+)\b",
     re.IGNORECASE,
 )
+#: "which tests fail", "what tests are failing" (not "how many fail").
+_WHICH_FAIL = re.compile(r"\b(?:which|what)\b[^.?!]*\bfail", re.IGNORECASE)
 _HISTORY = re.compile(
     r"\b(?:commits?|committed|history|git log|(?:last|latest|recent)\s+changes?)\b", re.I
 )
@@ -261,6 +263,11 @@ class TaskIntent:
         return _FAILING.search(self.task) is not None
 
     @property
+    def asks_which_fail(self) -> bool:
+        """The task asks which tests fail (the answer names the ones the runner reported)."""
+        return _WHICH_FAIL.search(self.task) is not None
+
+    @property
     def history(self) -> bool:
         return _HISTORY.search(self.task) is not None
 
@@ -342,9 +349,6 @@ class TaskIntent:
         for name in [*self.names, *self.carried]:
             return f'rg_search(pattern="{name.rsplit(".", 1)[-1]}")'
         return 'rg_search(pattern="<a name from the question>")'
-
-    def with_files(self, files: list[str]) -> TaskIntent:
-        return replace(self, files=tuple(files))
 
 
 def code_names(text: str) -> list[str]:
