@@ -340,7 +340,7 @@ def test_an_error_retold_in_one_breath_is_not_an_answer(repo: Path, settings: Se
         "simpler pattern, or rg_search(pattern=...) to search every file."
     )
     turns = [snippet, retold, "add() returns a - b."]
-    outcome, requests = run(repo, settings, turns, "what does the function nothing_here do?")
+    outcome, requests = run(repo, settings, turns, "what does the function add do?")
     assert "that is the text of an error message" in requests[2].prompt_text()
     assert outcome.answer == "add() returns a - b."
 

@@ -86,6 +86,10 @@ class Context:
     named_files: list[str] = field(default_factory=list)
     #: The repository's history was read for it (the task asks about commits).
     history: bool = False
+    #: Names the task writes as code that occur nowhere in the repository (agent/evidence.py).
+    absent: list[str] = field(default_factory=list)
+    #: Code was shown (a definition, a file, a use), not only evidence.
+    code: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -356,7 +360,9 @@ class _Gatherer:
         parts.extend(self.uses)
         sources = [part.title for part in self.evidence] + [piece.title for piece in self.pieces]
         sources += [use.splitlines()[0] for use in self.uses]
-        return Context("\n\n".join(parts), sources)
+        absent = [name for part in self.evidence if part.kind == "absent" for name in part.names]
+        code = bool(self.pieces or self.uses)
+        return Context("\n\n".join(parts), sources, absent=absent, code=code)
 
 
 def _find_word(text: str, word: str) -> int:

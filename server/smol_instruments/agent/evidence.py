@@ -127,6 +127,7 @@ def missing_names(ctx: ToolContext, names: list[str], defined: set[str]) -> Evid
         f"Searched every file: {said} occurs nowhere in this repository (no function, class or "
         "variable has that name). Say so; do not describe it",
         "",
+        absent,
         kind="absent",
     )
 

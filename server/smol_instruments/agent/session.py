@@ -76,10 +76,28 @@ log = logging.getLogger(__name__)
 
 
 UNTRUSTED_VALIDATION = "the folder is not trusted, so nothing runs to check the patch"
+#: The answer to a question about names that occur nowhere in the repository.
+NOWHERE = (
+    "There is no {names} in this repository: I searched every file, and no function, class or "
+    "variable has that name, so there is nothing to describe. Check the spelling, or ask about "
+    "a name the repository defines."
+)
 REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
     "(shown below); it does not answer this one. Try asking it differently."
 )
+
+
+def nowhere(intent: TaskIntent, context: Context) -> bool:
+    """A question whose every name occurs nowhere in the repository, with no code found for it
+    and no call to run: what it asks about does not exist (answered so in one step)."""
+    return (
+        intent.kind == "question"
+        and bool(intent.names)
+        and set(intent.names) <= set(context.absent)
+        and not context.code
+        and not intent.calls
+    )
 
 
 class AgentSession:
@@ -279,6 +297,14 @@ class AgentSession:
         elif context:
             self._topic = task
             self._topic_names = intent.names or self._topic_names
+        if nowhere(intent, context):  # about names that exist nowhere: said, nothing invented
+            said = NOWHERE.format(names=", ".join(f"`{name}`" for name in intent.names))
+            read = {"read": context.sources}
+            return end(
+                said,
+                "completed",
+                ToolEvent(step=1, name="context", args=read, duration_ms=context_ms),
+            )
         # code read in an earlier turn is in the history too ("which test checks it?")
         self._watch.context_given = bool(context) or self._code_read
         self._watch.named_files = context.named_files
