@@ -76,6 +76,15 @@ def test_a_named_file_comes_whole_when_the_task_names_nothing_in_it(repo: Path) 
     assert OPS.strip() in text
 
 
+def test_a_top_level_file_in_capitals_is_named_by_its_stem(repo: Path) -> None:
+    """The README is README.rst (seen on the dev task infl-readme-usage: not given, the
+    model wrote the section blind); a lower-case word that is only some file's stem is not."""
+    (repo / "README.rst").write_text("Calc\n====\n\nA calculator.\n")
+    text = context_for(repo, "add a Usage section to the README with a couple of examples")
+    assert "README.rst (the whole file)" in text and "A calculator." in text
+    assert "notes.txt" not in context_for(repo, "what are my notes about?")
+
+
 def test_a_named_test_brings_the_function_it_calls(repo: Path) -> None:
     text = context_for(repo, "The test test_average fails. Fix the bug in the code.")
     assert "tests/test_ops.py, lines 8-9: `test_average`" in text

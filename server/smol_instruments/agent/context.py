@@ -199,11 +199,20 @@ class _Gatherer:
         by_name: dict[str, list[str]] = {}
         for path in self.files:
             by_name.setdefault(PurePosixPath(path).name, []).append(path)
+        # a top-level file whose stem is in capitals is named by it too ("the README")
+        capitals: dict[str, list[str]] = {}
+        for path in self.files:
+            stem = PurePosixPath(path).stem
+            if "/" not in path and stem.isupper() and len(stem) >= 4:
+                capitals.setdefault(stem.lower(), []).append(path)
         hits: list[tuple[int, str]] = []
         for path in self.files:
             at = _find_word(task, path)
             if at < 0 and len(by_name[PurePosixPath(path).name]) == 1:
                 at = _find_word(task, PurePosixPath(path).name)
+            stem = PurePosixPath(path).stem.lower()
+            if at < 0 and capitals.get(stem) == [path]:
+                at = _find_word(task.lower(), stem)
             if at >= 0:
                 hits.append((at, path))
         return [path for _, path in sorted(hits)]
