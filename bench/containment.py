@@ -7,15 +7,26 @@ All run through the process runner, contained
 (in a copy-on-write view of the repository, and what they changed sorted afterwards, as the
 shell tools do) and uncontained, alternating. The view is measured on its own: a contained
 `true` in a view (mounted, run, sorted, thrown away) against the same with the repository
-bound writable in place, as commands ran before the views. The lifeline (the watcher that
-ends a command with us) too: a contained `true` with it against the same without it.
+bound writable in place, as commands ran before the views; and the same against the release
+before the views itself (`contain_view_release`: its server package from `git archive`, each
+side in a process of its own). The lifeline (the watcher that ends a command with us) too: a
+contained `true` with it against the same without it.
 
-Where the view's time goes (measured at load 10-16 on 2 cores, bubblewrap alone ~50 ms
-there): `unshare` before bubblewrap +5-8 ms, `sh` +5 ms, `mount` and the overlay +10-13 ms;
-every program started costs about 5 ms at that load. Mounting from Python between fork and
-exec saves the programs but makes Python fork the whole process instead of vforking: 40-80
-ms for a process of the daemon's size. A perl one-liner doing the same system calls was
-slower than the three programs.
+Where the view's time goes. Run as root, the daemon mounts the view itself (one mount(2) on a
+directory of the view, bound by bubblewrap) and detaches it afterwards: measured in-process at
+load 6, making the view's directory 0.4 ms, mkdir and mount 0.8 ms, umount2 0.06 ms, reading
+an empty upper layer 0.05 ms; bubblewrap binding the overlay costs no more than binding the
+repository (20.7 ms against 23.0 ms, alternating). `contain_view_release`: 0.90-0.95x at load
+1-4, 0.81-1.10x at load 4-10 (1.32x before, same script); `contain_view` 0.89-1.26x at
+load 3-10 (+0-5 ms), run-to-run noise of the same size. Removing a view's directory
+afterwards (on the reaper's thread) waits 15-30 ms on the disk at that load but uses 0.3 ms
+of CPU.
+Not root (or root without CAP_SYS_ADMIN), the view is mounted before bubblewrap by util-linux:
+measured at load 10-16 on 2 cores, bubblewrap alone ~50 ms there: `unshare` +5-8 ms, `sh`
++5 ms, `mount` and the overlay +10-13 ms; every program started costs about 5 ms at that
+load. Mounting from Python between fork and exec saves the programs but makes Python fork
+the whole process instead of vforking: 40-80 ms for a process of the daemon's size. A perl
+one-liner doing the same system calls was slower than the three programs.
 """
 
 from __future__ import annotations
@@ -25,9 +36,39 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .figures import REPO, Figure, _median_alternating
+
+#: The last release before the views (the merge before commands ran in copy-on-write views):
+#: its contained `true` ran with the repository bound writable in place.
+RELEASE = "6aa6618"
+
+#: One side of `contain_view_release`, in a process of its own: argv 1 the server package
+#: to import, 2 the repository, 3 "view" (ours: bench `_timer`) or "release" (that
+#: release's `Containment(root)`); a contained `true` timed per line read, the seconds written.
+_SIDE = """
+import sys, time
+from pathlib import Path
+server, repo, how = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+sys.path[:0] = [server, str(Path(server).parent)]
+from smol_instruments.base.containment import Containment
+from smol_instruments.base.process import run_process
+if how == "view":
+    from bench.containment import _timer
+    once = _timer(["true"], repo, "view")
+else:
+    def once():
+        start = time.perf_counter()
+        result = run_process(["true"], cwd=repo, timeout=600, contain=Containment(repo))
+        if result.exit_code != 0:
+            raise SystemExit(result.stderr)
+        return time.perf_counter() - start
+once()
+for _ in sys.stdin:
+    print(once(), flush=True)
+"""
 
 SAMPLE_PROJECT = REPO / "extension" / "sample-project"
 
@@ -54,8 +95,8 @@ def _sample_git_repo(root: Path) -> Path:
 
 def _timer(argv: list[str], repo: Path, how: str, ok: tuple[int, ...] = (0,)):  # type: ignore[no-untyped-def]
     """`argv` run `how`: "view" (contained in a view, then sorted and thrown away, as
-    tools/shell.py runs commands), "direct" (contained, the repository writable in place)
-    or "bare"."""
+    tools/shell.py runs commands), "direct" (contained, the repository writable in place),
+    "read-only" (contained, the repository only read, as git runs) or "bare"."""
     from smol_instruments.base.changes import classify
     from smol_instruments.base.containment import Containment
     from smol_instruments.base.git import ignored_paths
@@ -75,7 +116,10 @@ def _timer(argv: list[str], repo: Path, how: str, ok: tuple[int, ...] = (0,)):  
                     limit=200_000,
                 )
         else:
-            contain = Containment(repo, direct=True) if how == "direct" else None
+            contain = {
+                "direct": Containment(repo, direct=True),
+                "read-only": Containment(repo),
+            }.get(how)
             result = run_process(argv, cwd=repo, timeout=600, contain=contain)
         elapsed = time.perf_counter() - start
         if result.exit_code not in ok:
@@ -107,6 +151,49 @@ def _launch_timer(repo: Path, lifeline: bool):  # type: ignore[no-untyped-def]
     return run
 
 
+def _side(server: Path, repo: Path, how: str) -> tuple[subprocess.Popen[str], Callable[[], float]]:
+    """A contained `true` timed in a process importing `server` (`_SIDE`), and its timer."""
+    worker = subprocess.Popen(
+        [sys.executable, "-I", "-c", _SIDE, str(server), str(repo), how],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+    def run() -> float:
+        assert worker.stdin is not None and worker.stdout is not None
+        worker.stdin.write("\n")
+        worker.stdin.flush()
+        line = worker.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the {how} side of contain_view_release ended")
+        return float(line)
+
+    return worker, run
+
+
+def _against_release(repo: Path, scratch: Path, rounds: int) -> tuple[float, float] | None:
+    """Ours in a view against RELEASE's contained `true`, each in a process of its own,
+    alternating; None where this clone does not hold that commit (a shallow one)."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", RELEASE, "server"], cwd=REPO, capture_output=True
+    )
+    if archive.returncode != 0:
+        return None
+    release = scratch / "release"
+    release.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(release)], input=archive.stdout, check=True)
+    ours, view = _side(REPO / "server", repo, "view")
+    theirs, old = _side(release / "server", repo, "release")
+    try:
+        return _median_alternating(view, old, rounds)
+    finally:
+        for worker in (ours, theirs):
+            assert worker.stdin is not None
+            worker.stdin.close()
+            worker.wait()
+
+
 #: pytest's exit codes when the tests ran (the sample project has failing tests on purpose).
 TESTS_RAN = (0, 1)
 
@@ -127,6 +214,7 @@ def containment_overhead(quick: bool = False) -> list[Figure]:
         viewed, direct = _median_alternating(
             _timer(true, repo, "view"), _timer(true, repo, "direct"), 10 if quick else 100
         )
+        released = _against_release(repo, Path(tmp), 10 if quick else 100)
         tied, untied = _median_alternating(
             _launch_timer(repo, True), _launch_timer(repo, False), 10 if quick else 60
         )
@@ -141,7 +229,7 @@ def containment_overhead(quick: bool = False) -> list[Figure]:
         )
         rg = _rg_argv()
         rg_contained, rg_bare = _median_alternating(
-            _timer(rg, REPO / "server", True, (0, 1)),
+            _timer(rg, REPO / "server", "read-only", (0, 1)),
             _rg_search(REPO / "server", rg),
             5 if quick else 30,
         )
@@ -166,6 +254,19 @@ def containment_overhead(quick: bool = False) -> list[Figure]:
             1.1,
             "ratio",
             note=f"the view adds {1000 * (viewed - direct):.1f} ms per command",
+        ),
+        Figure(
+            "contain_view_release",
+            f"contained `true` in a view vs release {RELEASE}'s contained `true` (the "
+            "repository bound writable in place), each in a process of its own",
+            None if released is None else released[0] * 1000,
+            "ms",
+            None if released is None else released[1] * 1000,
+            1.1,
+            "ratio",
+            note=f"the release's commit {RELEASE} is not in this clone"
+            if released is None
+            else f"{1000 * (released[0] - released[1]):.1f} ms per command",
         ),
         Figure(
             "contain_lifeline",

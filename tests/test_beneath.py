@@ -284,6 +284,20 @@ def test_reads_refuse_fifos_without_blocking_and_say_what_a_directory_is(
     assert tree.kind("pipe") == "other" and tree.kind("pkg") == "dir"
 
 
+def test_read_prefix_reads_a_regular_file_up_to_one_past_the_limit_and_nothing_else(
+    tree: Beneath, root: Path, outside: Path
+) -> None:
+    """What changes.py and the local validation read a view and the repository with: None for
+    anything that is not a regular file reached without a link, never the secret."""
+    (root / "pkg" / "long.txt").write_text("0123456789")
+    os.mkfifo(root / "pipe")
+    assert tree.read_prefix("pkg/long.txt", 4) == b"01234"  # longer than the limit: 5 bytes
+    assert tree.read_prefix("pkg/long.txt", 100) == b"0123456789"
+    for path in ("key", "link/id_rsa", "inner/mod.py", "pipe", "pkg", "pkg/missing", "../x"):
+        assert tree.read_prefix(path, 100) is None, path
+    assert (root / "link" / "id_rsa").read_text() == SECRET  # the control: through the link
+
+
 def test_list_unlink_and_the_root_itself(tree: Beneath, root: Path) -> None:
     assert tree.listdir() == ["inner", "key", "link", "pkg"]
     assert tree.listdir("pkg") == ["id_rsa", "mod.py"]

@@ -118,6 +118,17 @@ def test_tool_read_file(cli: Cli, repo: Path) -> None:
     assert data["truncated"] is False
 
 
+def test_tool_output_cannot_steer_the_terminal(cli: Cli, repo: Path) -> None:
+    """A file's text reaches the terminal with its escapes and bidi overrides as JSON escapes."""
+    hostile = "x = 1\x1b[8m  # hidden\x1b[0m\n\u202eevil = 2\u009b2K\n"
+    (repo / "app" / "hostile.py").write_text(hostile)
+    result = cli("tool", "read_file", "--repo", str(repo), "--args", '{"path": "app/hostile.py"}')
+    assert result.returncode == 0, result.stderr
+    for raw in ("\x1b", "\u202e", "\u009b"):
+        assert raw not in result.stdout
+    assert as_json(result)["content"] == hostile
+
+
 def test_tool_repo_from_a_subdirectory(cli: Cli, repo: Path) -> None:
     result = cli("tool", "repo_info", "--repo", str(repo / "app"))
     assert result.returncode == 0

@@ -37,6 +37,17 @@ async def chat(
     return _plain(await client.protocol.send_request_async("smol/chat", params, msg_id=msg_id))
 
 
+def open_document(client: Any, uri: str, text: str) -> None:
+    """The editor opens a Python file showing `text`."""
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=text
+            )
+        )
+    )
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 async def test_chat_streams_events_in_order_and_returns_the_result(
     repo: Path, tmp_path: Path, profile: str
@@ -429,3 +440,85 @@ async def test_saving_a_file_resets_loop_detection(repo: Path, tmp_path: Path, s
         finally:
             await client.shutdown_session()
     assert ("LOOP_DETECTED" in second_read) is not saved
+
+
+async def test_the_agent_reads_what_the_editor_shows_unsaved_edits_too(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A file open in the editor with unsaved edits is read as the editor has it (didOpen and
+    didChange through the real daemon); a file it has not opened, or has closed, from disk."""
+    calc = repo / "app/calc.py"
+    on_disk = calc.read_text()
+    unsaved = on_disk + "\n\ndef unsaved_helper():\n    return 42\n"
+    read = '```python\nprint(read_file(path="app/calc.py"))\n```'
+    done = '```python\nfinal_answer("done")\n```'
+    recorder = Recorder()
+    with ScriptedModel([read, done, read, done]) as model:
+        client = await start_daemon(repo, recorder, env=daemon_env(model.env(), tmp_path))
+        try:
+            uri = calc.as_uri()
+            open_document(client, uri, on_disk)
+            client.text_document_did_change(  # the user types; nothing is saved
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=unsaved)],
+                )
+            )
+            await chat(client, "read calc", "s-open")
+            client.text_document_did_close(
+                types.DidCloseTextDocumentParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri)
+                )
+            )
+            await chat(client, "read calc again", "s-closed")
+        finally:
+            await client.shutdown_session()
+    open_read, closed_read = (
+        "\n".join(str(e.get("text") or e.get("output") or e) for e in recorder.of("observation", s))
+        for s in ("s-open", "s-closed")
+    )
+    assert "unsaved_helper" in open_read
+    assert "unsaved_helper" not in closed_read and "def add" in closed_read  # the control
+    assert calc.read_text() == on_disk  # reading the buffer wrote nothing
+
+
+async def test_a_change_to_unsaved_text_is_proposed_and_applied_to_the_buffer(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The model changes a line that exists only in the editor's buffer: the patch is made
+    against that text and the accept's WorkspaceEdit lands exactly on it."""
+    from tests.support.lsp import apply_text_edits
+
+    calc = repo / "app/calc.py"
+    on_disk = calc.read_text()
+    unsaved = on_disk + "\n\ndef unsaved_helper():\n    return 42\n"
+    propose = (
+        '```python\nprint(propose_patch(path="app/calc.py", old_text="    return 42", '
+        'new_text="    return 43", description="the helper answers 43"))\n```'
+    )
+    done = '```python\nfinal_answer("done")\n```'
+    recorder = Recorder()
+    with ScriptedModel([propose, done]) as model:
+        client = await start_daemon(repo, recorder, env=daemon_env(model.env(), tmp_path))
+        try:
+            uri = calc.as_uri()
+            open_document(client, uri, unsaved)
+            await chat(client, "make the helper answer 43")
+            [patch] = _plain(await client.protocol.send_request_async("smol/patches", {}))[
+                "patches"
+            ]
+            assert calc.read_text() == on_disk  # proposed, nothing written
+            recorder.apply_edits = False  # the fake editor would apply it to the disk's text
+            with pytest.raises(Exception, match="not applied"):
+                await client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(command="smol.acceptPatch", arguments=[patch["id"]])
+                )
+        finally:
+            await client.shutdown_session()
+    [edit] = recorder.edits
+    [document_edit] = edit.edit.document_changes or []
+    assert isinstance(document_edit, types.TextDocumentEdit)
+    assert apply_text_edits(unsaved, list(document_edit.edits)) == unsaved.replace(
+        "return 42", "return 43"
+    )
+    assert calc.read_text() == on_disk

@@ -1,4 +1,5 @@
-"""The daemon survives bad input: the real `smol-instruments serve`, fed raw bytes.
+"""The daemon survives bad input: the real `smol-instruments serve`, fed raw bytes, on stdio
+and on `--tcp` (the same frames are read either way).
 
 Each recoverable bad frame gets a JSON-RPC error and the daemon goes on serving: the normal
 request after it (`shutdown`) is answered and `exit` ends the process with status 0. A stream
@@ -9,6 +10,7 @@ one line on stderr.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -39,17 +41,32 @@ EXIT = frame({"jsonrpc": "2.0", "method": "exit"})
 
 
 class Daemon:
-    """`smol-instruments serve` on pipes; every frame it writes, parsed."""
+    """`smol-instruments serve` on pipes, or on `--tcp` with one connection; every frame it
+    writes, parsed."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, transport: str = "stdio") -> None:
+        tcp = ["--tcp", "127.0.0.1:0"] if transport == "tcp" else []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "smol_instruments", "serve"],
+            [sys.executable, "-m", "smol_instruments", "serve", *tcp],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=tmp_path,
             env=daemon_env(tmp=tmp_path),
         )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.input, self.output = self.proc.stdin, self.proc.stdout
+        self.listening = ""
+        self.connection: socket.socket | None = None
+        if tcp:  # the daemon says where it listens, then takes one client
+            assert self.proc.stderr is not None
+            self.listening = self.proc.stderr.readline().decode()
+            address = self.listening.rsplit(" ", 1)[-1].strip()
+            host, _, port = address.rpartition(":")
+            connection = socket.create_connection((host, int(port)), timeout=60)
+            connection.settimeout(None)
+            self.input, self.output = connection.makefile("wb"), connection.makefile("rb")
+            self.connection = connection
         self.messages: list[dict[str, Any]] = []
         self.unframed = b""
         self._arrived = threading.Condition()
@@ -57,8 +74,7 @@ class Daemon:
         self._reader.start()
 
     def _read(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
+        out = self.output
         while True:
             headers = b""
             while not headers.endswith(b"\r\n\r\n"):
@@ -74,13 +90,13 @@ class Daemon:
                 self._arrived.notify_all()
 
     def send(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+        self.input.write(data)
+        self.input.flush()
 
     def close_input(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
+        self.input.close()
+        if self.connection is not None:  # the client hangs up
+            self.connection.shutdown(socket.SHUT_WR)
 
     def answer_to(self, msg_id: int, timeout: float = 60) -> dict[str, Any]:
         with self._arrived:
@@ -100,9 +116,9 @@ class Daemon:
         return code, self.proc.stderr.read().decode(errors="replace")
 
 
-@pytest.fixture
-def daemon(tmp_path: Path) -> Any:
-    running = Daemon(tmp_path)
+@pytest.fixture(params=["stdio", "tcp"])
+def daemon(tmp_path: Path, request: pytest.FixtureRequest) -> Any:
+    running = Daemon(tmp_path, request.param)
     yield running
     if running.proc.poll() is None:
         running.proc.kill()
@@ -191,3 +207,42 @@ def test_a_stream_that_ends_between_frames_is_a_clean_end(daemon: Daemon) -> Non
     status, stderr = daemon.wait()
     assert status == 0, stderr[-2000:]
     assert "smol-instruments serve:" not in stderr
+
+
+def test_tcp_says_where_it_listens(tmp_path: Path) -> None:
+    daemon = Daemon(tmp_path, "tcp")
+    assert daemon.listening.startswith("smol-instruments serve: listening on 127.0.0.1:")
+    daemon.send(INITIALIZE)
+    assert "capabilities" in daemon.answer_to(1)["result"]
+    daemon.send(SHUTDOWN + EXIT)
+    assert daemon.wait()[0] == 0
+
+
+def serve_tcp(tmp_path: Path, address: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "smol_instruments", "serve", "--tcp", address],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=daemon_env(tmp=tmp_path),
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("address", "words"),
+    [("127.0.0.1:http", "--tcp takes HOST:PORT"), ("2087", "--tcp takes HOST:PORT")],
+)
+def test_a_bad_tcp_address_is_one_line(tmp_path: Path, address: str, words: str) -> None:
+    result = serve_tcp(tmp_path, address)
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
+
+
+def test_a_tcp_port_in_use_is_one_line(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = serve_tcp(tmp_path, f"127.0.0.1:{port}")
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"smol-instruments serve: cannot listen on 127.0.0.1:{port}:"), line

@@ -275,6 +275,62 @@ def test_a_view_left_by_a_killed_process_is_removed(tmp_path: Path, repo: Path) 
     assert not left.exists()
 
 
+def _mounted_below(path: Path) -> list[str]:
+    """Mount points at or below `path` in our mount namespace, as the kernel lists them."""
+    with open("/proc/self/mountinfo") as table:
+        points = [line.split()[4] for line in table]
+    return [p for p in points if p == str(path) or p.startswith(f"{path}/")]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root mounts a view where it runs")
+def test_a_view_mounted_where_we_run_is_gone_when_its_command_ends(repo: Path) -> None:
+    """Root mounts the view in its own namespace (View.mount_here) for bubblewrap to bind;
+    once the command ended nothing of it is mounted, and what it wrote is in the upper layer
+    only."""
+    before = tree_snapshot(repo)
+    with View.create(repo) as view:
+        done = run_process(
+            ["sh", "-c", "echo new > new.txt"],
+            cwd=repo,
+            timeout=60,
+            contain=Containment(repo, view=view),
+        )
+        assert done.exit_code == 0, done.stderr
+        assert _mounted_below(view.scratch) == []
+        assert (view.upper / "new.txt").read_text() == "new\n"
+    assert tree_snapshot(repo) == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root mounts a view where it runs")
+def test_a_view_left_mounted_by_a_killed_process_is_unmounted_and_removed(repo: Path) -> None:
+    """A process killed outright with a view mounted leaves the mount; the next process's
+    sweep detaches it before removing the directory, and the repository is untouched."""
+    before = tree_snapshot(repo)
+    script = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from smol_instruments.base.overlay import View\n"
+        "view = View.create(Path(sys.argv[1]))\n"
+        "merged = view.mount_here()\n"
+        "(merged / 'written.txt').write_text('in the view')\n"
+        "print(view.scratch, merged, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", script, str(repo)], capture_output=True, text=True, timeout=60
+    )
+    assert killed.returncode == -9, killed.stderr
+    scratch, merged = (Path(p) for p in killed.stdout.split())
+    assert _mounted_below(scratch) == [str(merged)]  # left mounted
+    from smol_instruments.base import overlay
+
+    overlay._reaper._swept.discard(scratch.parent)
+    View.create(repo).close()
+    assert _mounted_below(scratch) == []
+    assert not scratch.exists()
+    assert tree_snapshot(repo) == before
+
+
 def test_a_directory_the_command_locked_is_still_removed(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     (tree / "a" / "b").mkdir(parents=True)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from smol_instruments.base.visible import BREAK_MARK, hidden, visible
+from smol_instruments.base.visible import BREAK_MARK, hidden, json_visible, visible
 
 
 @pytest.mark.parametrize(
@@ -49,7 +51,6 @@ def test_hidden_says_whether_anything_was_marked() -> None:
 
 def test_the_shared_table_holds_for_python() -> None:
     """tests/visible_cases.json: the same table keeps extension/src/visible.ts equal to this."""
-    import json
     from pathlib import Path
 
     from smol_instruments.safety.approval import text_warnings
@@ -61,3 +62,16 @@ def test_the_shared_table_holds_for_python() -> None:
         assert hidden(case["text"]) is case["hidden"], case
     for case in table["warnings"]:
         assert text_warnings(case["text"], case["kind"]) == case["warnings"], case
+
+
+def test_json_for_a_terminal_hides_nothing_and_loses_nothing() -> None:
+    every = "".join(chr(c) for c in range(0x0, 0x3000)) + "\udc80\U0001f600\U000e0041"
+    data = {"content": every, "naïve": ["日本", "\u202eevil"]}
+    shown = json_visible(data, indent=2)
+    assert all(c in "\t\n" or c.isprintable() for c in shown)
+    assert json.loads(shown) == data  # a program reads exactly what was there
+    assert "naïve" in shown and "日本" in shown  # readable text stays readable
+    assert "\\u202e" in shown and "\\udb40\\udc41" in shown  # a tag character: a pair
+    # the control: plain JSON for humans leaves the bidi override and C1 controls raw
+    plain = json.dumps(data, ensure_ascii=False)
+    assert "\u202e" in plain and "\u009b" in plain

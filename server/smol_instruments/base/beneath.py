@@ -163,6 +163,11 @@ class Beneath:
             raise OSError(errno.ENOSYS, "openat2 is not available on this system")
 
     @property
+    def fd(self) -> int:
+        """The root's descriptor (ours: closed by `close`), for walking the tree from it."""
+        return self._fd
+
+    @property
     def uses_openat2(self) -> bool:
         return self._openat2
 
@@ -296,6 +301,17 @@ class Beneath:
     def read_bytes(self, path: str) -> bytes:
         with self.open_file(path) as handle:
             return handle.read()
+
+    def read_prefix(self, path: str, limit: int) -> bytes | None:
+        """At most `limit` + 1 bytes of the regular file at `path` (more than `limit`: the
+        file is longer); None where there is no regular file to read there without following
+        a link (missing, a directory, a device or FIFO, a link on the way)."""
+        try:
+            handle = self.open_file(path)
+        except (OSError, Refused):
+            return None
+        with handle:
+            return handle.read(limit + 1)
 
     def lstat(self, path: str) -> os.stat_result:
         """The entry itself (a link is described, not followed)."""

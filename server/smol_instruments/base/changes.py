@@ -18,8 +18,9 @@ anything else. `classify` reads it and sorts every path into one of four kinds:
   service to propose. What a patch cannot carry — a link, a mode change, a binary or
   oversized file, a special file, a file replacing a directory — is listed as not proposed.
 
-Both trees are read without following a link: every path is opened one component at a
-time with O_NOFOLLOW from a directory descriptor. The upper layer is the command's work and
+Both trees are read without following a link: the walk opens one directory at a time with
+O_NOFOLLOW from its parent's descriptor, and a file's contents are read through beneath.py
+(from the tree's root descriptor, no link followed on the way). The upper layer is the command's work and
 the repository the attacker's; either may hold a link where a directory was, and reading
 through it would show the user (or the model) a file from anywhere.
 """
@@ -28,10 +29,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .beneath import Beneath
 from .overlay import OPAQUE_XATTRS, make_ours
 from .places import byproduct, protected
 
@@ -41,7 +43,6 @@ BLOCKED_LISTED = 20
 BLOCKED_NAMED_IN_A_FOLDER = 3
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 #: file, dir, link, whiteout, other; `gone`: in the repository, no longer in the view.
 Kind = str
@@ -89,52 +90,6 @@ class _Node:
 
     def files(self) -> int:
         return sum(1 for node in self.walk() if not _is_dir(node))
-
-
-# --- reading without following links -------------------------------------------------------
-
-
-def open_dir(base: int, parts: Iterable[str]) -> int | None:
-    """A descriptor of the directory `parts` names below `base`, none of them a link; None
-    when one is missing, not a directory, or a link."""
-    fd = os.dup(base)
-    for part in parts:
-        try:
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-        except OSError:
-            os.close(fd)
-            return None
-        os.close(fd)
-        fd = child
-    return fd
-
-
-def read_beneath(base: int, rel: str, limit: int) -> bytes | None:
-    """The bytes of the regular file `rel` below `base` (at most `limit` + 1), reached without
-    following a link; None when it is not there or not a regular file."""
-    *parents, name = rel.split("/")
-    parent = open_dir(base, parents)
-    if parent is None:
-        return None
-    try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=parent)
-    except OSError:
-        return None
-    finally:
-        os.close(parent)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, size = [], 0
-        while size <= limit:
-            block = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not block:
-                break
-            chunks.append(block)
-            size += len(block)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _kind(mode: int, rdev: int = -1) -> Kind:
@@ -255,16 +210,9 @@ def classify(
 
     `is_ignored(paths)` answers which of `paths` git ignores (a directory as "dir/"); file
     contents are read up to `limit` bytes (a longer file is not proposed)."""
-    up = os.open(upper, _DIR_FLAGS)
-    try:
-        low = os.open(root, _DIR_FLAGS)
-        try:
-            nodes = _scan(up, low, "", False)
-            return _Sorter(up, low, limit).sort(nodes, is_ignored)
-        finally:
-            os.close(low)
-    finally:
-        os.close(up)
+    with Beneath(upper) as up, Beneath(root) as low:
+        nodes = _scan(up.fd, low.fd, "", False)
+        return _Sorter(up, low, limit).sort(nodes, is_ignored)
 
 
 def _is_dir(node: _Node) -> bool:
@@ -289,7 +237,7 @@ def _askable(nodes: list[_Node]) -> Iterator[_Node]:
 
 
 class _Sorter:
-    def __init__(self, up: int, low: int, limit: int) -> None:
+    def __init__(self, up: Beneath, low: Beneath, limit: int) -> None:
         self.up, self.low, self.limit = up, low, limit
         self.changes = Changes()
         self.ignored: set[str] = set()
@@ -366,8 +314,8 @@ class _Sorter:
     def file(self, node: _Node) -> None:
         if node.lower not in (None, "file"):
             return self.skip(node, f"a file replacing {_what(node.lower)}")
-        new = read_beneath(self.up, node.rel, self.limit)
-        old = read_beneath(self.low, node.rel, self.limit) if node.lower == "file" else None
+        new = self.up.read_prefix(node.rel, self.limit)
+        old = self.low.read_prefix(node.rel, self.limit) if node.lower == "file" else None
         if new is None:
             return self.skip(node, "could not be read")
         executable = bool(node.mode & 0o111) and not (node.lower_mode & 0o111)
@@ -387,7 +335,7 @@ class _Sorter:
             for child in node.children:
                 self.visit(child)
         elif node.lower == "file":
-            old = read_beneath(self.low, node.rel, self.limit)
+            old = self.low.read_prefix(node.rel, self.limit)
             texts = self.texts(node, old, None) if old is not None else None
             if texts is not None:
                 self.changes.files.append(Change(node.rel, texts[0], None))

@@ -220,9 +220,20 @@ class Containment:
         if extra_env:
             env.update(extra_env)
         fd = seccomp.filter_fd()
+        # Root mounts the view where we run, and bubblewrap binds it (no program started
+        # for it); anyone else has it mounted in a namespace of its own (`_viewed`).
+        merged = self.view.mount_here() if self.view is not None else None
+        release = None
+        if merged is not None:
+            view = self.view
+            assert view is not None
+
+            def release() -> None:
+                view.unmount(merged)
+
         args = [
             bwrap_path() or "bwrap",
-            *self.mounts(homes, source),
+            *self.mounts(homes, source, merged),
             "--unshare-pid",
             "--unshare-ipc",
             "--unshare-uts",
@@ -231,7 +242,7 @@ class Containment:
         ]
         if "network" not in self.widens:
             args.append("--unshare-net")
-        if self.view is not None and os.geteuid() != 0:
+        if merged is None and self.view is not None and os.geteuid() != 0:
             # bubblewrap runs as root of the view's user namespace: the command gets our ids
             args += ["--unshare-user", "--uid", str(os.geteuid()), "--gid", str(os.getegid())]
         if os.geteuid() == 0 or self.view is not None:
@@ -242,22 +253,25 @@ class Containment:
             fds = (fd,)
         args += ["--chdir", str(cwd or self.root)]
         if not lifeline:
-            return Launch(self._viewed([*args, "--", *argv]), env, fds)
+            return Launch(self._viewed([*args, "--", *argv], merged), env, fds, release=release)
         # Both ends close-on-exec: bubblewrap gets the read end alone (pass_fds), no child
         # of ours ever gets the write end.
         read_end, write_end = os.pipe()
         args += ["--sync-fd", str(read_end), "--", *lifeline_wrap(argv, read_end)]
-        return Launch(self._viewed(args), env, (*fds, read_end), write_end)
+        return Launch(self._viewed(args, merged), env, (*fds, read_end), write_end, release)
 
-    def _viewed(self, bwrap: list[str]) -> list[str]:
+    def _viewed(self, bwrap: list[str], merged: Path | None) -> list[str]:
         """Bubblewrap's command line, started once the view (if any) is mounted."""
-        if self.view is None:
+        if self.view is None or merged is not None:
             return bwrap
         return self.view.command(bwrap, with_repository="git" in self.widens)
 
-    def mounts(self, homes: Sequence[Path], environ: Mapping[str, str]) -> list[str]:
+    def mounts(
+        self, homes: Sequence[Path], environ: Mapping[str, str], merged: Path | None = None
+    ) -> list[str]:
         """The filesystem, in order: each mount hides what an earlier one showed at its path
-        (filesystem.py says what is seen)."""
+        (filesystem.py says what is seen); `merged`: where the view is mounted, if not on
+        the root itself (View.mount_here)."""
         root = self.root
         roots = system_roots()
         args: list[str] = []
@@ -276,21 +290,25 @@ class Containment:
                 args += ["--tmpfs", secret]
         for secret in hidden_files():
             args += ["--ro-bind", "/dev/null", secret]
-        args += self.repository()
+        args += self.repository(merged)
         # Nothing else of the top level is writable (what bubblewrap made there to mount on).
         return [*args, "--remount-ro", "/"]
 
-    def repository(self) -> list[str]:
-        """How the repository is mounted: read-only, as the view, or in place."""
+    def repository(self, merged: Path | None = None) -> list[str]:
+        """How the repository is mounted: read-only, as the view (mounted on the root in
+        bubblewrap's parent namespace, or at `merged` where we run), or in place."""
         root = self.root
         gits = git_dirs(root)
         if self.view is not None:
-            args = ["--bind", str(root), str(root)]
+            args = ["--bind", str(merged or root), str(root)]
             writes_git = "git" in self.widens
+            # where the repository as it is stays reachable: the root itself unless the
+            # view was mounted on it
+            reachable = root if merged is not None else self.view.real
             for path in gits:
                 if path.is_relative_to(root):
                     if writes_git:  # the real one, not the view's
-                        real = self.view.real / path.relative_to(root)
+                        real = reachable / path.relative_to(root)
                         args += ["--bind", str(real), str(path)]
                 else:  # a worktree's git directory lives elsewhere, perhaps hidden above
                     args += ["--bind" if writes_git else "--ro-bind", str(path), str(path)]

@@ -2,8 +2,17 @@
 
 `View.create(root)` makes a fresh directory of ours (mode 0700, in the temporary directory,
 outside the repository, never reused by another command) holding the overlay's upper layer.
-`view.command(argv)` is the command line that mounts the view and then runs `argv`
-(bubblewrap, for a contained command) in it:
+
+Root mounts the view where it runs: `view.mount_here()` mounts the overlay (nosuid, nodev) on
+a directory of the view, bubblewrap binds that directory as the repository
+(containment.py), and `view.unmount` detaches it once the command ended (Launch.release).
+No program is started for it: one mount(2) and one umount2(2) call, against the three
+programs below (bench/containment.py, `contain_view`). The repository itself is not
+covered, so what must stay real (`.git`, for a `git` widening) is bound from where it is.
+A view a process killed outright left mounted is detached by the next process's sweep
+before its directory is removed. Root without CAP_SYS_ADMIN (a container) and anyone else
+fall back to `view.command(argv)`: the command line that mounts the view in a mount
+namespace of its own and then runs `argv` (bubblewrap, for a contained command) in it:
 
     unshare --mount [--user --map-root-user] --propagation private -- sh -c '
         mount -t overlay -o lowerdir=ROOT,upperdir=UP,workdir=WORK,userxattr,volatile overlay ROOT
@@ -36,6 +45,8 @@ covers it, so an approved command widened with `git` writes the real `.git`.
 from __future__ import annotations
 
 import atexit
+import ctypes
+import errno
 import functools
 import os
 import queue
@@ -83,6 +94,21 @@ class ViewError(OSError):
     """The view could not be made (said in words a user can act on)."""
 
 
+#: mount(2) flags: no set-user-id programs and no devices in a view mounted where we run.
+_MS_NOSUID, _MS_NODEV = 0x2, 0x4
+#: umount2(2): detach now, let go once nothing inside is used any more.
+_MNT_DETACH = 0x2
+
+#: Whether we may mount where we run: None until tried; only root (real, not a user
+#: namespace's) ever tries, and an EPERM (a container without CAP_SYS_ADMIN) ends that.
+_mounts_here: bool | None = None if os.geteuid() == 0 else False
+
+
+@functools.lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
 #: The programs a view needs (util-linux).
 PROGRAMS = ("unshare", "mount")
 
@@ -118,6 +144,7 @@ class View:
     root: Path
     scratch: Path
     _mounts: int = field(default=0, repr=False)
+    _mounted: list[Path] = field(default_factory=list, repr=False)
 
     @classmethod
     def create(cls, root: Path) -> View:
@@ -172,9 +199,47 @@ class View:
             *argv,
         ]
 
+    def mount_here(self) -> Path | None:
+        """Mount a fresh overlay of the root in our own mount namespace, at a directory of
+        this view, and return it; None where we may not (not root, or root without
+        CAP_SYS_ADMIN): then `command` mounts the view in a namespace of its own. Nothing is
+        started: a mount(2) call where `command` starts three programs (the module's notes).
+        `unmount` the path once the command ended. The view's directory is 0700 and ours,
+        the mount is nosuid and nodev, and the command only sees it where bubblewrap binds
+        it (containment.py); the repository at `root` is left as it is, so what must stay
+        real (`.git` for a `git` widening) is bound from `root` itself."""
+        global _mounts_here
+        if _mounts_here is False:
+            return None
+        self._mounts += 1
+        work = self.scratch / f"work{self._mounts}"
+        merged = self.scratch / f"view{self._mounts}"
+        work.mkdir()
+        merged.mkdir()
+        options = f"lowerdir={self.root},upperdir={self.upper},workdir={work},{OPTIONS}"
+        done = _libc().mount(
+            b"overlay", os.fsencode(merged), b"overlay", _MS_NOSUID | _MS_NODEV, options.encode()
+        )
+        if done != 0:
+            if ctypes.get_errno() in (errno.EPERM, errno.EACCES):
+                _mounts_here = False
+            return None
+        _mounts_here = True
+        self._mounted.append(merged)
+        return merged
+
+    def unmount(self, merged: Path) -> None:
+        """Detach what `mount_here` mounted at `merged` (a process still holding a file
+        inside keeps only its own reference; the upper layer can be read at once)."""
+        if merged in self._mounted:
+            self._mounted.remove(merged)
+            _libc().umount2(os.fsencode(merged), _MNT_DETACH)
+
     def close(self) -> None:
         """Throw the view away (in the background: removing a directory tree costs tens of
         milliseconds on a busy disk, and nobody waits for it)."""
+        for merged in list(self._mounted):
+            self.unmount(merged)
         _reaper.remove(self.scratch)
 
     def __enter__(self) -> View:
@@ -229,7 +294,28 @@ class _Reaper:
         for name in names:
             pid = name.removeprefix(PREFIX).split("-", 1)[0]
             if name.startswith(PREFIX) and pid.isdigit() and not _alive(int(pid)):
+                if _mounts_here is not False:
+                    unmount_below(base / name)
                 remove_tree(base / name)
+
+
+def unmount_below(path: Path) -> None:
+    """Detach every mount at or below `path` (what a process killed outright left mounted),
+    deepest first, so that removing the tree never walks into a view."""
+    prefix = os.fsencode(path)
+    try:
+        with open("/proc/self/mountinfo", "rb") as table:
+            points = [_unescape(line.split()[4]) for line in table]
+    except OSError:
+        return
+    for point in sorted(points, key=len, reverse=True):
+        if point == prefix or point.startswith(prefix + b"/"):
+            _libc().umount2(point, _MNT_DETACH)
+
+
+def _unescape(field: bytes) -> bytes:
+    """A path as /proc/self/mountinfo writes it (space, tab, newline, backslash as \\ooo)."""
+    return field.decode("unicode_escape").encode("latin-1") if b"\\" in field else field
 
 
 def _alive(pid: int) -> bool:

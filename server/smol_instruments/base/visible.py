@@ -17,12 +17,19 @@ shows such text through here, so that what the user reads is what runs:
 The marks are not an encoding: a text that already holds `␛` or `⟨U+202E⟩` literally looks the
 same as one holding the character. What matters is that nothing is hidden. `hidden(text)` says
 whether a text needed any mark, so a host can also warn in words.
+
+JSON printed for a person's terminal (`tool`, `patches … --json`) is the same text for a
+program: `json_visible` writes each character `visible` would mark as a `\\uXXXX` escape
+instead, so the output still parses to exactly the original text and the terminal draws it
+without obeying it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from typing import Any
 
 #: Categories drawn as `⟨U+XXXX⟩`: controls, format characters (bidi, zero-width, soft hyphen),
 #: spaces other than the ASCII one (a no-break space reads as a word break the shell does not
@@ -83,3 +90,24 @@ def visible(text: str, *, breaks: bool = False) -> str:
 def hidden(text: str) -> bool:
     """Whether `text` holds anything `visible` has to mark (a line break does not count)."""
     return any(_needs_mark(c) for c in _SUSPECT.findall(text))
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # outside the basic plane: a surrogate pair, as JSON spells it
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_visible(data: Any, *, indent: int | None = None) -> str:
+    """`data` as JSON whose every character `visible` would mark is a `\\uXXXX` escape.
+
+    Printable text of any script stays as it is. Outside strings JSON holds only ASCII, so the
+    escapes land inside strings, where they mean the same character: `json.loads` gives back
+    exactly `data`.
+    """
+    dumped = json.dumps(data, ensure_ascii=False, indent=indent, default=str)
+    return _SUSPECT.sub(
+        lambda m: _json_escape(m.group()) if _needs_mark(m.group()) else m.group(), dumped
+    )

@@ -19,6 +19,7 @@ from .. import __version__
 from ..base.config import Settings, SettingsError, load_settings
 from ..base.errors import ErrorType, error_dict, is_error
 from ..base.logs import quiet_libraries
+from ..base.visible import json_visible
 from ..base.wire import to_wire
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -35,9 +36,8 @@ class ModelUnreachable(Exception):
 
 
 def _json(data: Any, *, compact: bool = False) -> str:
-    if compact:
-        return json.dumps(data, ensure_ascii=False, default=str)
-    return json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    """JSON for stdout: it holds file text, so nothing in it may steer the terminal."""
+    return json_visible(data, indent=None if compact else 2)
 
 
 def _repo_dir(value: str | None) -> Path:
@@ -401,8 +401,9 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from ..lsp.app import serve
 
-    if args.tcp and ":" not in args.tcp:
-        raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087")
+    port = args.tcp.rpartition(":")[2] if args.tcp else "0"
+    if args.tcp and (":" not in args.tcp or not port.isdigit() or int(port) > 65535):
+        raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087 (port 0: any free one)")
     return serve(settings, args.tcp)
 
 

@@ -9,14 +9,13 @@ nothing it was asked to (a stale hunk, a failed write), 2 for a bad id or hunk.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..base.config import Settings
 from ..base.errors import ErrorType, ToolError
-from ..base.visible import visible
+from ..base.visible import json_visible, visible
 from ..patches.service import PatchService, open_patches
 from .review import Painter, describe, patch_summary
 
@@ -46,7 +45,7 @@ def cmd_patches(args: argparse.Namespace, settings: Settings) -> int:
 def _list(args: argparse.Namespace, service: PatchService) -> int:
     patches = [p for p in service.all() if args.all or not p.resolved]
     if args.json:
-        print(json.dumps([patch_summary(p) for p in patches], ensure_ascii=False, indent=2))
+        print(json_visible([patch_summary(p) for p in patches], indent=2))
         return EXIT_OK
     if not patches:
         print("no pending patches" if not args.all else "no patches")
@@ -63,7 +62,7 @@ def _show(args: argparse.Namespace, service: PatchService) -> int:
     if not patch.resolved:
         patch = service.refresh(patch.id).patch  # stale against the disk as it is now
     if args.json:
-        print(json.dumps(patch_summary(patch), ensure_ascii=False, indent=2))
+        print(json_visible(patch_summary(patch), indent=2))
     else:
         print(Painter(sys.stdout.isatty()).patch(patch))
     return EXIT_OK
@@ -77,7 +76,7 @@ def _decide(args: argparse.Namespace, service: PatchService) -> int:
         outcome = service.reject(args.patch_id, hunks, "rejected from the command line")
     if args.json:
         data: dict[str, Any] = {"patch": patch_summary(outcome.patch), **outcome.to_dict()}
-        print(json.dumps(data, ensure_ascii=False, indent=2))
+        print(json_visible(data, indent=2))
     else:
         print(visible(describe(outcome)))
     asked_written = args.action == "accept"

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..base.config import Settings
 from ..base.logs import quiet_libraries
+from ..base.visible import json_visible
 from ..patches.validation import SandboxUnavailable, Validation
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -185,7 +186,7 @@ def cmd_validate(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         sandbox.close()
     if args.json:
-        print(json.dumps(validation.to_dict(), indent=2, ensure_ascii=False))
+        print(json_visible(validation.to_dict(), indent=2))
     else:
         print(summary(validation))
     return EXIT_OK if validation.passed else EXIT_FAILED

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import socket
 import sys
 import typing
 from pathlib import Path
@@ -147,24 +148,36 @@ def _log_to(server: SmolLanguageServer, settings: Settings) -> None:
     quiet_libraries()
 
 
+def _accept_one(address: str) -> tuple[BinaryIO, FrameWriter]:
+    """Listen on `address` (HOST:PORT; port 0 picks one), say where on stderr, and take the
+    first client: the daemon serves one editor, as on stdio, and ends when it goes."""
+    host, _, port = address.rpartition(":")
+    with socket.create_server((host or "127.0.0.1", int(port))) as listener:
+        bound_host, bound_port = listener.getsockname()[:2]
+        print(f"smol-instruments serve: listening on {bound_host}:{bound_port}", file=sys.stderr)
+        sys.stderr.flush()
+        connection, _ = listener.accept()
+    return connection.makefile("rb"), FrameWriter(connection.makefile("wb"))
+
+
 def serve(settings: Settings, tcp: str | None = None) -> int:
     """Run the daemon until the client goes away; then stop runs, sandboxes and children.
     A stream that ends inside a message exits with status 1 and says so on stderr."""
     # stdout is the JSON-RPC channel: keep a handle for pygls, send stray prints to stderr.
-    protocol_out = FrameWriter(sys.stdout.buffer)
+    protocol_in, protocol_out = sys.stdin.buffer, FrameWriter(sys.stdout.buffer)
     sys.stdout = sys.stderr
+    if tcp:  # one client, read through the same frames as stdio
+        try:
+            protocol_in, protocol_out = _accept_one(tcp)
+        except (OSError, ValueError) as exc:
+            print(f"smol-instruments serve: cannot listen on {tcp}: {exc}", file=sys.stderr)
+            return 2
     server = create_server(settings)
     _log_to(server, settings)
     status = 0
     try:
-        if tcp:
-            host, _, port = tcp.rpartition(":")
-            server.start_tcp(host or "127.0.0.1", int(port))
-        else:
-            server.frames = FrameReader(sys.stdin.buffer, protocol_out)
-            server.start_io(
-                typing.cast(BinaryIO, server.frames), typing.cast(BinaryIO, protocol_out)
-            )
+        server.frames = FrameReader(protocol_in, protocol_out)
+        server.start_io(typing.cast(BinaryIO, server.frames), typing.cast(BinaryIO, protocol_out))
     except BrokenStream as exc:
         log.error("%s", exc)
         print(f"smol-instruments serve: {exc}", file=sys.stderr, flush=True)

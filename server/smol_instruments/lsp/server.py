@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -151,6 +152,25 @@ class SmolLanguageServer(LanguageServer):
     def document_text(self, uri: str) -> str | None:
         """The text of an open document as the editor has it (unsaved edits included)."""
         document = self.workspace.text_documents.get(uri)
+        return None if document is None else document.source
+
+    def buffer_text(self, path: Path) -> str | None:
+        """The session's BufferReader (tools/base.py): the editor's text of `path`, a file the
+        jail allowed, when the editor has it open; None (the disk is read) otherwise.
+
+        Called from a run's thread; it only reads pygls's table of open documents. A client
+        may spell the uri differently (percent-encoding, a link in the folder's path), so an
+        exact match is tried first, then each open document's path.
+        """
+        documents = self.workspace.text_documents
+        document = documents.get(path.as_uri())
+        if document is None:
+            wanted = os.path.realpath(path)
+            for uri, candidate in list(documents.items()):
+                fs_path = to_fs_path(uri)
+                if fs_path is not None and os.path.realpath(fs_path) == wanted:
+                    document = candidate
+                    break
         return None if document is None else document.source
 
     def client_supports(self, *path: str) -> bool:

@@ -26,14 +26,13 @@ fail does not fail every proposal.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import stat
 import sys
 import time
 from pathlib import Path
 
-from ..base.changes import open_dir, read_beneath
+from ..base.beneath import Beneath, Refused
 from ..base.config import Settings
 from ..base.containment import Containment, availability_for, read_paths
 from ..base.git import GitUnavailable, run_git, workspace_files
@@ -52,28 +51,15 @@ def fingerprint(root: Path, names: list[str]) -> str:
     """What the repository's files are (name, type, size, modification time), each read
     without following a link: equal fingerprints, equal trees, as far as a check can tell."""
     digest = hashlib.sha256()
-    base = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    parents: dict[str, int | None] = {}
-    try:
+    with Beneath(root) as tree:
         for name in sorted(names):
-            parent, _, leaf = name.rpartition("/")
-            if parent not in parents:
-                parents[parent] = open_dir(base, parent.split("/") if parent else [])
-            fd = parents[parent]
             try:
-                st = os.stat(leaf, dir_fd=fd, follow_symlinks=False) if fd is not None else None
-            except OSError:
-                st = None
-            if st is None:
+                st = tree.lstat(name)
+            except (OSError, Refused):
                 digest.update(f"{name}\0-\0".encode())
                 continue
             kind = stat.S_IFMT(st.st_mode)
             digest.update(f"{name}\0{kind}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-    finally:
-        for fd in parents.values():
-            if fd is not None:
-                os.close(fd)
-        os.close(base)
     return digest.hexdigest()
 
 
@@ -153,13 +139,10 @@ class LocalSandbox:
         root = self.repo_root
         pyfiles = changed_python_files(diff)
         # What the patch made of its files, read before any check could write there.
-        upper = os.open(view.upper, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
+        with Beneath(view.upper) as upper:
             patched = {
-                path: read_beneath(upper, path, MAX_PATCH_CHARS) for path in changed_files(diff)
+                path: upper.read_prefix(path, MAX_PATCH_CHARS) for path in changed_files(diff)
             }
-        finally:
-            os.close(upper)
 
         def read(path: str) -> str | None:
             data = patched[path] if path in patched else self._read_repository(path)
@@ -178,11 +161,8 @@ class LocalSandbox:
         return Validation(backend=self.name, applies=True, checks=results)
 
     def _read_repository(self, path: str) -> bytes | None:
-        base = os.open(self.repo_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            return read_beneath(base, path, MAX_PATCH_CHARS)
-        finally:
-            os.close(base)
+        with Beneath(self.repo_root) as tree:
+            return tree.read_prefix(path, MAX_PATCH_CHARS)
 
     def _run_unpatched(self, command: str) -> CheckResult:
         """`command` in a fresh view of the repository as it is, without the patch

@@ -133,6 +133,7 @@ class Chat(Feature):
                 session_id=session_id,
                 trusted=server.trusted,
                 endpoint=lambda: self._endpoint(hosted),
+                buffers=server.buffer_text,  # what the editor shows, unsaved edits too
             )
         except PolicyConfigError as exc:  # the repository's policy file: one line, fixable
             server.show_error(str(exc))
