@@ -15,6 +15,7 @@ import pytest
 from tests.support.scripted_model import ScriptedModel
 from tests.test_agent import session_for
 
+from smol_instruments.agent.intent import from_rules
 from smol_instruments.agent.outcome import NOT_VERIFIED
 from smol_instruments.agent.prompts import (
     AFTER_FAILED_CHECK,
@@ -157,7 +158,7 @@ def test_the_same_change_again_ends_the_run_with_what_was_proposed(
     assert outcome.status == "completed"
     patch = patches[0]
     assert outcome.answer.startswith(
-        f"I proposed a change to app/calc.py (patch {patch.id}, +1 -1)"
+        f"I proposed patch {patch.id} (+1 -1): in app/calc.py it changes `add`."
     )
     assert outcome.answer.endswith("Nothing is written until you accept it.")
 
@@ -195,7 +196,7 @@ def test_a_failing_change_proposed_twice_is_said_once(repo: Path, settings: Sett
     outcome, _ = _checked_run(repo, settings, [wrong, wrong], "Fix the bug in add in app/calc.py")
     assert outcome.status == "incomplete"
     assert outcome.answer.startswith(NOT_VERIFIED)
-    assert outcome.answer.count("I proposed a change") == 1, outcome.answer
+    assert outcome.answer.count("I proposed patch") == 1, outcome.answer
 
 
 def _checked_run(repo: Path, settings: Settings, turns: list[str], task: str) -> tuple[Any, Any]:
@@ -232,9 +233,7 @@ def test_a_change_is_not_held_to_tests_that_failed_before_it(
     assert seen.rstrip().endswith(AFTER_PROPOSAL)
 
 
-def test_a_fix_is_not_held_to_a_failing_test_of_other_code(
-    repo: Path, settings: Settings
-) -> None:
+def test_a_fix_is_not_held_to_a_failing_test_of_other_code(repo: Path, settings: Settings) -> None:
     """Seen in the editor: "Fix the formulas in sizes.py" never ended, held to the project's
     test_add, which failed before and does not use sizes.py."""
     (repo / "app" / "sizes.py").write_text("def area(w, h):\n    return w + h\n")
@@ -388,7 +387,9 @@ def test_a_task_that_plainly_needs_one_call_names_it(
 def test_a_question_is_told_the_shape_of_answer_it_needs(
     task: str, history: bool, how: str
 ) -> None:
-    message = task_message(task, "CODE", change=False, history=history)
+    intent = from_rules(task)
+    assert intent.history is history
+    message = task_message(intent, "CODE")
     assert message == f"CODE\n\nThe task: {task}\n{how}"
 
 

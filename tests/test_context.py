@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import git
 
 from smol_instruments.agent.context import BUDGET_CHARS, gather
+from smol_instruments.agent.intent import from_rules
 from smol_instruments.base.config import Settings
 from smol_instruments.safety.jail import PathJail
 from smol_instruments.tools.base import ToolContext
@@ -54,7 +55,7 @@ def repo(tmp_path: Path) -> Path:
 
 def context_for(repo: Path, task: str, budget: int = BUDGET_CHARS) -> str:
     ctx = ToolContext.create(repo, Settings(_env_file=None))
-    return gather(ctx, task, list_repo_files(ctx), budget=budget).text
+    return gather(ctx, from_rules(task), list_repo_files(ctx), budget=budget).text
 
 
 def test_a_named_function_comes_with_the_tests_that_use_it(repo: Path) -> None:
@@ -73,6 +74,15 @@ def test_a_named_file_comes_whole_when_the_task_names_nothing_in_it(repo: Path) 
     text = context_for(repo, "Explain calc/ops.py to me")
     assert "calc/ops.py (the whole file)" in text
     assert OPS.strip() in text
+
+
+def test_a_top_level_file_in_capitals_is_named_by_its_stem(repo: Path) -> None:
+    """The README is README.rst (seen on the dev task infl-readme-usage: not given, the
+    model wrote the section blind); a lower-case word that is only some file's stem is not."""
+    (repo / "README.rst").write_text("Calc\n====\n\nA calculator.\n")
+    text = context_for(repo, "add a Usage section to the README with a couple of examples")
+    assert "README.rst (the whole file)" in text and "A calculator." in text
+    assert "notes.txt" not in context_for(repo, "what are my notes about?")
 
 
 def test_a_named_test_brings_the_function_it_calls(repo: Path) -> None:
@@ -105,6 +115,7 @@ def test_what_is_shown_stays_within_the_budget(repo: Path) -> None:
 
 # --- what the task's words ask to be looked at (agent/evidence.py) --------------------------
 
+
 @pytest.fixture()
 def project(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The repository as a runnable project with two commits; `python` is this environment's."""
@@ -130,7 +141,7 @@ def test_a_task_that_says_tests_fail_gets_the_failures_and_their_code(project: P
 
 def test_the_tests_never_run_unasked_in_a_folder_the_user_does_not_trust(project: Path) -> None:
     ctx = ToolContext.create(project, Settings(_env_file=None), trusted=False)
-    text = gather(ctx, "One of the tests fails. Which one?", list_repo_files(ctx)).text
+    text = gather(ctx, from_rules("One of the tests fails. Which one?"), list_repo_files(ctx)).text
     assert "The tests, run with" not in text
     assert not (project / ".pytest_cache").exists()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tests.conftest import make_repo, make_tools
 
 from smol_instruments.base.config import Settings
@@ -122,3 +123,35 @@ def test_apply_patch_plans_against_the_editor_text(tmp_path: Path, settings: Set
     result = tools["apply_patch"](patch_id=proposed["patch_id"])
     assert result["applied"] is True, result
     assert (ctx.root / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+
+
+def test_search_replace_blocks_apply_to_the_editor_text(tmp_path: Path, settings: Settings) -> None:
+    """The edit service (tools/edit.py) edits the text the model read: the unsaved buffer."""
+    from smol_instruments.tools.edit import edit_changes, parse_edit_blocks
+
+    ctx, _, editor = _setup(tmp_path, settings, {"calc.py": UNSAVED})
+    block = "calc.py\n<<<<<<< SEARCH\n    return 42\n=======\n    return 43\n>>>>>>> REPLACE\n"
+    ((path, before, after),) = edit_changes(ctx, parse_edit_blocks(block))
+    assert (path, before) == ("calc.py", UNSAVED)
+    assert after == UNSAVED.replace("return 42", "return 43")
+    assert editor.asked == [ctx.root / "calc.py"]
+
+
+def test_a_rename_that_would_touch_an_unsaved_file_is_refused_naming_it(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """rope renames the files on disk; a file the editor holds unsaved is named to be saved
+    first, and nothing is proposed."""
+    from smol_instruments.base.errors import ToolError
+    from smol_instruments.tools.edit import rename_changes
+
+    ctx, _, _ = _setup(tmp_path, settings, {"calc.py": UNSAVED})
+    with pytest.raises(ToolError) as refused:
+        rename_changes(ctx, "add", "add_numbers", ["calc.py"])
+    assert "calc.py has unsaved changes" in refused.value.message
+    assert "save calc.py" in str(refused.value.recovery_suggestion)
+    assert ctx.patches.all() == []
+    # saved (the buffer equals the disk): the rename is made
+    (ctx.root / "calc.py").write_text(UNSAVED)
+    ((path, before, after),) = rename_changes(ctx, "add", "add_numbers", ["calc.py"])
+    assert path == "calc.py" and before == UNSAVED and "def add_numbers(a, b):" in after

@@ -58,7 +58,9 @@ async def test_an_untrusted_daemon_runs_no_command_and_no_check(
             [patch] = [p for p in patches if p not in made]
             uri = (repo / "app/calc.py").as_uri()
             await wait_until(lambda: bool(recorder.diagnostics.get(uri)))  # still shown
-            tool_errors = [e.get("error") for e in recorder.of("tool")]
+            # the commands' own events (the context read for the task comes first)
+            commands = ("run_cmd", "run_tests")
+            tool_errors = [e.get("error") for e in recorder.of("tool") if e["name"] in commands]
             prompt = model.requests[1].prompt_text()
             checks = patch["validation"]["checks"]
             assert not marker.exists()

@@ -116,10 +116,11 @@ def test_a_new_function_into_an_empty_file() -> None:
     assert merged("", block, "pkg/__init__.py") == block
 
 
-def test_a_nested_function_of_the_same_name_is_not_replaced() -> None:
+def test_the_one_nested_function_of_the_name_is_replaced_where_it_is() -> None:
+    """`outer.<locals>.inner`: appending a top-level `inner` would change nothing that runs."""
     original = "def outer():\n    def inner():\n        return 1\n\n    return inner()\n"
     block = "def inner():\n    return 2\n"
-    assert merged(original, block) == original + "\n\n" + block
+    assert merged(original, block) == original.replace("return 1", "return 2")
 
 
 def test_a_name_defined_twice_in_the_file_is_refused() -> None:

@@ -1,4 +1,4 @@
-"""The fourteen tools of TOOLS.md against real temporary git repositories, git and ripgrep.
+"""The fifteen tools of docs/tools.md against real temporary git repositories, git and ripgrep.
 
 Each tool: the success path with the fields TOOLS.md promises, and the failure paths with the
 one error schema and a recovery suggestion a small model can act on.
@@ -114,7 +114,7 @@ def venv_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
-def test_all_fourteen_tools_exist(tools: Tools) -> None:
+def test_all_fifteen_tools_exist(tools: Tools) -> None:
     assert set(tools) == set(TOOL_NAMES)
     assert list(TOOL_NAMES) == [
         "repo_info",
@@ -131,6 +131,7 @@ def test_all_fourteen_tools_exist(tools: Tools) -> None:
         "apply_patch",
         "run_cmd",
         "run_tests",
+        "evaluate",
     ]
 
 
@@ -1225,6 +1226,7 @@ def test_run_tests_detects_pytest_and_reports(
     assert failing["exit_code"] == 1
     assert "test_add" in failing["output"]
     assert "1 failed, 1 passed" in failing["output"]
+    assert failing["failed_tests"] == ["tests/test_calc.py::test_add"]  # pytest's own report
     assert failing["truncated"] is False
     patch_id = propose_fix(yes_tools)
     assert_ok(yes_tools["apply_patch"](patch_id=patch_id))
@@ -1291,6 +1293,7 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "apply_patch": {"patch_id": "p000000"},
     "run_cmd": {"command": "true"},
     "run_tests": {"command": "true"},
+    "evaluate": {"code": "1 + 1"},
 }
 
 HUGE = "x" * 300_000

@@ -225,6 +225,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"models": [{"name": MODEL_NAME, "model": MODEL_NAME}]})
         elif path == "/api/version":
             self._send_json(200, {"version": "0.0.0-scripted"})
+        elif path == "/props" and owner.props is not None:
+            self._send_json(200, owner.props)
         elif path == "/_scripted/requests":
             self._send_json(200, [r.to_dict() for r in owner.requests])
         elif path == "/_scripted/failures":
@@ -473,8 +475,11 @@ class ScriptedModel:
         port: int = 0,
         strict: bool = True,
         record_file: Path | None = None,
+        props: dict[str, Any] | None = None,
     ) -> None:
         self._lock = threading.Lock()
+        #: What `GET /props` answers, as llama.cpp's server does (None: 404, like most servers).
+        self.props = props
         self._changed = threading.Condition(self._lock)
         self._turns: list[Turn] = [Turn.of(t) for t in turns]
         self._next = 0

@@ -60,6 +60,7 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "apply_patch": "edit",
     "run_cmd": "execute",
     "run_tests": "execute",
+    "evaluate": "execute",
 }
 #: A patch's status as the status of its tool call.
 PATCH_STATUS: dict[str, ToolCallStatus] = {

@@ -12,7 +12,7 @@ from typing import Any
 from smolagents import ActionStep
 from smolagents.memory import AgentMemory, TaskStep
 
-from ..base.testruns import COUNT_KINDS
+from ..base.testruns import COUNT_KINDS, failing_tests
 from .outcome import needs_a_change
 from .prompts import WRITE_THE_CHANGE, is_placeholder
 from .watch import RunWatch
@@ -74,14 +74,18 @@ REPEATED_ANSWER_CHARS = 40
 
 def the_answer_is_new(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
     """A follow-up answered with the previous turn's answer, word for word, is sent back once
-    (seen on the 1.5B model: "which test checks it?" got the answer about what it returns)."""
+    (seen on the 1.5B model: "which test checks it?" got the answer about what it returns);
+    the same again is let through marked as what it is, and the run is not `completed`."""
     watch: RunWatch | None = getattr(agent, "watch", None)
-    if watch is None or "new-answer" in watch.nudged or not isinstance(answer, str):
+    if watch is None or not isinstance(answer, str):
         return True
     earlier = _previous_answer(memory)
     text = " ".join(answer.split())
     if len(text) < REPEATED_ANSWER_CHARS or earlier is None or " ".join(earlier.split()) != text:
         return True  # "Yes." twice can be right
+    if "new-answer" in watch.nudged:
+        watch.repeated = True
+        return True
     watch.nudged.add("new-answer")
     raise ValueError(
         f"that is your answer to the previous question, word for word. Answer this one: {watch.task}"
@@ -149,6 +153,42 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
     )
 
 
+def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A run whose task asks about failing tests names the ones the test runner reported:
+    sent back once with pytest's list; the same omission again is let through with that list
+    below it, never alone."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or not isinstance(answer, str) or not watch.intent.asks_which_fail:
+        return True
+    failed = _last_failures(memory)
+    missing = [test for test in failed if test.rsplit("::", 1)[-1] not in answer]
+    if not missing:
+        return True
+    listed = ", ".join(failed)
+    if "failures" in watch.nudged:
+        note = f"Note: the test runner reported these tests failing: {listed}."
+        if note not in watch.corrections:
+            watch.corrections.append(note)
+        return True
+    watch.nudged.add("failures")
+    raise ValueError(
+        f"the test runner reported these tests failing: {listed}; this answer does not name "
+        + ", ".join(test.rsplit("::", 1)[-1] for test in missing)
+        + ". Answer again, naming each failing test."
+    )
+
+
+def _last_failures(memory: AgentMemory) -> list[str]:
+    """The tests the last test run shown to the model reported failing (pytest's short
+    summary, however the observation indents it)."""
+    for step in reversed(memory.steps):
+        observed = str(getattr(step, "observations", None) or "")
+        tests = failing_tests("\n".join(line.strip() for line in observed.splitlines()))
+        if tests:
+            return tests
+    return []
+
+
 def _last_run_summary(memory: AgentMemory) -> str | None:
     """The last test-run summary line the run was shown (a tool's output or the task's context)."""
     for step in reversed(memory.steps):
@@ -179,7 +219,7 @@ def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None)
     watch: RunWatch | None = getattr(agent, "watch", None)
     if watch is None or "change" in watch.nudged or watch.changed():
         return True
-    if not needs_a_change(watch.task, str(answer)):
+    if not needs_a_change(watch.intent, str(answer)):
         return True
     watch.nudged.add("change")
     path = watch.named_files[0] if len(watch.named_files) == 1 else "<path>"

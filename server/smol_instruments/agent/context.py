@@ -27,14 +27,15 @@ import ast
 import builtins
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from ..base.pyast import parse
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
-from .evidence import Evidence, recent_history, test_failures
+from .evidence import Evidence, computed_calls, missing_names, recent_history, test_failures
+from .intent import TaskIntent
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,10 @@ class Context:
     named_files: list[str] = field(default_factory=list)
     #: The repository's history was read for it (the task asks about commits).
     history: bool = False
+    #: Names the task writes as code that occur nowhere in the repository (agent/evidence.py).
+    absent: list[str] = field(default_factory=list)
+    #: Code was shown (a definition, a file, a use), not only evidence.
+    code: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -102,11 +107,11 @@ class _Piece:
 
 
 def gather(
-    ctx: ToolContext, task: str, repo_files: list[str], budget: int = BUDGET_CHARS
+    ctx: ToolContext, intent: TaskIntent, repo_files: list[str], budget: int = BUDGET_CHARS
 ) -> Context:
-    """The code `task` names, ready to append to it (empty when it names nothing)."""
+    """The code the task names, ready to append to it (empty when it names nothing)."""
     try:
-        return _Gatherer(ctx, repo_files, budget).run(task)
+        return _Gatherer(ctx, repo_files, budget).run(intent)
     except Exception:  # context is a help for the model, never a reason to fail the run
         log.exception("gathering the task's context failed")
         return Context()
@@ -145,14 +150,25 @@ class _Gatherer:
         self.texts: dict[str, str | None] = {}
         self.trees: dict[str, ast.Module | None] = {}
 
-    def run(self, task: str) -> Context:
-        for part in (test_failures(self.ctx, task), recent_history(self.ctx, task)):
+    def run(self, intent: TaskIntent) -> Context:
+        task = intent.task
+        for part in (test_failures(self.ctx, intent), recent_history(self.ctx, intent)):
             if part is not None:
                 self.evidence.append(part)
-        names = self._names(task)
+        mentioned = [name.rsplit(".", 1)[-1] for name in (*intent.names, *intent.carried)]
+        names = [*mentioned, *self._names(task)]
         failing = [name for part in self.evidence for name in part.names]
         names = list(dict.fromkeys(failing + names))
         found = self._definitions(names)
+        if intent.literal is not None:
+            # "what does it give for 'x'?": the one function the question is about, called
+            # with the one value it names, is run rather than imagined
+            functions = [name for name, path, line in found if self._is_function(path, line)]
+            if len(set(functions)) == 1:
+                intent = replace(intent, calls=(f"{functions[0]}({intent.literal})",))
+        computed = computed_calls(self.ctx, intent)
+        absent = missing_names(self.ctx, list(intent.names), {name for name, _, _ in found})
+        self.evidence.extend(part for part in (computed, absent) if part is not None)
         named = self._named_files(task)
         for path in named[:MAX_FILES]:
             if any(where == path for _, where, _ in found[:MAX_DEFINITIONS]):
@@ -183,11 +199,20 @@ class _Gatherer:
         by_name: dict[str, list[str]] = {}
         for path in self.files:
             by_name.setdefault(PurePosixPath(path).name, []).append(path)
+        # a top-level file whose stem is in capitals is named by it too ("the README")
+        capitals: dict[str, list[str]] = {}
+        for path in self.files:
+            stem = PurePosixPath(path).stem
+            if "/" not in path and stem.isupper() and len(stem) >= 4:
+                capitals.setdefault(stem.lower(), []).append(path)
         hits: list[tuple[int, str]] = []
         for path in self.files:
             at = _find_word(task, path)
             if at < 0 and len(by_name[PurePosixPath(path).name]) == 1:
                 at = _find_word(task, PurePosixPath(path).name)
+            stem = PurePosixPath(path).stem.lower()
+            if at < 0 and capitals.get(stem) == [path]:
+                at = _find_word(task.lower(), stem)
             if at >= 0:
                 hits.append((at, path))
         return [path for _, path in sorted(hits)]
@@ -285,6 +310,13 @@ class _Gatherer:
                 inner = (node.name, node.lineno)  # breadth-first: the last hit is the innermost
         return inner
 
+    def _is_function(self, path: str, line: int) -> bool:
+        tree = self._tree(path)
+        return tree is not None and any(
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == line
+            for node in ast.walk(tree)
+        )
+
     def _tree(self, path: str) -> ast.Module | None:
         if path not in self.trees:
             text = self._text(path)
@@ -337,7 +369,9 @@ class _Gatherer:
         parts.extend(self.uses)
         sources = [part.title for part in self.evidence] + [piece.title for piece in self.pieces]
         sources += [use.splitlines()[0] for use in self.uses]
-        return Context("\n\n".join(parts), sources)
+        absent = [name for part in self.evidence if part.kind == "absent" for name in part.names]
+        code = bool(self.pieces or self.uses)
+        return Context("\n\n".join(parts), sources, absent=absent, code=code)
 
 
 def _find_word(text: str, word: str) -> int:

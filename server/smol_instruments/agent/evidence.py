@@ -23,34 +23,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..base.errors import ErrorType, ToolError
 from ..base.testruns import failing_lines, failing_tests, test_summary
 from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
 from ..tools.base import ToolContext
 from ..tools.commands import detect_test_command, runs_unasked
+from ..tools.evaluate import evaluate_code, evaluates_unasked
 from ..tools.git import GitLogTool, run_git
+from ..tools.search import RgSearchTool
 from ..tools.shell import gated_run
+from .intent import TaskIntent
 
 #: How long the tests may run for a task's context (the model waits for it).
 TESTS_TIMEOUT_S = 60.0
 FAILURE_CHARS = 1400
 DIFF_CHARS = 1500
 HISTORY_COMMITS = 3
+#: How long one call the task writes may run for its context.
+CALL_TIMEOUT_S = 10.0
 
-#: "One of the tests fails", "test_average is failing", "why does the test break?", "the
-#: failing tests"; not "run the tests and tell me how many fail" (that asks to run them).
-_FAILING = re.compile(
-    r"\b(?:tests?|specs?|test_\w+)\s+(?:\w+\s+){0,2}(?:fails?|failing|failed|errors?|breaks?"
-    r"|broke|(?:is|are)\s+(?:broken|red))\b"
-    r"|\b(?:failing|failed|broken)\s+(?:\w+\s+)?(?:tests?|specs?|test_\w+)\b",
-    re.IGNORECASE,
-)
-_HISTORY = re.compile(
-    r"\b(?:commits?|committed|history|git log|(?:last|latest|recent)\s+changes?)\b", re.IGNORECASE
-)
-_LAST_COMMIT = re.compile(
-    r"\b(?:last|latest|recent|newest|previous|head)\s+commit\b|\bHEAD\b", re.IGNORECASE
-)
 _FAILURES = re.compile(
     r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ short test summary info =+$", re.M | re.S
 )
@@ -63,21 +55,13 @@ class Evidence:
     title: str
     body: str
     names: list[str] = field(default_factory=list)
-    kind: str = "tests"  # or "history"
+    kind: str = "tests"  # or "history", "computed", "absent"
 
 
-def about_failing_tests(task: str) -> bool:
-    return _FAILING.search(task) is not None
-
-
-def about_history(task: str) -> bool:
-    return _HISTORY.search(task) is not None
-
-
-def test_failures(ctx: ToolContext, task: str) -> Evidence | None:
+def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     """The project's tests, run for a task that says they fail (None when they cannot run
     without asking, or when the task says nothing of failing tests)."""
-    if not about_failing_tests(task):
+    if not intent.failing_tests:
         return None
     command = detect_test_command(ctx.root)
     if command is None or not runs_unasked(ctx, command):
@@ -98,9 +82,59 @@ def test_failures(ctx: ToolContext, task: str) -> Evidence | None:
     return Evidence(title, body, failing[:4])
 
 
-def recent_history(ctx: ToolContext, task: str) -> Evidence | None:
+def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
+    """The calls the task writes with literal arguments, run against the repository's code
+    (tools/evaluate.py), when that runs without asking anyone: what they return or raise."""
+    if not intent.calls or not evaluates_unasked(ctx):
+        return None
+    lines = []
+    for call in intent.calls:
+        try:
+            result = evaluate_code(ctx, call, timeout=CALL_TIMEOUT_S)
+        except ToolError as exc:
+            lines.append(f"{call} could not be run: {exc.message}")
+            continue
+        if "exception" in result:
+            where = (result.get("raised_at") or [""])[-1]
+            lines.append(
+                f"{call} raises {result['exception']}" + (f" (at {where})" if where else "")
+            )
+        elif "value" in result:
+            lines.append(f"{call} returns {result['value']}")
+        if result.get("printed"):
+            lines.append(f"  and prints: {result['printed'].strip()[:300]}")
+        for problem in result.get("import_errors", []):
+            lines.append(f"  (could not import: {problem})")
+    title = "Run just now with the repository's code as it is (these are real results, not guesses)"
+    return Evidence(title, "\n".join(lines), kind="computed")
+
+
+def missing_names(ctx: ToolContext, names: list[str], defined: set[str]) -> Evidence | None:
+    """Names the task writes as code that occur nowhere in the repository's files: said
+    plainly, so a question about a function that does not exist is not answered by invention."""
+    absent = []
+    for name in names:
+        word = name.rsplit(".", 1)[-1]
+        if word in defined:
+            continue
+        found = RgSearchTool(ctx).forward(pattern=rf"\b{re.escape(word)}\b", max_results=1)
+        if found.get("error") == ErrorType.NO_MATCH:
+            absent.append(name)
+    if not absent:
+        return None
+    said = ", ".join(f"`{name}`" for name in absent)
+    return Evidence(
+        f"Searched every file: {said} occurs nowhere in this repository (no function, class or "
+        "variable has that name). Say so; do not describe it",
+        "",
+        absent,
+        kind="absent",
+    )
+
+
+def recent_history(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     """The last commits (subject and files) and, for a question about the last one, its diff."""
-    if not about_history(task):
+    if not intent.history:
         return None
     log = GitLogTool(ctx).forward(max_count=HISTORY_COMMITS)
     commits = log.get("commits") or []
@@ -112,7 +146,7 @@ def recent_history(ctx: ToolContext, task: str) -> Evidence | None:
     ]
     body = "\n".join(lines)
     title = f"The last {len(commits)} commits, newest first"
-    if _LAST_COMMIT.search(task):
+    if intent.last_commit:
         body += _last_commit_changes(ctx, commits[0]["sha"][:8])
     return Evidence(title, body, kind="history")
 

@@ -27,6 +27,9 @@ What a small model does wrong, and what the loop does about it (the loop itself 
   as the last user message, so the server's cached prefix is reused.
 - The history outgrows the model's context: outputs of older steps are shortened, visibly, to
   fit the window the server reports.
+
+smolagents' console (rich's live Markdown of every reply, for a terminal nobody sees here) is
+turned off here too: hosts render our events.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import copy
 import logging
 import re
 from collections.abc import Callable, Generator
+from io import StringIO
 from typing import Any
 
 from smolagents import ActionStep, CodeAgent
@@ -42,14 +46,17 @@ from smolagents.agents import ActionOutput, populate_template
 from smolagents.local_python_executor import CodeOutput, InterpreterError
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessage, MessageRole
+from smolagents.monitoring import AgentLogger, LogLevel
 from smolagents.utils import AgentMaxStepsError, AgentParsingError
 
+from ..tools.edit import has_edit_blocks
 from .answers import (
     the_answer_is_new,
     the_answer_is_real,
     the_change_was_proposed,
     the_code_was_read,
     the_counts_are_the_outputs,
+    the_failures_are_named,
 )
 from .edits import (
     NO_FILE,
@@ -62,7 +69,7 @@ from .edits import (
 )
 from .executor import ToolFunctionsExecutor
 from .model import quotes_code
-from .outcome import describe_proposal, failed_checks, needs_a_change
+from .outcome import describe_proposal, failed_checks
 from .prompts import (
     AFTER_FAILED_CHECK,
     AFTER_OBSERVATION,
@@ -106,6 +113,44 @@ class RunStuck(Exception):
         self.step = step
 
 
+class _NoLive:
+    """Stands in for rich's Live display in smolagents' step loop: nothing is shown."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __enter__(self) -> _NoLive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _no_markdown(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def skip_console_rendering() -> None:
+    """smolagents re-renders the whole reply as rich Markdown on every streamed delta, for a
+    console nobody sees here (hosts render our events): about 45 ms per step, measured.
+    Its `Live` and `Markdown` are used only for that display, so they become no-ops."""
+    import smolagents.agents as upstream
+
+    if getattr(upstream, "Live", None) is not _NoLive:
+        upstream.Live = _NoLive
+        upstream.Markdown = _no_markdown
+
+
+def quiet_logger() -> AgentLogger:
+    """smolagents' rich console writes even at level OFF; send it to a buffer, never stdout."""
+    from rich.console import Console
+
+    return AgentLogger(level=LogLevel.OFF, console=Console(file=StringIO(), force_terminal=False))
+
+
 class SmolCodeAgent(CodeAgent):
     """CodeAgent with small-model recovery in its step generator (the loop itself is upstream's)."""
 
@@ -114,6 +159,7 @@ class SmolCodeAgent(CodeAgent):
         *args: Any,
         context_tokens: Callable[[], int | None],
         locate: Callable[[list[str]], dict[str, list[str]]] | None = None,
+        edit_blocks: Callable[[str, str | None], dict[str, Any]] | None = None,
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault(
@@ -124,14 +170,20 @@ class SmolCodeAgent(CodeAgent):
                 the_code_was_read,
                 the_change_was_proposed,
                 the_counts_are_the_outputs,
+                the_failures_are_named,
             ],
         )
         self._system_prompt: str | None = None
+        kwargs.setdefault("logger", quiet_logger())
+        kwargs.setdefault("verbosity_level", LogLevel.OFF)
+        skip_console_rendering()
         super().__init__(*args, **kwargs)
         self.watch: RunWatch | None = None
         self.context_tokens = context_tokens
         #: Where the repository defines names (for a change written without its file).
         self.locate = locate or (lambda names: {})
+        #: Proposes the SEARCH/REPLACE blocks of a reply as one patch (tools/edit.py).
+        self.edit_blocks = edit_blocks
         self._reply = ""  # the model's reply in the step being run
         #: What each step's observation ends with (by the run it belongs to), id(step) -> text.
         self._after: dict[int, str] = {}
@@ -167,6 +219,9 @@ class SmolCodeAgent(CodeAgent):
         watch = self.watch
         tools = set(self.tools)
         files = set(watch.repo_files) if watch is not None else set()
+        reply = self._reply if has_edit_blocks(self._reply) else code
+        if self.edit_blocks is not None and has_edit_blocks(reply):
+            return self._search_replace(reply)
         path, body = file_header(code, files)
         if path is not None:
             body = complete_prefix(body)  # a reply cut at its token limit mid-line
@@ -189,6 +244,26 @@ class SmolCodeAgent(CodeAgent):
         if len(prose) >= ILLUSTRATED_ANSWER_CHARS and not is_plan(prose.rstrip(": \n")):
             return CodeOutput(output=self._reply.strip(), logs="", is_final_answer=True)
         return code
+
+    def _search_replace(self, reply: str) -> CodeOutput:
+        """A reply of SEARCH/REPLACE blocks: proposed as one patch (tools/edit.py); the run's
+        end when the same blocks were proposed already."""
+        watch = self.watch
+        if watch is not None and not watch.change:
+            raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
+        key = ("<search/replace>", reply.strip())
+        last = watch.last_patch() if watch is not None else None
+        if watch is not None and key in watch.blocks and last is not None:
+            return CodeOutput(
+                output=describe_proposal(last, held=watch.held), logs="", is_final_answer=True
+            )
+        named = watch.named_files if watch is not None else []
+        assert self.edit_blocks is not None
+        result = self.edit_blocks(reply, named[0] if len(named) == 1 else None)
+        if watch is not None and "error" not in result:
+            watch.blocks.add(key)
+        shown = "\n".join(f"{key}: {value}" for key, value in result.items())
+        return CodeOutput(output=None, logs=shown + "\n", is_final_answer=False)
 
     def _quotes(self, code: str) -> bool:
         """In a question, a block that calls no tool quotes code for the answer around it
@@ -279,9 +354,7 @@ class SmolCodeAgent(CodeAgent):
         if watch is not None and watch.loops() > self._loops_seen:
             self._shake()  # a refused repeat: at a low temperature the next reply is the same
             # it has what it needs and asks for it again: say what to do with it instead
-            wanted = (
-                CHANGE_NOW if needs_a_change(watch.task, "") and not watch.changed() else ANSWER_NOW
-            )
+            wanted = CHANGE_NOW if watch.change and not watch.changed() else ANSWER_NOW
             step.observations = (
                 (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.task)
             )

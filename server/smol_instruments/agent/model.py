@@ -43,7 +43,11 @@ from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
 from ..base.config import Settings
 from ..base.pyast import parse
+from ..tools.edit import has_edit_blocks
 from .edits import is_change_block
+
+#: The code of a reply that is SEARCH/REPLACE blocks: nothing to run; the loop reads the reply.
+EDIT_BLOCKS_CODE = "# the SEARCH/REPLACE blocks above"
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +110,8 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
     """The code a reply without a ```python block clearly means, or None."""
     if not text or _PY_BLOCK.search(text):
         return None
+    if has_edit_blocks(text):  # SEARCH/REPLACE blocks: a change (agent/loop.py proposes it)
+        return EDIT_BLOCKS_CODE
     for pattern in (_XML_CODE, _BARE_FENCE):
         blocks = [b.strip() for b in pattern.findall(text) if b.strip()]
         code = "\n\n".join(b for b in blocks if not b.lstrip().startswith("{"))
@@ -469,6 +475,35 @@ class AgentModel(LiteLLMModel):
         if self.cancel.is_set():
             raise RunCancelled("cancelled before the model was called")
 
+    def constrained(
+        self, messages: list[ChatMessage], schema: dict[str, Any], max_tokens: int = 160
+    ) -> str | None:
+        """A reply the server holds to the JSON `schema` (llama.cpp's `json_schema`, Ollama's
+        `format`, both from `response_format` through LiteLLM), at temperature 0; None when the
+        server refuses the request or the call fails (the caller falls back)."""
+        self._check_cancel()
+        saved = dict(self.kwargs)
+        self.kwargs.update(temperature=0.0, max_tokens=max_tokens)
+        try:
+            message = LiteLLMModel.generate(
+                self,
+                messages,
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": "reply", "schema": schema, "strict": True},
+                },
+            )
+        except Exception as exc:  # any failure: the caller decides without the model
+            if self.cancel.is_set():
+                raise RunCancelled("cancelled while the model was answering") from None
+            log.info(
+                "constrained reply failed: %s", str(exc).splitlines()[0][:200] if str(exc) else exc
+            )
+            return None
+        finally:
+            self.kwargs = saved
+        return message.content if isinstance(message.content, str) else None
+
 
 def build_model(settings: Settings, cancel: threading.Event | None = None) -> AgentModel:
     """The LiteLLM model from the settings (temperature, max tokens, num_ctx for Ollama)."""
@@ -488,6 +523,27 @@ def build_model(settings: Settings, cancel: threading.Event | None = None) -> Ag
         reply_timeout_s=settings.model_timeout_s,
         **kwargs,
     )
+
+
+def enforces_schemas(settings: Settings, timeout: float = 3.0) -> bool:
+    """Whether the model's server holds a reply to a JSON schema: Ollama does (`format`),
+    llama.cpp's server does (it answers `GET /props`); anything else is not assumed to."""
+    import urllib.request
+
+    if settings.model_id.startswith(("ollama/", "ollama_chat/")):
+        return True
+    base = (settings.model_api_base or "").rstrip("/")
+    root = base[: -len("/v1")] if base.endswith("/v1") else base
+    headers = (
+        {"Authorization": f"Bearer {settings.model_api_key}"} if settings.model_api_key else {}
+    )
+    try:
+        request = urllib.request.Request(f"{root}/props", headers=headers)
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            props = json.load(response)
+    except (OSError, ValueError, TypeError):
+        return False
+    return isinstance(props, dict) and "default_generation_settings" in props
 
 
 def context_window(settings: Settings, timeout: float = 3.0) -> int:

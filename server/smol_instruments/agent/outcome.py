@@ -8,26 +8,15 @@ answer says so first.
 
 from __future__ import annotations
 
+import ast
 import re
-from typing import Any, Literal
+from typing import Any
 
+from ..base.pyast import parse
 from ..base.testruns import test_summary
 from ..patches.model import Patch
-from .evidence import about_failing_tests
+from .intent import Held, TaskIntent
 
-_CHANGE_VERBS = (
-    r"fix|add|implement|change|update|refactor|rename|write|create|remove|delete|modify|"
-    r"make|replace|edit|correct|patch|convert|move|extract|append|insert|improve|rewrite"
-)
-# An imperative at the start, or after a polite lead-in: "fix the test", "please add ...",
-# "can you update ...". A question about a change ("why does fix() fail?") is not one.
-_LEAD_IN = (
-    r"^\s*(?:(?:please|pls|now|then|ok|okay|go ahead and|also|and)\s+)*"
-    r"(?:(?:can|could|would|will) you\s+(?:please\s+)?|i (?:want|need) you to\s+|let'?s\s+)?"
-)
-_ASKS = re.compile(rf"{_LEAD_IN}(?:{_CHANGE_VERBS})\b", re.IGNORECASE)
-#: A change that is a fix: what was broken must work afterwards.
-_ASKS_TO_FIX = re.compile(rf"{_LEAD_IN}(?:fix|repair|correct|resolve|debug)\b", re.IGNORECASE)
 _CLAIMS = re.compile(
     r"\b(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:now\s+)?(?:fixed|updated|changed|added|"
     r"modified|applied|created|implemented|corrected|renamed|removed|refactored|rewritten|written)\b"
@@ -38,23 +27,8 @@ _CLAIMS = re.compile(
     re.IGNORECASE,
 )
 
-#: "... so that the tests pass", "make the test pass".
-_TESTS_PASS = re.compile(r"\btests?\b[^.?!]{0,20}\bpass(?:es)?\b", re.IGNORECASE)
-
-#: Which failures that were there before a change count against it (`held_failures`).
-Held = Literal["all", "related", "none"]
-
 NOT_DONE = "Not done: no change was proposed or made in this run."
 NOT_VERIFIED = "Not done: the proposed change fails its checks."
-
-
-def _sentences(task: str) -> list[str]:
-    return re.split(r"(?<=[.!?\n])\s+", task.strip())
-
-
-def asks_for_change(task: str) -> bool:
-    """True when one of the task's sentences tells the agent to change something."""
-    return any(_ASKS.match(sentence) for sentence in _sentences(task))
 
 
 def claims_change(answer: str) -> bool:
@@ -62,32 +36,16 @@ def claims_change(answer: str) -> bool:
     return bool(_CLAIMS.search(answer))
 
 
-def needs_a_change(task: str, answer: str) -> bool:
-    return asks_for_change(task) or claims_change(answer)
-
-
-def held_failures(task: str) -> Held:
-    """Which failures that were there before a change still count against it.
-
-    - "all": the task speaks of failing tests or asks for them to pass - the broken thing
-      must work, whatever the change touched;
-    - "related": the task asks for a fix - a test that still fails and uses a file the
-      change touches says the fix did not fix it; a failing test elsewhere says nothing of it
-      ("Fix the formulas in sizes.py" in a project whose test_calc.py already fails);
-    - "none": other changes (add a test, rename) are not held to failures they did not cause.
-    """
-    if about_failing_tests(task) or _TESTS_PASS.search(task) is not None:
-        return "all"
-    if any(_ASKS_TO_FIX.match(sentence) for sentence in _sentences(task)):
-        return "related"
-    return "none"
+def needs_a_change(intent: TaskIntent, answer: str) -> bool:
+    """The task asks for a change, or the answer says one was made."""
+    return intent.change or claims_change(answer)
 
 
 def failed_checks(validation: dict[str, Any], *, held: Held = "none") -> list[dict[str, Any]]:
     """The checks of a patch's validation that failed (a patch that does not apply: one). A
     check killed at its timeout proves nothing either way (a large test suite): not counted.
     A check that fails the same way without the patch is not the patch's failure, unless the
-    task holds the change to it (`held_failures`)."""
+    task holds the change to it (`TaskIntent.held`)."""
     if validation.get("applies") is False:
         return [{"command": "apply", "output": validation.get("message") or ""}]
     return [
@@ -103,14 +61,59 @@ def _counts(check: dict[str, Any], held: Held) -> bool:
     return held == "related" and bool(check.get("related_tests"))
 
 
+def definitions_of(text: str | None) -> dict[str, str]:
+    """Each function and class of a Python text by qualified name (`C.m`, `f.<locals>.g`),
+    with its source; {} when it does not parse."""
+    if not text:
+        return {}
+    try:
+        tree = parse(text)
+    except SyntaxError:
+        return {}
+    found: dict[str, str] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + node.name
+                found[name] = ast.get_source_segment(text, node) or ast.dump(node)
+                inner = "." if isinstance(node, ast.ClassDef) else ".<locals>."
+                visit(node.body, name + inner)
+
+    visit(tree.body, "")
+    return found
+
+
+def what_changed(patch: Patch) -> str:
+    """The patch's effect on definitions, told from its diff: the functions and classes it
+    adds, changes and removes, file by file (other files: the lines)."""
+    parts = []
+    for change in patch.files:
+        if not change.path.endswith(".py"):
+            verb = "creates" if change.original is None else "edits"
+            parts.append(f"it {verb} {change.path}")
+            continue
+        before, after = definitions_of(change.original), definitions_of(change.proposed)
+        added = [name for name in after if name not in before]
+        removed = [name for name in before if name not in after]
+        changed = [name for name in after if name in before and after[name] != before[name]]
+        # a definition inside a changed one is told by its owner, once
+        changed = [n for n in changed if not any(n.startswith(o + ".") for o in changed)]
+        said = [
+            f"{verb} {', '.join(f'`{n}`' for n in names)}"
+            for verb, names in (("adds", added), ("changes", changed), ("removes", removed))
+            if names
+        ]
+        said_all = "; ".join(said) if said else "changes lines outside any function"
+        parts.append(f"in {change.path} it {said_all}")
+    return "; ".join(parts)
+
+
 def describe_proposal(patch: Patch, *, held: Held = "none") -> str:
-    """What a run proposed, in the user's words: the files, the change, what the checks said."""
+    """What a run proposed, told from the patch itself: the files, the definitions it adds,
+    changes and removes, what the checks said (never the model's claims)."""
     added, removed = patch.stats()
-    files = ", ".join(change.path for change in patch.files)
-    text = (
-        f"I proposed a change to {files} (patch {patch.id}, +{added} -{removed}): "
-        f"{patch.summary.rstrip('.')}."
-    )
+    text = f"I proposed patch {patch.id} (+{added} -{removed}): {what_changed(patch)}."
     validation = patch.validation
     checks = validation.get("checks", [])
     failed = failed_checks(validation, held=held)

@@ -18,6 +18,8 @@ import functools
 import re
 from typing import Any
 
+from .intent import AnswerStyle, TaskIntent
+
 SYSTEM_PROMPT = """You are a coding agent working in a git repository. Each reply is one of two things:
 
 1. A call: one ```python block that calls the tools below and prints what they return; the system runs it and shows you the output. For example:
@@ -119,20 +121,22 @@ HOW_TO_FIND_BUG = (
     "out, step by step, what that line computes for the failing test's input, and what the "
     "test expects instead. Otherwise make a call to read more."
 )
-#: A question about what is wrong: a bug, a failure, an error (HOW_TO_FIND_BUG).
-_BUG = re.compile(
-    r"\bbugs?\b|\bbuggy\b|\bwhat(?:'s| is) wrong\b"
-    r"|\bwhy\b[^?.!]*\b(?:fail\w*|break\w*|broken|crash\w*|wrong|error\w*|raise\w*)\b",
-    re.IGNORECASE,
-)
-#: A question that asks what code does or how it works (HOW_TO_EXPLAIN).
-_EXPLAIN = re.compile(
-    r"\b(?:explain|describe|walk (?:me )?through)\b|\bhow (?:does|do|is)\b"
-    r"|\bwhat (?:does|do)\b[^?.!]*\bdo\b",
-    re.IGNORECASE,
-)
 #: For a task that plainly asks for one call first (run the tests, read the history).
 HOW_TO_START = "Start with the call it needs:\n```python\nprint({call})\n```"
+_HOW_TO: dict[AnswerStyle, str] = {
+    "answer": HOW_TO_ANSWER,
+    "explain": HOW_TO_EXPLAIN,
+    "bug": HOW_TO_FIND_BUG,
+    "history": HOW_TO_TELL_HISTORY,
+}
+#: How to change a file that is not Python: aider's SEARCH/REPLACE format, which small models
+#: were trained on.
+WRITE_A_TEXT_CHANGE = (
+    "the file's path on its own line, then a block:\n<<<<<<< SEARCH\n<lines copied exactly "
+    "from the file>\n=======\n<the new lines>\n>>>>>>> REPLACE\n(an empty SEARCH part adds "
+    "the new lines at the end of the file, or creates it)"
+)
+HOW_TO_CHANGE_TEXT = "Make the change now: reply with " + WRITE_A_TEXT_CHANGE + "."
 HOW_TO_CHANGE = "Make the change now: reply with " + WRITE_THE_CHANGE + "."
 HOW_TO_CHANGE_UNREAD = (
     "Read the code you need first; then reply with the change: " + WRITE_THE_CHANGE + "."
@@ -214,32 +218,20 @@ def is_placeholder(answer: str) -> bool:
     return text in PLACEHOLDERS or bool(re.fullmatch(r"<[^<>]{0,80}>", text))
 
 
-def task_message(
-    task: str,
-    context: str,
-    *,
-    change: bool,
-    path: str | None = None,
-    call: str | None = None,
-    history: bool = False,
-) -> str:
+def task_message(intent: TaskIntent, context: str, *, path: str | None = None) -> str:
     """The task as the model gets it: the code read for it first, then the task itself, then
     how to reply. Small models answer the last thing they read: a question put before a page
-    of code is answered from memory, after it from the code. `call`: the one the task plainly
-    asks for first, when nothing was read for it; `history`: the context shows commits."""
-    if change:
+    of code is answered from memory, after it from the code. `path`: the one file the task
+    names, for a change's header."""
+    task = intent.task
+    if intent.change and (intent.edits_text or (path is not None and not path.endswith(".py"))):
+        how = HOW_TO_CHANGE_TEXT
+    elif intent.change:
         how = (HOW_TO_CHANGE if context else HOW_TO_CHANGE_UNREAD).format(path=path or "<path>")
     elif context:
-        how = (
-            HOW_TO_TELL_HISTORY
-            if history
-            else HOW_TO_FIND_BUG
-            if _BUG.search(task)
-            else HOW_TO_EXPLAIN
-            if _EXPLAIN.search(task)
-            else HOW_TO_ANSWER
-        )
+        how = _HOW_TO[intent.style]
     else:
+        call = intent.first_call()
         how = HOW_TO_START.format(call=call) if call else ""
     if not context:
         return f"{task}\n{how}".rstrip()

@@ -17,20 +17,17 @@ ends `incomplete` (agent/outcome.py), a model that only repeats itself ends `fai
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 from smolagents import ActionStep, FinalAnswerStep
 from smolagents.memory import ToolCall
-from smolagents.models import ChatMessageStreamDelta
-from smolagents.monitoring import AgentLogger, LogLevel
+from smolagents.models import ChatMessage, ChatMessageStreamDelta, MessageRole
 from smolagents.utils import AgentError
 
 from ..base.config import Settings
@@ -43,6 +40,7 @@ from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
 from ..tools.base import BufferReader
 from .context import Context, defining_files, gather
+from .direct import OneStep, edit_blocks, rename_in_one_step
 from .events import (
     CodeEvent,
     ErrorEvent,
@@ -59,8 +57,9 @@ from .events import (
     ToolEvent,
     Usage,
 )
+from .intent import INTENT_SCHEMA, TaskIntent, decide, declined_answer, from_rules
 from .loop import RunStuck, SmolCodeAgent
-from .model import AgentModel, RunCancelled, build_model, context_window
+from .model import AgentModel, RunCancelled, build_model, context_window, enforces_schemas
 from .outcome import (
     NOT_DONE,
     NOT_VERIFIED,
@@ -72,52 +71,34 @@ from .outcome import (
 from .pipeline import instrument
 from .prompts import prompt_templates, task_message
 from .state import AgentState
-from .watch import RunWatch, intended_call
+from .watch import RunWatch
 
 log = logging.getLogger(__name__)
 
 
 UNTRUSTED_VALIDATION = "the folder is not trusted, so nothing runs to check the patch"
-#: A follow-up that points back at what the conversation was about ("it", "that function").
-_REFERS_BACK = re.compile(r"\b(?:it|its|this|that|these|those|them|they|the same)\b", re.I)
+#: The answer to a question about names that occur nowhere in the repository.
+NOWHERE = (
+    "There is no {names} in this repository: I searched every file, and no function, class or "
+    "variable has that name, so there is nothing to describe. Check the spelling, or ask about "
+    "a name the repository defines."
+)
+REPEATED = (
+    "Not answered: the model gave its answer to the previous question again, word for word "
+    "(shown below); it does not answer this one. Try asking it differently."
+)
 
 
-class _NoLive:
-    """Stands in for rich's Live display in smolagents' step loop: nothing is shown."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __enter__(self) -> _NoLive:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _no_markdown(*args: Any, **kwargs: Any) -> None:
-    return None
-
-
-def _skip_console_rendering() -> None:
-    """smolagents re-renders the whole reply as rich Markdown on every streamed delta, for a
-    console nobody sees here (hosts render our events): about 45 ms per step, measured.
-    Its `Live` and `Markdown` are used only for that display, so they become no-ops."""
-    import smolagents.agents as upstream
-
-    if getattr(upstream, "Live", None) is not _NoLive:
-        upstream.Live = _NoLive
-        upstream.Markdown = _no_markdown
-
-
-def _quiet_logger() -> AgentLogger:
-    """smolagents' rich console writes even at level OFF; send it to a buffer, never stdout."""
-    from rich.console import Console
-
-    return AgentLogger(level=LogLevel.OFF, console=Console(file=StringIO(), force_terminal=False))
+def nowhere(intent: TaskIntent, context: Context) -> bool:
+    """A question whose every name occurs nowhere in the repository, with no code found for it
+    and no call to run: what it asks about does not exist (answered so in one step)."""
+    return (
+        intent.kind == "question"
+        and bool(intent.names)
+        and set(intent.names) <= set(context.absent)
+        and not context.code
+        and not intent.calls
+    )
 
 
 class AgentSession:
@@ -173,7 +154,6 @@ class AgentSession:
             events=self.emitter,
         )
         self.model.tool_names = {tool.name for tool in tools}
-        _skip_console_rendering()
         try:
             self.repo_files = list_repo_files(self.ctx)
         except Exception:  # the listing is a help for the model, never a reason to fail
@@ -187,13 +167,14 @@ class AgentSession:
             prompt_templates=prompt_templates(self.repo_files),
             max_steps=self.max_steps,
             stream_outputs=True,
-            logger=_quiet_logger(),
-            verbosity_level=LogLevel.OFF,
             context_tokens=self.context_tokens,
             locate=lambda names: defining_files(self.ctx, names, self.repo_files),
+            edit_blocks=lambda reply, path: edit_blocks(self.ctx, reply, path),
         )
         self.turns = 0
         self._topic = ""  # the last task of this conversation that named code
+        self._topic_names: tuple[str, ...] = ()  # the code names that task was about
+        self._schemas: bool | None = None  # the model's server holds replies to a JSON schema
         self._code_read = False  # some turn of this conversation read code
         self._watch: RunWatch | None = None
         self._running = threading.Lock()
@@ -301,32 +282,43 @@ class AgentSession:
         threading.Thread(
             target=lambda: before.set_result(self._tree_state()), name="smol-tree", daemon=True
         ).start()
+        intent = self._decide(task)
+        end = self._one_step(trace_id)
+        if intent.kind == "decline":  # one step, nothing run: the request is not carried out
+            return end(declined_answer(intent), "completed", None)
+        renamed = (
+            rename_in_one_step(self.ctx, self.repo_files, intent, end) if intent.rename else None
+        )
+        if renamed is not None:
+            return renamed
         self._watch = self.agent.watch = RunWatch.begin(
-            task,
+            intent,
             self.state,
             self.repo_files,
             tree_changed=lambda: self._tree_state() != before.result(),
         )
         first = 0 if self.turns == 0 else len(self.agent.memory.steps)
-        context, context_ms = self._gather(task)
-        if not context and self._topic and _REFERS_BACK.search(task):
+        context, context_ms = self._gather(intent)
+        if not context and self._topic and intent.refers_back:
             # "Which test checks it?": the code the conversation is about comes again, beside
             # the question (a small model does not look back three messages for it)
-            context, context_ms = self._gather(self._topic)
+            context, context_ms = self._gather(from_rules(self._topic))
         elif context:
             self._topic = task
+            self._topic_names = intent.names or self._topic_names
+        if nowhere(intent, context):  # about names that exist nowhere: said, nothing invented
+            said = NOWHERE.format(names=", ".join(f"`{name}`" for name in intent.names))
+            read = {"read": context.sources}
+            return end(
+                said,
+                "completed",
+                ToolEvent(step=1, name="context", args=read, duration_ms=context_ms),
+            )
         # code read in an earlier turn is in the history too ("which test checks it?")
         self._watch.context_given = bool(context) or self._code_read
         self._watch.named_files = context.named_files
         named = context.named_files[0] if len(context.named_files) == 1 else None
-        prompt = task_message(
-            task,
-            context.text,
-            change=self._watch.change,
-            path=named,
-            call=intended_call(task),
-            history=context.history,
-        )
+        prompt = task_message(intent, context.text, path=named)
         try:
             self._connect()
             stream = self.agent.run(
@@ -392,24 +384,30 @@ class AgentSession:
             error = None if status == "cancelled" else self._model_failure(exc)
         watch, self._watch, self.agent.watch = self._watch, None, None
         self._code_read = self._code_read or (watch is not None and watch.tools_used())
+        if status == "completed" and watch is not None and watch.repeated:
+            status = "incomplete"
+            answer = f"{REPEATED} {answer}".strip()
         if watch is not None and watch.corrections and answer:
             answer = "\n\n".join([answer.rstrip(), *watch.corrections])
         if (
             status == "completed"
             and watch is not None
-            and needs_a_change(task, answer)
+            and needs_a_change(intent, answer)
             and not watch.changed()
         ):
             status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
         last = watch.last_patch() if watch is not None else None
         held: Held = watch.held if watch is not None else "none"
-        if status == "completed" and last is not None and failed_checks(last.validation, held=held):
-            # proposed, but what checks it says it is wrong: not done, and the answer says why
-            status = "incomplete"
+        if status == "completed" and last is not None and watch is not None and intent.change:
+            # a change is told from its diff and its checks; the model's words only follow,
+            # as its words, never as the outcome
             said = describe_proposal(last, held=held)
-            # a run that ended on its repeated proposal has that description as its answer
-            rest = "" if answer.strip() == said else answer
-            answer = f"{NOT_VERIFIED} {said}\n\n{rest}".strip()
+            rest = answer.strip()
+            if rest and rest != said and rest not in said:
+                said += f"\n\nThe model's summary: {rest}"
+            if failed_checks(last.validation, held=held):
+                status, said = "incomplete", f"{NOT_VERIFIED} {said}"
+            answer = said
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":
@@ -430,13 +428,70 @@ class AgentSession:
             error=error,
         )
 
-    def _gather(self, task: str) -> tuple[Context, float]:
+    def _decide(self, task: str) -> TaskIntent:
+        """The task's intent, decided once (agent/intent.py `decide`), traced."""
+        from ..base.telemetry import tracer
+
+        with tracer().start_as_current_span("smol_instruments.intent") as span:
+            intent = decide(
+                task, follow_up=self.turns > 0, carried=self._topic_names, ask=self._ask_model
+            )
+            span.set_attribute("smol.intent.kind", intent.kind)
+            span.set_attribute("smol.intent.decided_by", intent.decided_by)
+            span.set_attribute("smol.intent.names", list(intent.names))
+        return intent
+
+    def _ask_model(self, question: str) -> tuple[str, str] | None:
+        """The model's reply to `question`, held to the intent's schema, asked after the
+        conversation so far (the server's cached prefix is reused), and that conversation's
+        text; None where the server enforces no schema or the call fails."""
+        try:
+            self._connect()
+            if self._schemas is None:
+                self._schemas = enforces_schemas(self.settings)
+            if not self._schemas:
+                return None
+            if self.turns == 0:
+                self.agent.memory.reset()  # what run() does first: only the system prompt
+            history = self.agent.write_memory_to_messages()
+            asked = ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": question}])
+            reply = self.model.constrained([*history, asked], INTENT_SCHEMA)
+        except RunCancelled:  # the run's first step sees the cancel and ends `cancelled`
+            return None
+        except Exception:  # the rules decide instead
+            log.exception("asking the model for the task's intent failed")
+            return None
+        parts = [m.content if isinstance(m.content, list) else [m.content] for m in history[1:]]
+        said = [p.get("text", "") if isinstance(p, dict) else p for ps in parts for p in ps]
+        return (reply, " ".join(str(text or "") for text in said)) if reply else None
+
+    def _one_step(self, trace_id: str | None) -> OneStep:
+        """Ends a run that took one step of ours and no model step (agent/direct.py)."""
+
+        def end(answer: str, status: RunStatus, tool: ToolEvent | None) -> RunOutcome:
+            self.emitter(StepEvent(step=1, max_steps=self.max_steps))
+            if tool is not None:
+                self.emitter(tool)
+            self.emitter(FinalEvent(answer=answer, status=status))
+            return RunOutcome(
+                session_id=self.session_id,
+                status=status,
+                answer=answer,
+                steps=1,
+                usage=Usage(),
+                trace_id=trace_id,
+                error=None,
+            )
+
+        return end
+
+    def _gather(self, intent: TaskIntent) -> tuple[Context, float]:
         """The code the task names, read before the first step (traced, never fatal)."""
         from ..base.telemetry import tracer
 
         started = time.monotonic()
         with tracer().start_as_current_span("smol_instruments.context") as span:
-            context = gather(self.ctx, task, self.repo_files)
+            context = gather(self.ctx, intent, self.repo_files)
             span.set_attribute("smol.context.sources", context.sources)
             span.set_attribute("smol.context.chars", len(context.text))
         return context, round((time.monotonic() - started) * 1000, 1)

@@ -6,64 +6,21 @@ given); the loop (agent/loop.py) and the final-answer checks (agent/answers.py) 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.errors import ErrorType
 from ..patches.model import Patch
-from .outcome import Held, asks_for_change, held_failures
+from .intent import Held, TaskIntent
 from .state import AgentState
-
-# What makes a task about the code: `backticks`, call(), snake_case or camelCase names, or
-# words that only make sense of a code base.
-_CODE_NAMES = re.compile(r"`[^`]+`|\b\w+\(\)|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b")
-_CODE_NOUNS = re.compile(
-    r"\b(?:function|method|class|module|file|files|test|tests|bug|code|repo|repository|"
-    r"project|commit|line|variable|import|error)s?\b",
-    re.IGNORECASE,
-)
-
-
-#: What the task asks to do first, and the call that does it.
-_FIRST_CALLS = (
-    (re.compile(r"\b(?:run|execute|start)\b[^.?!]{0,40}\btests?\b", re.I), "run_tests()"),
-    (
-        re.compile(r"\b(?:commits?|history|committed|git log)\b", re.I),
-        "git_log(max_count=3)",
-    ),
-    (re.compile(r"\b(?:which|what|list)\b[^.?!]{0,30}\bfiles\b", re.I), "list_files"),
-)
-#: "Which Python files ...": the glob list_files is called with.
-_LANGUAGE_GLOBS = {
-    "python": "*.py",
-    "typescript": "*.ts",
-    "javascript": "*.js",
-    "rust": "*.rs",
-    "go": "*.go",
-    "java": "*.java",
-    "markdown": "*.md",
-}
-
-
-def intended_call(task: str) -> str | None:
-    """The call a task plainly asks for first (run the tests, read the history, list files)."""
-    for intent, call in _FIRST_CALLS:
-        if intent.search(task):
-            if call == "list_files":
-                words = {word.lower() for word in re.findall(r"\w+", task)}
-                glob = next((g for lang, g in _LANGUAGE_GLOBS.items() if lang in words), "*")
-                return f'list_files(pattern="{glob}")'
-            return call
-    return None
 
 
 @dataclass
 class RunWatch:
     """What one run has done so far, for the loop's judgments. The session makes one per run."""
 
-    task: str
+    intent: TaskIntent
     state: AgentState
     repo_files: list[str] = field(default_factory=list)
     first_call: int = 0
@@ -80,25 +37,33 @@ class RunWatch:
     #: What the run's final answer gets below it: facts the tools showed that the answer
     #: contradicts after being told once (the session appends them).
     corrections: list[str] = field(default_factory=list)
+    #: The answer is the previous turn's, word for word, even after being told once.
+    repeated: bool = False
     #: Code the task names was read before the first step (agent/context.py).
     context_given: bool = False
     #: The repository's files the task names (agent/context.py).
     named_files: list[str] = field(default_factory=list)
 
     @property
+    def task(self) -> str:
+        return self.intent.task
+
+    @property
     def change(self) -> bool:
-        """The task asks for a change (agent/outcome.py)."""
-        return asks_for_change(self.task)
+        """The task asks for a change (agent/intent.py)."""
+        return self.intent.change
 
     @property
     def held(self) -> Held:
-        """Which failures that were there before a change count against it (agent/outcome.py)."""
-        return held_failures(self.task)
+        """Which failures that were there before a change count against it (agent/intent.py)."""
+        return self.intent.held
 
     @classmethod
-    def begin(cls, task: str, state: AgentState, repo_files: list[str], **kw: Any) -> RunWatch:
+    def begin(
+        cls, intent: TaskIntent, state: AgentState, repo_files: list[str], **kw: Any
+    ) -> RunWatch:
         return cls(
-            task,
+            intent,
             state,
             repo_files,
             first_call=state.total_calls,
@@ -107,11 +72,15 @@ class RunWatch:
         )
 
     def tools_used(self) -> bool:
-        """Code was read for this run: context given with the task, or a tool call that ran (a
-        refused or invalid call does not count)."""
-        return self.context_given or any(
-            record.error not in (ErrorType.LOOP_DETECTED, ErrorType.INVALID_ARGUMENT)
-            for record in self.state.calls_since(self.first_call)
+        """Code was read for this run: context given with the task, a change proposed, or a
+        tool call that ran (a refused or invalid call does not count)."""
+        return (
+            self.context_given
+            or bool(self.patches)
+            or any(
+                record.error not in (ErrorType.LOOP_DETECTED, ErrorType.INVALID_ARGUMENT)
+                for record in self.state.calls_since(self.first_call)
+            )
         )
 
     def loops(self) -> int:
@@ -124,24 +93,9 @@ class RunWatch:
         return next(reversed(self.patches.values()), None)
 
     def about_code(self) -> bool:
-        """The task names something of this repository (a path, a file, an identifier)."""
-        task = self.task
-        names = {path for path in self.repo_files}
-        names |= {path.rsplit("/", 1)[-1] for path in self.repo_files}
-        names |= {name.rsplit(".", 1)[0] for name in names if len(name.rsplit(".", 1)[0]) >= 4}
-        words = set(re.findall(r"[\w./-]+", task))
-        return bool(words & names or _CODE_NAMES.search(task) or _CODE_NOUNS.search(task))
+        """The task names something of this repository (agent/intent.py)."""
+        return self.intent.about_code(self.repo_files)
 
     def first_read(self) -> str:
-        """The call that starts doing what the task asks: run the tests, read the history, read
-        the file it names, find the name it mentions."""
-        call = intended_call(self.task)
-        if call is not None:
-            return call
-        for path in self.repo_files:
-            if path in self.task:
-                return f'read_file(path="{path}")'
-        for word in re.findall(r"`([^`]+)`|\b(\w+)\(\)|\b([a-z]+_[a-z0-9_]+)\b", self.task):
-            name = next(part for part in word if part)
-            return f'rg_search(pattern="{name}")'
-        return 'rg_search(pattern="<a name from the question>")'
+        """The call that starts doing what the task asks (agent/intent.py)."""
+        return self.intent.first_read(self.repo_files)

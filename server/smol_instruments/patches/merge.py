@@ -113,6 +113,18 @@ def merge_definitions(original: str, block: str, path: str) -> Merged:
         ) from None
 
 
+def _nested(body: list[ast.stmt], name: str) -> list[tuple[str, list[ast.stmt], ast.stmt]]:
+    """Functions called `name` defined directly in another function's body: (the owner's
+    label `outer.<locals>`, that body, the function)."""
+    found: list[tuple[str, list[ast.stmt], ast.stmt]] = []
+    for outer in (node for statement in body for node in ast.walk(statement)):
+        if isinstance(outer, FUNCTIONS):
+            for inner in outer.body:
+                if isinstance(inner, FUNCTIONS) and inner.name == name:
+                    found.append((f"{outer.name}.<locals>", outer.body, inner))
+    return found
+
+
 def _complete(old: ast.ClassDef, new: ast.ClassDef) -> bool:
     """Whether `new` is the whole class (it replaces `old`), not some members given in it."""
     return members(old) <= members(new)
@@ -215,6 +227,12 @@ class _Merger:
             cls = owners[0]
             method = next(m for m in cls.body if isinstance(m, FUNCTIONS) and m.name == name)
             self._pair(name, nodes, cls.body, self.new.body, "", self.file.indent(method), cls.name)
+            return
+        nested = _nested(self.file.body, name)
+        if len(nested) == 1 and all(isinstance(n, FUNCTIONS) for n in nodes):
+            # `outer.<locals>.inner`: the one function of that name defined inside another
+            outer, body, inner = nested[0]
+            self._pair(name, nodes, body, self.new.body, "", self.file.indent(inner), outer)
             return
         for node in nodes:
             self.new_definitions.append(self.new.piece(node, self.new.body))

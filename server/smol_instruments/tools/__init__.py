@@ -1,8 +1,9 @@
-"""The fourteen tools of TOOLS.md, bound to one repository through a ToolContext."""
+"""The fifteen tools of docs/tools.md, bound to one repository through a ToolContext."""
 
 from __future__ import annotations
 
 from .base import RepoTool, ToolContext
+from .evaluate import EvaluateTool
 from .files import ReadFileSnippetTool, ReadFileTool
 from .git import GitDiffTool, GitLogTool, GitStatusTool
 from .patch import ApplyPatchTool, ProposePatchTool, ProposePatchUnifiedTool, ShowPatchTool
@@ -25,6 +26,7 @@ TOOL_CLASSES: tuple[type[RepoTool], ...] = (
     ApplyPatchTool,
     RunCmdTool,
     RunTestsTool,
+    EvaluateTool,
 )
 
 TOOL_NAMES: tuple[str, ...] = tuple(cls.name for cls in TOOL_CLASSES)

@@ -22,10 +22,11 @@ from typing import Any, NoReturn
 from ..base.containment import CommandPlan, availability_for, plan_command
 from ..base.errors import ErrorType, ToolError
 from ..safety.approval import ApprovalEvent, ApprovalRequest
+from ..safety.policy.verdicts import PolicyDecision
 from .base import ToolContext
 
 
-def _python() -> str:
+def python_command() -> str:
     return "python" if shutil.which("python") else "python3"
 
 
@@ -42,7 +43,7 @@ def detect_test_command(root: Path) -> str | None:
             return "npm test"
     python_markers = ("pytest.ini", "conftest.py", "tox.ini", "setup.cfg", "pyproject.toml")
     if any((root / marker).is_file() for marker in python_markers) or (root / "tests").is_dir():
-        return f"{_python()} -m pytest -q"
+        return f"{python_command()} -m pytest -q"
     if (root / "Cargo.toml").is_file():
         return "cargo test"
     if (root / "go.mod").is_file():
@@ -51,7 +52,7 @@ def detect_test_command(root: Path) -> str | None:
     if makefile.is_file() and re.search(r"^test\s*:", makefile.read_text(errors="replace"), re.M):
         return "make test"
     if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
-        return f"{_python()} -m pytest -q"
+        return f"{python_command()} -m pytest -q"
     return None
 
 
@@ -78,9 +79,10 @@ class Decision:
     approved: bool
 
 
-def decide(ctx: ToolContext, command: str) -> Decision:
+def decide(ctx: ToolContext, command: str, decision: PolicyDecision | None = None) -> Decision:
     """Decide with the policy and containment and ask when they say so; ToolError when the
-    command must not run."""
+    command must not run. A tool that runs a program of its own passes the policy's
+    `decision` for it (a fixed rule); otherwise the policy reads `command`."""
     if not ctx.trusted:
         raise ToolError(
             ErrorType.UNTRUSTED_WORKSPACE,
@@ -92,7 +94,7 @@ def decide(ctx: ToolContext, command: str) -> Decision:
             ),
             context={"command": command},
         )
-    decision = ctx.policy.verdict(command)
+    decision = decision or ctx.policy.verdict(command)
     gate: dict[str, Any] = {
         "verdict": decision.verdict,
         "rule": decision.rule,

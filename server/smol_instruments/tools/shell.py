@@ -32,11 +32,12 @@ from ..base.errors import ErrorType, ToolError
 from ..base.git import ignored_paths, user_identity
 from ..base.overlay import View, ViewError
 from ..base.process import ProcessResult, run_process
-from ..base.testruns import test_summary
+from ..base.testruns import failing_tests, test_summary
 from ..base.truncate import truncate_output
 from ..base.writeback import write_back
 from ..patches.guard import patch_path
 from ..patches.model import MAX_PATCH_CHARS
+from ..safety.policy.verdicts import PolicyDecision
 from .base import RepoTool, ToolContext, guarded
 from .commands import decide, detect_test_command
 from .patch import propose
@@ -58,12 +59,24 @@ def _shell() -> list[str]:
 
 
 def gated_run(
-    ctx: ToolContext, command: str, timeout: float
+    ctx: ToolContext,
+    command: str,
+    timeout: float,
+    *,
+    decision: PolicyDecision | None = None,
+    argv: list[str] | None = None,
+    stdin_text: str | None = None,
+    propose_changes: bool = True,
 ) -> tuple[ProcessResult, dict[str, Any]]:
     """Run `command` as the gate decides (ToolError when it must not run), contained in a
-    view of the repository; what it changed is proposed, said in the returned report."""
-    decision = decide(ctx, command)
-    plan, gate = decision.plan, decision.gate
+    view of the repository; what it changed is proposed, said in the returned report.
+
+    A tool that runs a program of its own (not a shell command the model wrote) passes the
+    policy's `decision` for it and its `argv`; `command` is then how it is shown. With
+    `propose_changes=False` whatever it wrote is discarded with its view, never proposed
+    (`evaluate`: the model's own code, which reads the repository and changes nothing)."""
+    decided = decide(ctx, command, decision)
+    plan, gate = decided.plan, decided.gate
     contain = None
     if plan.contained:
         contain = Containment(
@@ -76,7 +89,8 @@ def gated_run(
     view = _view(ctx, command, gate) if contain is not None else None
     try:
         result = run_process(
-            [*_shell(), command],
+            argv or [*_shell(), command],
+            stdin_text=stdin_text,
             cwd=ctx.root,
             timeout=timeout,
             extra_env=identity,
@@ -84,8 +98,9 @@ def gated_run(
             cancel=ctx.cancel,
             registry=ctx.processes,
         )
-        if view is not None and not (result.cancelled or result.timed_out):
-            gate.update(_reviewed(ctx, command, view, approved=decision.approved))
+        done = not (result.cancelled or result.timed_out)
+        if view is not None and done and propose_changes:
+            gate.update(_reviewed(ctx, command, view, approved=decided.approved))
     finally:
         if view is not None:
             view.close()
@@ -259,7 +274,7 @@ class RunTestsTool(RepoTool):
     name = "run_tests"
     description = (
         "Run the project's tests (the command is detected when not given). Returns passed, "
-        "exit_code and the end of the output."
+        "exit_code, failed_tests (as the test runner reports them) and the end of the output."
     )
     inputs = {
         "command": {
@@ -294,6 +309,8 @@ class RunTestsTool(RepoTool):
             "passed": result.exit_code == 0,
             "exit_code": result.exit_code,
             "summary": test_summary(result.stdout, result.stderr),
+            # pytest's own report of what failed, never the model's reading of the output
+            "failed_tests": failing_tests(combined),
             "output": output,
             "truncated": truncated,
             "duration_ms": result.duration_ms,

@@ -1,0 +1,535 @@
+"""What a task asks, decided once at the start of a run and read by every part of the agent.
+
+A `TaskIntent` says what kind of request a message is (a question, a change, a command to run
+and report, or something to decline) and what it mentions: code names, repository files, and
+calls written with literal arguments (`average([2, 4])`). The context (agent/context.py), the
+evidence (agent/evidence.py), the prompts, the loop, the final-answer checks and the outcome
+read it; none of them guesses from the task's words again.
+
+Who decides (`decide`):
+
+- the rules below, where they settle it: a destructive request; a plain request to change
+  (a sentence that starts with an editing verb in the imperative, after at most a polite
+  lead-in: "fix the bug", "please add ...", "can you rename ..."); and a question or a request
+  to run something whose words ask for no change ("what does add do?", "run the tests"),
+  unless it is a follow-up pointing back ("what about it?"). Asking the model costs a model
+  call before the first step: on the embedded 1.5B model several times the first answer's
+  first word (README, "The first answer"), and the server's one cached prompt then ends in
+  the intent question, not in the prefix the warm-up filled. The model is asked only for what
+  the rules cannot settle: a change told as a symptom or with a general verb ("make this
+  repository brand new"), a change word inside a question or a command, a follow-up's "it";
+- the model, with a reply constrained to a JSON schema, where the server enforces one
+  (llama.cpp's server: `response_format` with a `json_schema`; Ollama through LiteLLM's
+  `format`). The request is the conversation so far plus one question, so the server's cached
+  prefix (the system prompt, earlier turns) is reused, and a follow-up's "it" is resolved from
+  what the conversation established. The model decides the kind and the names; a code name it
+  gives that the task does not contain is kept only when the conversation mentioned it.
+  What the model does not overrule: a request the rules find destructive is declined (safety
+  is not left to a model's reading); a request the rules read as a change is not made a
+  question or a command (a 1.5B model labelled "Fix the bug ... so that the tests pass" as
+  run-and-report), and a plain one is not declined either.
+- the rules again, where the server enforces no schema or the reply is unusable. They are
+  the fallback, not a second opinion: a model's decision is never re-guessed by them.
+
+What follows from the kind and the words (which failures a change is held to, whether the
+tests' output or the history is read first, the call a task plainly starts with) is derived
+here too, in one place.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+IntentKind = Literal["question", "change", "command", "decline"]
+KINDS: tuple[IntentKind, ...] = ("question", "change", "command", "decline")
+#: Which failures that were there before a change still count against it.
+Held = Literal["all", "related", "none"]
+#: How a question's answer is asked for (agent/prompts.py HOW_TO_*).
+AnswerStyle = Literal["answer", "explain", "bug", "history"]
+
+#: The JSON schema a model's intent reply is held to (and the reply's fields). Short on
+#: purpose: every token of it is generated before the first step (a reason to refuse was
+#: measured at 40-60 tokens on the 1.5B model, written for every kind; it is not asked).
+#: The words the model chooses from: a small model picks a kind better by what it does.
+_MODEL_KINDS: dict[str, IntentKind] = {
+    "answer_question": "question",
+    "edit_files": "change",
+    "run_and_report": "command",
+    "refuse": "decline",
+}
+INTENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "request": {"type": "string", "enum": list(_MODEL_KINDS)},
+        "names": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
+        "calls": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+    },
+    "required": ["request", "names"],
+}
+
+INTENT_QUESTION = (
+    "Before acting, classify the user's newest message: {task}\n\n"
+    "Reply with JSON only.\n"
+    '"request": "answer_question" when it asks what code does, returns or means, or where '
+    'something is; "edit_files" when files must be changed or created (fix, add, rename, '
+    'document, a README), also when asked politely as a question ("can you give f an '
+    'argument?") or told as a symptom ("f(x) gives A, it should be B"); "run_and_report" when '
+    'it asks to run something (the tests) and report; "refuse" only when it asks to destroy '
+    "work or history (delete everything, reset, force-push).\n"
+    '"names": the functions or classes it is about; for "it" or "that function", the one the '
+    "conversation was about.\n"
+    '"calls": for a question about what code gives for some input, that call written in '
+    "Python with literal arguments (\"what if I pass '3rd' to ordinal\" -> \"ordinal('3rd')\"); "
+    "else none."
+)
+
+# --- the rules (the fallback) ---------------------------------------------------------------
+
+_CHANGE_VERBS = (
+    r"fix|add|implement|change|update|refactor|rename|write|create|remove|delete|modify|"
+    r"make|replace|edit|correct|patch|convert|move|extract|append|insert|improve|rewrite|give|"
+    r"document|support|allow|handle|repair|resolve|debug"
+)
+# An imperative at the start, or after a polite lead-in: "fix the test", "please add ...",
+# "can you update ...". A question about a change ("why does fix() fail?") is not one.
+_LEAD_IN = (
+    r"^\s*(?:(?:please|pls|now|then|ok|okay|so|go ahead and|also|and)[,\s]+)*"
+    r"(?:(?:can|could|would|will) you\s+(?:please\s+)?|i (?:want|need|would like) you to\s+"
+    r"|let'?s\s+)?"
+)
+_ASKS = re.compile(rf"{_LEAD_IN}(?:{_CHANGE_VERBS})\b", re.IGNORECASE)
+#: The verbs that say plainly that files are to be edited (not "make", "handle", "support":
+#: "make this repository brand new" is for the model to read).
+_EDIT_VERBS = (
+    r"fix|add|implement|change|update|refactor|rename|write|create|remove|modify|replace|edit|"
+    r"correct|convert|move|extract|insert|rewrite|give|document|repair"
+)
+_PLAIN_CHANGE = re.compile(rf"{_LEAD_IN}(?:{_EDIT_VERBS})\b", re.IGNORECASE)
+#: A bug told by its symptom: "slug('A B') gives 'a_b', it should be 'a-b'".
+_SHOULD = re.compile(
+    r"\b(?:it|that|this|but)\s+should\s+(?:be|give|return|print|say|raise)\b|\binstead of\b",
+    re.IGNORECASE,
+)
+#: A change asked for inside a sentence ("how do I add a user?", "is it possible to make ...",
+#: "run the tests and fix what fails"); not a function named like one ("what does add do?").
+_CHANGE_WORD = re.compile(
+    rf"\b(?:to|i|you|we|please|and|then)\s+(?:{_CHANGE_VERBS})\b", re.IGNORECASE
+)
+#: A message phrased as a question.
+_QUESTION_FORM = re.compile(
+    r"^\s*(?:what|which|where|why|how|who|when|is|are|does|do|did)\b|\?\s*$", re.IGNORECASE
+)
+_ASKS_TO_RUN = re.compile(rf"{_LEAD_IN}(?:run|execute|start)\b", re.IGNORECASE)
+#: A change that is a fix: what was broken must work afterwards.
+_ASKS_TO_FIX = re.compile(rf"{_LEAD_IN}(?:fix|repair|correct|resolve|debug)\b", re.IGNORECASE)
+#: What no agent of a repository does on a message's say-so.
+_DESTRUCTIVE = re.compile(
+    r"\b(?:delete|remove|wipe|erase|destroy|nuke|drop)\s+(?:\w+\s+){0,2}(?:everything|all\b"
+    r"|the (?:whole|entire) (?:repo|repository|project)|(?:the\s+)?(?:git\s+)?history)"
+    r"|\bstart (?:over|from scratch)\b|\bforce[- ]push\b|\brm\s+-rf\b|\breset\s+--hard\b",
+    re.IGNORECASE,
+)
+#: "... so that the tests pass", "make the test pass".
+_TESTS_PASS = re.compile(r"\btests?\b[^.?!]{0,20}\bpass(?:es)?\b", re.IGNORECASE)
+#: "One of the tests fails", "test_average is failing", "the failing tests"; not "run the tests
+#: and tell me how many fail" (that asks to run them).
+_FAILING = re.compile(
+    r"\b(?:tests?|specs?|test_\w+)\s+(?:\w+\s+){0,2}(?:fails?|failing|failed|errors?|breaks?"
+    r"|broke|(?:is|are)\s+(?:broken|red))\b"
+    r"|\b(?:failing|failed|broken)\s+(?:\w+\s+)?(?:tests?|specs?|test_\w+)\b",
+    re.IGNORECASE,
+)
+#: "which tests fail", "what tests are failing" (not "how many fail").
+_WHICH_FAIL = re.compile(r"\b(?:which|what)\b[^.?!]*\bfail", re.IGNORECASE)
+_HISTORY = re.compile(
+    r"\b(?:commits?|committed|history|git log|(?:last|latest|recent)\s+changes?)\b", re.I
+)
+_LAST_COMMIT = re.compile(
+    r"\b(?:last|latest|recent|newest|previous|head)\s+commit\b|\bHEAD\b", re.IGNORECASE
+)
+#: A question about what is wrong: a bug, a failure, an error.
+_BUG = re.compile(
+    r"\bbugs?\b|\bbuggy\b|\bwhat(?:'s| is) wrong\b"
+    r"|\bwhy\b[^?.!]*\b(?:fail\w*|break\w*|broken|crash\w*|wrong|error\w*|raise\w*)\b",
+    re.IGNORECASE,
+)
+#: A question that asks what code does or how it works.
+_EXPLAIN = re.compile(
+    r"\b(?:explain|describe|walk (?:me )?through)\b|\bhow (?:does|do|is)\b"
+    r"|\bwhat (?:does|do)\b[^?.!]*\bdo\b",
+    re.IGNORECASE,
+)
+#: A follow-up that points back at what the conversation was about ("it", "that function").
+_REFERS_BACK = re.compile(r"\b(?:it|its|this|that|these|those|them|they|the same)\b", re.I)
+#: Code names: `backticks`, call(), snake_case, camelCase, a dotted Class.method.
+_CODE_NAME = re.compile(
+    r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([A-Za-z_]\w*)\(|\b([a-z]+_[a-z0-9_]+)\b"
+    r"|\b([a-z]+[A-Z]\w*)\b|\b([A-Z]\w*\.[a-z_]\w*)\b"
+)
+_CODE_NOUNS = re.compile(
+    r"\b(?:function|method|class|module|file|files|test|tests|bug|code|repo|repository|"
+    r"project|commit|line|variable|import|error|argument|parameter|docstring|readme)s?\b",
+    re.IGNORECASE,
+)
+_FILES_QUESTION = re.compile(r"\b(?:which|what|list)\b[^.?!]{0,30}\bfiles\b", re.I)
+#: "Which Python files ...": the glob list_files is called with.
+_LANGUAGE_GLOBS = {
+    "python": "*.py",
+    "typescript": "*.ts",
+    "javascript": "*.js",
+    "rust": "*.rs",
+    "go": "*.go",
+    "java": "*.java",
+    "markdown": "*.md",
+}
+#: A call written in a task: a name, then an argument list the calls below parse.
+_CALL_START = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
+#: Words that look like calls in prose and are not the repository's ("e.g.(", "print(").
+_NOT_CALLS = frozenset({"print", "e.g", "i.e", "len", "str", "int", "list", "dict"})
+DECLINED = (
+    "I won't do that: {reason} Nothing was changed. If you mean it, do it yourself with git "
+    "(for example on a new branch, so nothing is lost), or ask me for one specific change."
+)
+DESTRUCTIVE_REASON = "it would destroy work or history that cannot be recovered from here."
+
+
+#: "rename slugify to make_slug", "rename it everywhere to make_slug".
+_RENAME = re.compile(
+    r"\brename\s+(?:the\s+)?(?:function|method|class)?\s*`?([A-Za-z_][\w.]*)`?(?:\(\))?"
+    r"(?:\s+\w+){0,3}?\s+(?:to|as|into)\s+`?([A-Za-z_]\w*)",
+    re.IGNORECASE,
+)
+_POINTERS = frozenset({"it", "this", "that", "them"})
+#: A change to a file that is not Python: a README, docs, configuration, JavaScript.
+_TEXT_FILE = re.compile(
+    r"\b(?:readme|changelog|docs?|toml|ya?ml|json|ini|cfg|markdown|javascript)\b"
+    r"|\.(?:md|rst|txt|js|ts|toml|ya?ml|json|cfg|ini)\b",
+    re.IGNORECASE,
+)
+#: A value a question writes: a quoted string, or a number after "for", "pass", "with", "of".
+_LITERAL = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\b(?:for|pass|with|of|on) (-?\d+(?:\.\d+)?)\b""")
+#: A name that is a file's (`config.toml`), not code's.
+_FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)$|\.$")
+
+
+def _sentences(task: str) -> list[str]:
+    return re.split(r"(?<=[.!?\n])\s+", task.strip())
+
+
+@dataclass(frozen=True)
+class TaskIntent:
+    """What one message asks. Made by `decide` (model) or `from_rules`; never changed after."""
+
+    task: str
+    kind: IntentKind = "question"
+    names: tuple[str, ...] = ()
+    calls: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    #: Why a declined request is declined, for the user.
+    reason: str = ""
+    decided_by: Literal["model", "rules"] = "rules"
+    #: Names the conversation established for a follow-up that points back ("what about it?").
+    carried: tuple[str, ...] = field(default=())
+
+    @property
+    def change(self) -> bool:
+        return self.kind == "change"
+
+    @property
+    def fix(self) -> bool:
+        """A change that repairs something (a fix, a symptom to correct)."""
+        return self.change and (
+            any(_ASKS_TO_FIX.match(s) for s in _sentences(self.task))
+            or bool(_SHOULD.search(self.task))
+        )
+
+    @property
+    def held(self) -> Held:
+        """Which failures that were there before a change still count against it:
+        "all" when the task speaks of failing tests or asks for them to pass; "related" for a
+        fix (a failing test using a file the change touches); "none" for other changes."""
+        if self.failing_tests or _TESTS_PASS.search(self.task) is not None:
+            return "all"
+        return "related" if self.fix else "none"
+
+    @property
+    def failing_tests(self) -> bool:
+        """The task speaks of tests that fail (their output is read for it first)."""
+        return _FAILING.search(self.task) is not None
+
+    @property
+    def asks_which_fail(self) -> bool:
+        """The task asks which tests fail (the answer names the ones the runner reported)."""
+        return _WHICH_FAIL.search(self.task) is not None
+
+    @property
+    def history(self) -> bool:
+        return _HISTORY.search(self.task) is not None
+
+    @property
+    def last_commit(self) -> bool:
+        return _LAST_COMMIT.search(self.task) is not None
+
+    @property
+    def refers_back(self) -> bool:
+        return _REFERS_BACK.search(self.task) is not None
+
+    @property
+    def style(self) -> AnswerStyle:
+        """How a question's answer is asked for."""
+        if self.history:
+            return "history"
+        if _BUG.search(self.task):
+            return "bug"
+        return "explain" if _EXPLAIN.search(self.task) else "answer"
+
+    @property
+    def rename(self) -> tuple[str, str] | None:
+        """(old, new) when the change renames a function, class or method; a pointer ("rename
+        it") is the name the conversation established."""
+        found = _RENAME.search(self.task) if self.change else None
+        if found is None:
+            return None
+        old = found.group(1)
+        if old.lower() in _POINTERS:
+            pointed = [*self.carried, *self.names]
+            if not pointed:
+                return None
+            old = pointed[0]
+        return old, found.group(2)
+
+    @property
+    def literal(self) -> str | None:
+        """The one value a question asks about, when it writes exactly one and no call ("what
+        if I pass '3rd' to ordinalize", "what does it give for 'egg_and_ham'?")."""
+        if self.calls or self.kind != "question":
+            return None
+        found = [m.group(1) or m.group(0) for m in _LITERAL.finditer(self.task)]
+        return found[0] if len(found) == 1 else None
+
+    @property
+    def edits_text(self) -> bool:
+        """The change is to a file that is not Python (it is written as SEARCH/REPLACE)."""
+        return self.change and _TEXT_FILE.search(self.task) is not None
+
+    def about_code(self, repo_files: list[str]) -> bool:
+        """The task names something of this repository (a path, a file, an identifier)."""
+        names = set(repo_files) | {path.rsplit("/", 1)[-1] for path in repo_files}
+        names |= {name.rsplit(".", 1)[0] for name in names if len(name.rsplit(".", 1)[0]) >= 4}
+        words = set(re.findall(r"[\w./-]+", self.task))
+        return bool(words & names or self.names or self.calls or _CODE_NOUNS.search(self.task))
+
+    def first_call(self) -> str | None:
+        """The call a task plainly asks for first (run the tests, read the history, list
+        files), or None."""
+        if self.kind == "command" and re.search(r"\btests?\b", self.task, re.I):
+            return "run_tests()"
+        if self.history:
+            return "git_log(max_count=3)"
+        if _FILES_QUESTION.search(self.task):
+            words = {word.lower() for word in re.findall(r"\w+", self.task)}
+            glob = next((g for lang, g in _LANGUAGE_GLOBS.items() if lang in words), "*")
+            return f'list_files(pattern="{glob}")'
+        return None
+
+    def first_read(self, repo_files: list[str]) -> str:
+        """The call that starts doing what the task asks: the one it plainly asks for, else
+        read the file it names, else find the name it mentions."""
+        call = self.first_call()
+        if call is not None:
+            return call
+        for path in [*self.files, *repo_files]:
+            if path in self.task:
+                return f'read_file(path="{path}")'
+        for name in [*self.names, *self.carried]:
+            return f'rg_search(pattern="{name.rsplit(".", 1)[-1]}")'
+        return 'rg_search(pattern="<a name from the question>")'
+
+
+def code_names(text: str) -> list[str]:
+    """Identifiers `text` writes as code: in backticks, called, snake_case, camelCase,
+    Class.method."""
+    found: dict[str, None] = {}
+    for groups in _CODE_NAME.findall(text):
+        name = next((g for g in groups if g), "")
+        if name and name.lower() not in _NOT_CALLS and not _FILE_NAME.search(name):
+            found.setdefault(name, None)
+    return list(found)
+
+
+def literal_calls(text: str) -> list[str]:
+    """Calls `text` writes whose arguments are all literals (`average([2, 4])`,
+    `slugify("A b", max_words=2)`): what can be computed rather than imagined."""
+    calls: list[str] = []
+    for match in _CALL_START.finditer(text):
+        if match.group(1).lower() in _NOT_CALLS:
+            continue
+        end = _closing_paren(text, match.end() - 1)
+        if end is None:
+            continue
+        call = text[match.start() : end + 1]
+        try:
+            node = ast.parse(call, mode="eval").body
+        except SyntaxError:
+            continue
+        if not isinstance(node, ast.Call) or not (node.args or node.keywords):
+            continue
+        try:
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                ast.literal_eval(arg)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if call not in calls:
+            calls.append(call)
+    return calls[:4]
+
+
+def _closing_paren(text: str, start: int) -> int | None:
+    """The index of the parenthesis closing the one at `start` (quotes respected)."""
+    depth, quote, index = 0, "", start
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index if char == ")" else None
+        index += 1
+    return None
+
+
+def rules_kind(task: str) -> IntentKind:
+    """The kind of request by the rules (the fallback when no model decides)."""
+    if _DESTRUCTIVE.search(task):
+        return "decline"
+    sentences = _sentences(task)
+    if any(_ASKS.match(sentence) for sentence in sentences) or _SHOULD.search(task):
+        return "change"
+    if any(_ASKS_TO_RUN.match(sentence) for sentence in sentences):
+        return "command"
+    return "question"
+
+
+def plain_change(task: str) -> bool:
+    """A sentence of `task` asks in the imperative for an edit ("Fix the bug ...", "can you
+    add ..."): a change, whatever a model's reading of it."""
+    return _DESTRUCTIVE.search(task) is None and any(
+        _PLAIN_CHANGE.match(sentence) for sentence in _sentences(task)
+    )
+
+
+def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
+    """The intent by the rules alone."""
+    kind = rules_kind(task)
+    return TaskIntent(
+        task=task,
+        kind=kind,
+        names=tuple(code_names(task)),
+        calls=tuple(literal_calls(task)),
+        reason=DESTRUCTIVE_REASON if kind == "decline" else "",
+        carried=carried if _REFERS_BACK.search(task) else (),
+    )
+
+
+def settled(intent: TaskIntent, *, follow_up: bool) -> bool:
+    """Whether the rules' intent stands without asking the model (see the module's doc)."""
+    if intent.kind == "decline":
+        return True
+    if follow_up and intent.refers_back:
+        return False  # "it": the model reads what the conversation established
+    if intent.kind == "change":
+        return plain_change(intent.task)  # a symptom, "make ...": the model reads it
+    plain = intent.kind == "command" or _QUESTION_FORM.search(intent.task) is not None
+    return plain and _CHANGE_WORD.search(intent.task) is None
+
+
+def decide(
+    task: str,
+    *,
+    follow_up: bool,
+    carried: tuple[str, ...] = (),
+    ask: Callable[[str], tuple[str, str] | None],
+) -> TaskIntent:
+    """The task's intent: by the rules where they settle it, else by the model (`ask` gets
+    the question and returns its schema-held reply with the conversation's text, or None),
+    else by the rules."""
+    ruled = from_rules(task, carried=carried)
+    if settled(ruled, follow_up=follow_up):
+        return ruled
+    asked = ask(INTENT_QUESTION.format(task=task))
+    if asked is None:
+        return ruled
+    reply, conversation = asked
+    return from_model_reply(task, reply, conversation=conversation, carried=carried) or ruled
+
+
+def from_model_reply(
+    task: str, reply: str, *, conversation: str = "", carried: tuple[str, ...] = ()
+) -> TaskIntent | None:
+    """The intent from a model's JSON reply (None when it is not the schema's). The model's
+    names are kept when the task or the conversation contains them (a follow-up's "it"), never
+    invented ones; the rules' names and calls are added to them."""
+    try:
+        data = json.loads(reply)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("request") not in _MODEL_KINDS:
+        return None
+    kind = _MODEL_KINDS[data["request"]]
+    ruled = rules_kind(task)
+    if ruled == "decline" or (ruled == "change" and (kind != "decline" or plain_change(task))):
+        # Safety is never left to a model's reading (a destructive request is declined
+        # whatever it says), and a request the words make a change is not turned into a
+        # question or a command: measured on the 1.5B model, "can you add ..." came back a
+        # question and "Fix the bug ... so that the tests pass" run-and-report
+        kind = ruled
+    given = data.get("names")
+    said: list[Any] = given if isinstance(given, list) else []
+    known = task + "\n" + conversation
+    names = [
+        str(name).strip("`() ")
+        for name in said
+        if isinstance(name, str) and re.fullmatch(r"[A-Za-z_][\w.]*(?:\(\))?", name.strip("` "))
+    ]
+    names = [name for name in names if name and re.search(rf"\b{re.escape(name)}\b", known)]
+    merged = list(dict.fromkeys([*code_names(task), *names]))
+    # a call the model writes counts when it is literal and calls a name the task or the
+    # conversation mentions (it is then run, not imagined: agent/evidence.py)
+    given_calls = data.get("calls")
+    written = [
+        c for c in (given_calls if isinstance(given_calls, list) else []) if isinstance(c, str)
+    ]
+    calls = list(literal_calls(task))
+    for call in (found for text in written for found in literal_calls(text)):
+        callee = call.split("(", 1)[0].rsplit(".", 1)[-1]
+        if re.search(rf"\b{re.escape(callee)}\b", known) and call not in calls:
+            calls.append(call)
+    reason = str(data.get("why_refuse") or "").strip() if kind == "decline" else ""
+    return TaskIntent(
+        task=task,
+        kind=kind,
+        names=tuple(merged),
+        calls=tuple(calls[:4]),
+        reason=reason or (DESTRUCTIVE_REASON if kind == "decline" else ""),
+        decided_by="model",
+        carried=carried if _REFERS_BACK.search(task) else (),
+    )
+
+
+def declined_answer(intent: TaskIntent) -> str:
+    """The one-step answer to a request the agent declines."""
+    reason = intent.reason.strip().rstrip(".") + "." if intent.reason else DESTRUCTIVE_REASON
+    return DECLINED.format(reason=reason[0].lower() + reason[1:] if reason else reason)

@@ -1,0 +1,240 @@
+"""The edit service: every form a change can be written in becomes the same pending patch.
+
+Small models write changes in different forms, each good for something:
+
+- whole new versions of Python definitions under `# file: <path>` (patches/merge.py merges
+  them by name: top-level functions and classes, methods, and functions nested in another);
+- SEARCH/REPLACE blocks (aider's format, which small models were trained on) for any text
+  file: a README, TOML, YAML, JavaScript, or Python where copying a few lines is easier;
+- a rename of a function, class or method across the repository (rope's `Rename`: the
+  definition, every use, the imports, the tests), decided by the library, not by the model;
+- a whole new file.
+
+Each is turned into `(path, before, after)` changes and proposed through tools/patch.py
+`propose` (validated in the sandbox, stored by patches/service.py, shown to the user, written
+only when accepted). Every path goes through the tools' jail before anything is read.
+
+Where the host's editor has a file open with unsaved changes (ToolContext.buffers), SEARCH/
+REPLACE blocks and merged definitions apply to the editor's text, the one the model read. A
+rename is computed by rope from the files on disk, so one that would touch a file the editor
+holds unsaved is refused, naming the file to save (rope cannot be handed the editor's text).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from ..base.errors import ErrorType, ToolError
+from .base import ToolContext
+from .patch import propose
+
+SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b.*$", re.M)
+DIVIDER = re.compile(r"^\s*={5,9}\s*$", re.M)
+REPLACE = re.compile(r"^\s*>{5,9} ?REPLACE\b.*$", re.M)
+#: A line naming a block's file: `README.md`, `# file: docs/a.md`, `**pyproject.toml**`.
+_PATH_LINE = re.compile(
+    r"^\s*(?:#+\s*(?:file|path|filename)?\s*:?\s*)?[*`]*([\w.\-/]+\.[A-Za-z0-9]+|[\w.\-/]*"
+    r"(?:README|Makefile|Dockerfile|LICENSE)[\w.]*)[*`:]*\s*$",
+    re.I,
+)
+_FENCE = re.compile(r"^\s*```")
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """One SEARCH/REPLACE block: in `path`, `search` (exact lines; empty: append) becomes
+    `replace`."""
+
+    path: str
+    search: str
+    replace: str
+
+
+def has_edit_blocks(text: str) -> bool:
+    return bool(SEARCH.search(text) and DIVIDER.search(text) and REPLACE.search(text))
+
+
+def parse_edit_blocks(text: str, default_path: str | None = None) -> list[Replacement]:
+    """The SEARCH/REPLACE blocks of a reply, each with the file named on the nearest line
+    above it (outside or inside its fence), else `default_path`."""
+    blocks: list[Replacement] = []
+    lines = text.splitlines()
+    path = default_path
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        named = _PATH_LINE.match(line) if not _FENCE.match(line) else None
+        if named:
+            path = named.group(1)
+        if SEARCH.match(line):
+            search, at = _until(lines, index + 1, DIVIDER)
+            replace, end = _until(lines, at + 1, REPLACE)
+            if path is None:
+                raise ToolError(
+                    ErrorType.INVALID_ARGUMENT,
+                    "a SEARCH/REPLACE block does not say which file it changes",
+                    recovery_suggestion="Put the file's path on its own line above the block.",
+                )
+            blocks.append(Replacement(path.removeprefix("./"), search, replace))
+            index = end
+        index += 1
+    return blocks
+
+
+def _until(lines: list[str], start: int, marker: re.Pattern[str]) -> tuple[str, int]:
+    for index in range(start, len(lines)):
+        if marker.match(lines[index]):
+            body = lines[start:index]
+            return ("\n".join(body) + "\n") if body else "", index
+    raise ToolError(
+        ErrorType.INVALID_ARGUMENT,
+        "a SEARCH/REPLACE block is not closed: it needs a line of ======= between its parts "
+        "and a line >>>>>>> REPLACE at its end",
+        recovery_suggestion="Write the whole block: <<<<<<< SEARCH, the old lines, =======, "
+        "the new lines, >>>>>>> REPLACE.",
+    )
+
+
+def apply_replacement(text: str, block: Replacement) -> str:
+    """`text` with the block applied: its SEARCH lines found exactly once (trailing spaces
+    and indentation forgiven when the exact text is not there), or appended when empty."""
+    if not block.search.strip():
+        return text + ("" if not text or text.endswith("\n") else "\n") + block.replace
+    if text.count(block.search) == 1:
+        return text.replace(block.search, block.replace, 1)
+    lines = text.splitlines(keepends=True)
+    wanted = [line.strip() for line in block.search.splitlines()]
+    while wanted and not wanted[-1]:
+        wanted.pop()
+    starts = [
+        i
+        for i in range(len(lines) - len(wanted) + 1)
+        if [line.strip() for line in lines[i : i + len(wanted)]] == wanted
+    ]
+    if len(starts) != 1:
+        how = "does not occur" if not starts else f"occurs {len(starts)} times"
+        raise ToolError(
+            ErrorType.NO_MATCH if not starts else ErrorType.AMBIGUOUS_MATCH,
+            f"the SEARCH part for {block.path} {how} in the file",
+            recovery_suggestion=(
+                f"Read {block.path} and copy the lines to replace exactly, with enough of them "
+                "to occur once."
+            ),
+            context={"path": block.path},
+        )
+    start = starts[0]
+    return "".join(lines[:start]) + block.replace + "".join(lines[start + len(wanted) :])
+
+
+def edit_changes(
+    ctx: ToolContext, blocks: list[Replacement]
+) -> list[tuple[str, str | None, str | None]]:
+    """(path, before, after) for each file the blocks change; a file that does not exist yet
+    is created by a block with an empty SEARCH part."""
+    before: dict[str, str | None] = {}
+    after: dict[str, str] = {}
+    for block in blocks:
+        if block.path not in before:
+            # the guard refuses escapes and links before anything is read; the text is the
+            # editor's where it has the file open unsaved, the one the model read
+            before[block.path] = ctx.file_text(block.path)
+            after[block.path] = before[block.path] or ""
+        if before[block.path] is None and block.search.strip():
+            raise ToolError(
+                ErrorType.FILE_NOT_FOUND,
+                f"{block.path} does not exist, so nothing in it can be replaced",
+                recovery_suggestion="To create it, leave the SEARCH part empty.",
+            )
+        after[block.path] = apply_replacement(after[block.path], block)
+    changes = [(path, before[path], after[path]) for path in before]
+    return [change for change in changes if change[1] != change[2]]
+
+
+def rename_changes(
+    ctx: ToolContext, old: str, new: str, python_files: list[str]
+) -> list[tuple[str, str | None, str | None]]:
+    """(path, before, after) for each file a rename of `old` to `new` touches, from rope.
+
+    `old` may be `name` or `Class.method`; its definition is found in the repository's Python
+    files (a file outside the tests first). Nothing is written: rope's changes are read."""
+    from rope.base.project import Project
+    from rope.refactor.rename import Rename
+
+    if not new.isidentifier():
+        raise ToolError(
+            ErrorType.INVALID_ARGUMENT,
+            f"{new!r} is not a Python name",
+            recovery_suggestion="Give the new name as one identifier, e.g. make_slug.",
+        )
+    short = old.rsplit(".", 1)[-1]
+    definition = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b", re.M)
+    homes, readable = [], []
+    for path in python_files:
+        try:  # the patch guard's word: a link, or a path through one, is not read
+            text = ctx.patches.read_disk(path) or ""
+        except (ToolError, OSError):
+            continue
+        readable.append(path)
+        found = definition.search(text)
+        if found is not None:
+            homes.append((_is_test(path), path, found.end() - len(short)))
+    if not homes:
+        raise ToolError(
+            ErrorType.NO_MATCH,
+            f"no function or class named {short} is defined in this repository",
+            recovery_suggestion="Search for the name with rg_search and check its spelling.",
+        )
+    _, path, offset = sorted(homes)[0]
+    project = Project(str(ctx.root), ropefolder=None)
+    try:
+        resource = project.get_resource(path)
+        # docs=True: the name in strings and comments too (`__all__`, docstrings, doctests);
+        # only the files git lists are searched, never a folder a link leads elsewhere
+        changes = Rename(project, resource, offset).get_changes(
+            new, docs=True, resources=[project.get_resource(p) for p in readable]
+        )
+        edits = []
+        for change in getattr(changes, "changes", [changes]):
+            target = getattr(change, "resource", None)
+            contents = getattr(change, "new_contents", None)
+            if target is None or contents is None:
+                raise ToolError(
+                    ErrorType.INVALID_ARGUMENT,
+                    f"renaming {old} would move a file, which this rename does not do",
+                    recovery_suggestion="Rename the function or class, not its module.",
+                )
+            rel = target.path
+            disk = ctx.patches.read_disk(rel)
+            if ctx.file_text(rel) != disk:
+                raise ToolError(
+                    ErrorType.INVALID_ARGUMENT,
+                    f"{rel} has unsaved changes in the editor, and a rename is computed from"
+                    " the files on disk",
+                    recovery_suggestion=f"Ask the user to save {rel}, then rename again.",
+                    context={"path": rel},
+                )
+            edits.append((rel, disk, contents))
+    finally:
+        project.close()
+    return edits
+
+
+def _is_test(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name.startswith("test_") or name.endswith("_test.py") or "tests" in path.split("/")
+
+
+def propose_changes(
+    ctx: ToolContext, changes: list[tuple[str, str | None, str | None]], description: str
+) -> dict[str, Any]:
+    """Propose the changes as one patch (ToolError when they change nothing)."""
+    if not changes:
+        raise ToolError(
+            ErrorType.INVALID_ARGUMENT,
+            "the edit changes nothing",
+            recovery_suggestion="Make the new lines differ from the lines they replace.",
+        )
+    return propose(ctx, changes, description)

@@ -1,0 +1,227 @@
+"""`evaluate`: run Python against the repository's own code and report what it really gives.
+
+A small model cannot run a regular expression, a loop or an off-by-one in its head; asked what
+`average([2, 4])` returns, it reads the docstring and says 3.0. This tool runs the code: the
+model's lines with the repository importable as its tests import it (the root, and `src/`
+when there is one), and every name the code uses that a module of the repository defines at
+its top level imported for it (`average` from `calc/ops.py`). It returns the value of the last
+line when that is an expression (`repr`), what the code printed, or the exception it raised
+with where.
+
+It runs exactly as `run_tests` runs the project's code: only in a trusted folder, through the
+command gate (tools/commands.py `decide`) with a fixed decision of its own, not a shell
+command: the interpreter gets the runner below as its program and the model's code on stdin,
+so nothing of the code reaches a shell or the command policy's parser. Contained like every
+command (base/containment.py: no network, an empty home, a copy-on-write view of the
+repository), with one difference: what it writes there is discarded with the view, never
+proposed (the code is the model's, which a prompt injection in any file it read may have
+written; a question's answer changes nothing). In its own process group, killed at
+`EVALUATE_TIMEOUT_S`.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..base.containment import availability_for, plan_command
+from ..base.errors import ErrorType, ToolError
+from ..base.truncate import truncate_output
+from ..safety.policy.verdicts import PolicyDecision
+from .base import RepoTool, ToolContext, guarded
+from .commands import python_command
+from .search import RgSearchTool
+from .shell import gated_run
+from .validation import require_str
+
+EVALUATE_TIMEOUT_S = 20.0
+MAX_CODE_CHARS = 4000
+#: Where the runner's result starts in its output (the code may print anything before it).
+RESULT_MARK = "\x1e-evaluate-result-\x1e"
+RULE = "allow.evaluate"
+
+#: The program the interpreter runs; the payload (code, imports, paths) comes on stdin.
+RUNNER = r"""
+import ast, contextlib, io, json, sys, traceback
+payload = json.loads(sys.stdin.read())
+sys.path[:0] = payload["paths"]
+space = {"__name__": "__evaluate__"}
+printed = io.StringIO()
+result = {"imported": []}
+try:
+    with contextlib.redirect_stdout(printed):
+        for module, name in payload["imports"]:
+            try:
+                space[name] = getattr(__import__(module, fromlist=[name]), name)
+                result["imported"].append(f"from {module} import {name}")
+            except Exception as exc:
+                result.setdefault("import_errors", []).append(
+                    f"from {module} import {name}: {type(exc).__name__}: {exc}")
+        tree = ast.parse(payload["code"], "<evaluate>", "exec")
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, "<evaluate>", "exec"), space)
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), "<evaluate>", "eval"), space)
+            result["value"] = repr(value)
+            result["type"] = type(value).__name__
+except BaseException as exc:
+    result["exception"] = f"{type(exc).__name__}: {exc}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    result["raised_at"] = [f"{f.filename}:{f.lineno} in {f.name}: {f.line}" for f in frames
+                           if not f.filename.startswith("<")][-3:]
+result["printed"] = printed.getvalue()
+sys.__stdout__.write("\n" + MARK + json.dumps(result) + "\n")
+""".replace("MARK", repr(RESULT_MARK))
+
+_BUILTINS = frozenset(dir(builtins))
+_TOP_DEFINITION = r"^(?:async\s+)?(?:def|class)\s+({names})\b|^({names})\s*(?::[^=]*)?="
+
+
+def used_names(code: str) -> list[str]:
+    """Names `code` reads that it does not bind itself and that are not builtins."""
+    tree = ast.parse(code)
+    bound: set[str] = set()
+    read: dict[str, None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                read.setdefault(node.id, None)
+            else:
+                bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return [name for name in read if name not in bound and name not in _BUILTINS]
+
+
+def import_roots(root: Path) -> list[str]:
+    """Where the repository's packages are imported from: its root, and `src/` if it has one."""
+    return [str(root / "src"), str(root)] if (root / "src").is_dir() else [str(root)]
+
+
+def module_of(path: str) -> str | None:
+    """The dotted module a repository file is imported as (`src/` layout understood)."""
+    pure = PurePosixPath(path)
+    if pure.suffix != ".py":
+        return None
+    parts = list(pure.with_suffix("").parts)
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts or not all(part.isidentifier() for part in parts):
+        return None
+    return ".".join(parts)
+
+
+def find_imports(ctx: ToolContext, names: list[str]) -> list[tuple[str, str]]:
+    """(module, name) for each name a module of the repository defines at its top level; a
+    module outside the tests first, then the shortest path."""
+    if not names:
+        return []
+    alternatives = "|".join(re.escape(name) for name in names)
+    pattern = _TOP_DEFINITION.format(names=alternatives)
+    result = RgSearchTool(ctx).forward(pattern=pattern, glob="*.py", max_results=200)
+    homes: dict[str, list[str]] = {}
+    for match in result.get("matches", []):
+        hit = re.match(pattern, match["text"])
+        name = (hit.group(1) or hit.group(2)) if hit else None
+        if name:
+            homes.setdefault(name, []).append(match["path"])
+    imports = []
+    for name in names:
+        paths = sorted(set(homes.get(name, [])), key=lambda p: (_is_test(p), len(p), p))
+        module = next((m for m in map(module_of, paths) if m is not None), None)
+        if module is not None:
+            imports.append((module, name))
+    return imports
+
+
+def _is_test(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name.startswith("test_") or name.endswith("_test.py") or "tests" in path.split("/")
+
+
+def evaluates_unasked(ctx: ToolContext) -> bool:
+    """True when `evaluate` would run now without asking anyone (a trusted folder, and
+    containment to run it in, unless the user turned containment off)."""
+    if not ctx.trusted:
+        return False
+    mode = ctx.settings.command_containment
+    plan = plan_command("allow", RULE, mode, availability_for(ctx.root, mode))
+    return not plan.ask and plan.refuse is None
+
+
+def evaluate_code(ctx: ToolContext, code: str, timeout: float | None = None) -> dict[str, Any]:
+    """Run `code` against the repository as the tool does (ToolError when it cannot run)."""
+    try:
+        names = used_names(code)
+    except SyntaxError as exc:
+        raise ToolError(
+            ErrorType.INVALID_ARGUMENT,
+            f"evaluate: line {exc.lineno} of the code is not valid Python: {exc.msg}",
+            recovery_suggestion='Pass Python lines, the last one an expression: code="f(2, 3)".',
+        ) from None
+    imports = find_imports(ctx, names)
+    timeout = timeout or min(EVALUATE_TIMEOUT_S, ctx.settings.command_timeout_s)
+    shown = code if len(code) <= 200 else code[:197] + "..."
+    decision = PolicyDecision(
+        command=f"python: {shown}",
+        verdict="allow",
+        rule=RULE,
+        reason="runs the repository's code contained, as its tests do",
+    )
+    payload = json.dumps({"code": code, "imports": imports, "paths": import_roots(ctx.root)})
+    result, gate = gated_run(
+        ctx,
+        decision.command,
+        timeout,
+        decision=decision,
+        argv=[python_command(), "-c", RUNNER],
+        stdin_text=payload,
+        propose_changes=False,  # the model's own code: what it writes goes with its view
+    )
+    stdout = result.stdout
+    if RESULT_MARK not in stdout:
+        tail, _ = truncate_output(result.stderr or stdout, 1500, 30, keep="tail")
+        raise ToolError(
+            ErrorType.COMMAND_FAILED,
+            f"evaluate: the code did not finish (exit status {result.exit_code}): {tail.strip()}",
+            recovery_suggestion="Evaluate something smaller, or read the code with read_file.",
+            context={"rule": gate.get("rule"), "contained": gate.get("contained")},
+        )
+    reported = json.loads(stdout.rsplit(RESULT_MARK, 1)[1].strip().splitlines()[0])
+    printed = str(reported.pop("printed", "")) + stdout.rsplit(RESULT_MARK, 1)[0].rstrip("\n")
+    out: dict[str, Any] = {"code": code, **reported}
+    if printed.strip():
+        out["printed"], out["truncated"] = truncate_output(printed, 2000, 60)
+    return out
+
+
+class EvaluateTool(RepoTool):
+    name = "evaluate"
+    description = (
+        "Run Python against this repository's own code and return what it really gives: the "
+        "value of the last line, what it printed, or the exception it raised. Functions the "
+        'repository defines are imported for you: evaluate(code="average([2, 4])"). Use it to '
+        "find out what code returns or raises instead of working it out in your head."
+    )
+    inputs = {
+        "code": {
+            "type": "string",
+            "description": "Python lines; the last one an expression whose value is returned",
+        },
+    }
+    example = "evaluate(code=\"slugify('Hello World')\")"
+
+    @guarded
+    def forward(self, code: str) -> dict[str, Any]:
+        code = require_str("code", code, max_chars=MAX_CODE_CHARS, example='"f(2, 3)"')
+        return evaluate_code(self.ctx, code)

@@ -1,0 +1,152 @@
+"""The edit service: renames by the refactoring library, SEARCH/REPLACE blocks for any file,
+whole-function edits of nested functions, additions said as additions; one patch each."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.test_agent_edits import run_keeping_patches
+
+from smol_instruments.base.config import Settings
+from smol_instruments.base.errors import ToolError
+from smol_instruments.patches.merge import merge_definitions
+from smol_instruments.tools.edit import apply_replacement, parse_edit_blocks
+
+
+def test_a_rename_runs_through_the_library_across_the_module_its_users_and_tests(
+    repo: Path, settings: Settings
+) -> None:
+    before = (repo / "app/calc.py").read_text()
+    outcome, requests, patches = run_keeping_patches(
+        repo, settings, [], "Rename add to add_numbers everywhere, the module and the tests"
+    )
+    assert requests == []  # the library did it; no model call
+    (patch,) = patches
+    proposed = {change.path: change.proposed for change in patch.files}
+    assert set(proposed) == {"app/calc.py", "app/main.py", "tests/test_calc.py"}
+    assert "def add_numbers(a, b):" in proposed["app/calc.py"]
+    assert "from app.calc import add_numbers" in proposed["app/main.py"]
+    assert "assert add_numbers(2, 3) == 5" in proposed["tests/test_calc.py"]
+    assert (repo / "app/calc.py").read_text() == before  # nothing written before an accept
+    assert outcome.status == "completed"
+    assert "adds `add_numbers`" in outcome.answer and "removes `add`" in outcome.answer
+
+
+def test_a_rename_searches_the_repository_files_only_never_through_a_link(
+    repo: Path, settings: Settings, tmp_path: Path
+) -> None:
+    """A folder or a module that is a link to somewhere else (another project) is not read
+    or changed by the rename; the repository's own files are."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "other.py").write_text("from app.calc import add\n\nadd(1, 2)\n")
+    (repo / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (repo / "alias.py").symlink_to(elsewhere / "other.py")
+    # committed, so git lists them among the repository's files
+    subprocess.run(["git", "add", "linked", "alias.py"], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "links"],
+        cwd=repo,
+        check=True,
+    )
+    assert "alias.py" in subprocess.run(
+        ["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+    outcome, requests, patches = run_keeping_patches(
+        repo, settings, [], "Rename add to add_numbers everywhere"
+    )
+    assert requests == []
+    (patch,) = patches
+    assert {change.path for change in patch.files} == {
+        "app/calc.py",
+        "app/main.py",
+        "tests/test_calc.py",
+    }
+    assert (elsewhere / "other.py").read_text() == "from app.calc import add\n\nadd(1, 2)\n"
+    assert outcome.status == "completed"
+
+
+def test_a_rename_of_a_name_that_is_not_defined_goes_to_the_model(
+    repo: Path, settings: Settings
+) -> None:
+    outcome, requests, patches = run_keeping_patches(
+        repo,
+        settings,
+        ["There is no function called nothing_here here.", "It does not exist, so no change."],
+        "Rename nothing_here to something",
+    )
+    assert len(requests) >= 1 and patches == []
+    assert outcome.status == "incomplete"  # a change task that proposed nothing
+
+
+README_EDIT = """README.md
+```markdown
+<<<<<<< SEARCH
+A tiny project for tests.
+=======
+A tiny project for tests.
+
+## Usage
+
+    python -m app.main
+>>>>>>> REPLACE
+```"""
+
+
+def test_a_readme_is_changed_with_a_search_replace_block(repo: Path, settings: Settings) -> None:
+    outcome, requests, patches = run_keeping_patches(
+        repo, settings, [README_EDIT, "I added a Usage section to README.md."],
+        "Add a Usage section to the README",
+    )
+    assert "SEARCH" in requests[0].last_user_text()  # told the format for a non-Python file
+    (patch,) = patches
+    (change,) = patch.files
+    assert change.path == "README.md"
+    assert change.proposed == (
+        "# Sample\n\nA tiny project for tests.\n\n## Usage\n\n    python -m app.main\n"
+    )
+    assert outcome.status == "completed"
+    assert outcome.answer.startswith(f"I proposed patch {patch.id}")
+    assert "edits README.md" in outcome.answer
+
+
+def test_a_whole_function_edit_that_matches_nothing_is_told_as_an_addition(
+    repo: Path, settings: Settings
+) -> None:
+    block = "# file: app/calc.py\ndef add_numbers(a, b):\n    return a + b\n"
+    outcome, _, patches = run_keeping_patches(
+        repo, settings, [block, "Renamed add to add_numbers."], "Fix add in app/calc.py"
+    )
+    assert len(patches) == 1
+    assert "in app/calc.py it adds `add_numbers`" in outcome.answer
+    assert "changes `add`" not in outcome.answer
+
+
+def test_a_nested_function_is_edited_where_it_is() -> None:
+    original = (
+        "def outer(x):\n    def helper(y):\n        return y + 1\n\n    return helper(x)\n"
+    )
+    block = 'def helper(y):\n    """Add one to y."""\n    return y + 1\n'
+    merged = merge_definitions(original, block, "m.py")
+    assert merged.replaced == ("outer.<locals>.helper",) and merged.added == ()
+    assert merged.text == (
+        "def outer(x):\n    def helper(y):\n        \"\"\"Add one to y.\"\"\"\n"
+        "        return y + 1\n\n    return helper(x)\n"
+    )
+
+
+def test_search_replace_blocks_are_parsed_and_applied_forgivingly() -> None:
+    reply = (
+        "# file: pyproject.toml\n<<<<<<< SEARCH\n  version = \"1.0\"\n=======\n"
+        'version = "1.1"\n>>>>>>> REPLACE\n'
+    )
+    (block,) = parse_edit_blocks(reply)
+    assert block.path == "pyproject.toml"
+    text = '[project]\nname = "x"\nversion = "1.0"\n'
+    assert apply_replacement(text, block) == '[project]\nname = "x"\nversion = "1.1"\n'
+    with pytest.raises(ToolError, match="does not occur"):
+        apply_replacement("nothing like it\n", block)
+    with pytest.raises(ToolError, match="not closed"):
+        parse_edit_blocks("a.md\n<<<<<<< SEARCH\nx\n")

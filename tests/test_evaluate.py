@@ -1,0 +1,192 @@
+"""`evaluate`: the repository's own code run, contained, to say what it really gives."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import make_repo, make_tools
+
+from smol_instruments.base.config import Settings
+from smol_instruments.tools.base import ToolContext
+
+CALC = '''"""A tiny calculator."""
+
+
+def add(a, b):
+    """Return the sum of a and b."""
+    return a - b
+
+
+def average(values):
+    return add(0, sum(values)) / len(values)
+
+
+def parse(text):
+    if not text:
+        raise ValueError("empty input")
+    return int(text)
+'''
+
+FILES = {
+    "calc/__init__.py": "",
+    "calc/ops.py": CALC,
+    "src/shapes/__init__.py": "SIDES = {'square': 4}\n",
+    "tests/test_ops.py": "from calc.ops import add\n\n\ndef add_twice(a):\n    return a\n",
+}
+
+
+@pytest.fixture
+def python_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+
+
+def evaluate_in(
+    tmp_path: Path, settings: Settings, code: str, **kw: Any
+) -> tuple[ToolContext, dict[str, Any]]:
+    repo = tmp_path / "repo"
+    if not repo.exists():
+        make_repo(repo, FILES)
+    ctx, tools = make_tools(repo, settings.model_copy(update=kw))
+    return ctx, dict(tools["evaluate"](code=code))
+
+
+def evaluate(tmp_path: Path, settings: Settings, code: str, **kw: Any) -> dict[str, Any]:
+    return evaluate_in(tmp_path, settings, code, **kw)[1]
+
+
+def test_it_gives_what_the_code_really_returns_not_what_its_docstring_says(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    result = evaluate(tmp_path, settings, "average([2, 4])")
+    assert result["value"] == "-3.0" and result["type"] == "float"
+    assert result["imported"] == ["from calc.ops import average"]
+
+
+def test_an_exception_is_reported_with_where_it_was_raised(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    result = evaluate(tmp_path, settings, "parse('')")
+    assert result["exception"] == "ValueError: empty input"
+    assert any("calc/ops.py" in frame and "in parse" in frame for frame in result["raised_at"])
+
+
+def test_several_lines_prints_and_src_layout(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    code = "from shapes import SIDES\nprint('sides', SIDES)\nx = add(5, 2)\nx * 10"
+    result = evaluate(tmp_path, settings, code)
+    assert result["value"] == "30"
+    assert "sides {'square': 4}" in result["printed"]
+
+
+def test_the_code_runs_contained_without_network_or_any_write_that_stays(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    hook = tmp_path / "repo" / "calc" / "ops.py"
+    outside = tmp_path / "outside.txt"
+    code = (
+        "import socket\n"
+        f"open({str(outside)!r}, 'w').write('x')\n"
+        f"open({str(hook)!r}, 'w').write('pwned')\n"
+        f"seen = open({str(hook)!r}).read()\n"
+        "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    net = True\n"
+        "except OSError:\n    net = False\n"
+        "(seen, net)"
+    )
+    ctx, result = evaluate_in(tmp_path, settings, code)
+    # it wrote its view of the repository (and read that back), with no network ...
+    assert result["value"] == "('pwned', False)"
+    # ... and the view went with it: nothing written, nothing proposed
+    assert hook.read_text() == CALC
+    assert ctx.patches.all() == [] and "patch_id" not in result
+    assert not outside.exists()  # /tmp inside is a throwaway tmpfs
+
+
+def test_bad_code_and_endless_code_get_clear_errors(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    bad = evaluate(tmp_path, settings, "average([2, 4]")
+    assert bad["error"] == "INVALID_ARGUMENT" and "not valid Python" in bad["message"]
+    endless = evaluate(tmp_path, settings, "while True:\n    pass", command_timeout_s=2)
+    assert endless["error"] in ("TIMEOUT", "COMMAND_FAILED")
+
+
+def test_an_untrusted_folder_runs_nothing(tmp_path: Path, settings: Settings) -> None:
+    from smol_instruments.safety.approval import DenyAllApprover
+    from smol_instruments.tools import build_tools
+    from smol_instruments.tools.base import ToolContext
+
+    repo = make_repo(tmp_path / "repo", FILES)
+    marker = repo / "ran.txt"
+    ctx = ToolContext.create(repo, settings, approver=DenyAllApprover(), trusted=False)
+    result = build_tools(ctx)["evaluate"](code=f"open({str(marker)!r}, 'w').write('x')")
+    assert result["error"] == "UNTRUSTED_WORKSPACE"
+    assert not marker.exists()
+
+
+# --- in a session: what a question's calls give, and names that do not exist ---------------
+
+FAILING_TEST = (
+    "from calc.ops import add, average\n\n\n"
+    "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_average():\n    assert average([2, 4]) == 3\n\n\n"
+    "def test_type():\n    assert isinstance(add(1, 1), int)\n"
+)
+
+
+def session_repo(tmp_path: Path) -> Path:
+    files = dict(FILES)
+    files["tests/test_ops.py"] = FAILING_TEST
+    files["pytest.ini"] = "[pytest]\n"
+    return make_repo(tmp_path / "repo", files)
+
+
+def test_a_call_in_a_question_is_computed_before_the_first_step(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    task = "What does average([2, 4]) return with the code as it is now? And frobnicate_all?"
+    outcome, requests = run(repo, settings, ["It returns -3.0."], task)
+    assert outcome.status == "completed"
+    prompt = requests[0].last_user_text()
+    assert "average([2, 4]) returns -3.0" in prompt  # run, not imagined
+    assert "`frobnicate_all` occurs nowhere in this repository" in prompt
+
+
+def test_which_tests_fail_is_answered_from_the_runner_report(
+    tmp_path: Path, settings: Settings, python_on_path: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_agent import run
+
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    repo = session_repo(tmp_path)
+    turns = [
+        "```python\nprint(run_tests())\n```",
+        "Two tests fail: the add one.",  # names one of the two: sent back once
+        "Two tests fail: test_add.",  # the same omission: let through with pytest's list
+    ]
+    outcome, requests = run(repo, settings, turns, "Run the tests and tell me which ones fail")
+    assert "the test runner reported these tests failing" in requests[2].last_user_text()
+    assert outcome.status == "completed"
+    assert outcome.answer.startswith("Two tests fail: test_add.")
+    assert "tests/test_ops.py::test_average" in outcome.answer
+
+
+def test_the_one_value_a_question_names_is_passed_to_the_one_function_it_is_about(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    task = "what happens if i pass 'ten' to parse"
+    outcome, requests = run(repo, settings, ["It raises ValueError."], task)
+    assert outcome.status == "completed"
+    assert "parse('ten') raises ValueError: invalid literal for int()" in (
+        requests[0].last_user_text()
+    )

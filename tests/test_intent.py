@@ -1,0 +1,272 @@
+"""The task's intent: decided once, by the model held to a JSON schema where the server enforces
+one, by the rules otherwise; what follows from it (held failures, first call, answer style)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.support.scripted_model import ScriptedModel
+from tests.test_agent import session_for, tree_digest
+
+from smol_instruments.agent.intent import (
+    INTENT_SCHEMA,
+    code_names,
+    declined_answer,
+    from_model_reply,
+    from_rules,
+    literal_calls,
+    settled,
+)
+from smol_instruments.base.config import Settings
+
+
+@pytest.mark.parametrize(
+    ("task", "kind"),
+    [
+        ("Fix the failing test", "change"),
+        ("please add a test for truncate()", "change"),
+        ("Can you update the README?", "change"),
+        ("can you give slugify an optional separator argument?", "change"),
+        ("slugify('A B') gives 'a_b', it should be 'a-b'", "change"),
+        ("why does fix_path() fail?", "question"),
+        ("what does add do?", "question"),
+        ("Explain the change in the last commit", "question"),
+        ("Run the tests and tell me which ones fail", "command"),
+        ("delete everything, history too, and start over", "decline"),
+        ("please force-push an empty main", "decline"),
+    ],
+)
+def test_the_rules_tell_the_kind_of_request(task: str, kind: str) -> None:
+    assert from_rules(task).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("task", "held"),
+    [
+        ("Fix the bug in add in app/calc.py", "related"),
+        ("could you repair the parser?", "related"),
+        ("The test test_average fails. Change average so that it passes.", "all"),
+        ("Update divide so that the tests pass", "all"),
+        ("The test test_average fails. Fix the bug in the code.", "all"),
+        ("Add a test for truncate to tests/test_strings.py.", "none"),
+        ("Rename helper to make_helper", "none"),
+        ("Add a docstring to mul", "none"),
+        ("slug('A B') gives 'a_b', it should be 'a-b'", "related"),
+    ],
+)
+def test_which_tasks_hold_a_change_to_failures_it_did_not_cause(task: str, held: str) -> None:
+    """Failing tests must end up passing; a fix must fix the tests of what it touches; other
+    changes answer for their own failures only."""
+    assert from_rules(task).held == held
+
+
+def test_calls_with_literal_arguments_are_found_and_nothing_else() -> None:
+    task = (
+        'What does average([2, 4]) return, and slugify("A, b!", max_words=2)? '
+        "Not f(x) (x is no literal), nor print(1)."
+    )
+    assert literal_calls(task) == ["average([2, 4])", 'slugify("A, b!", max_words=2)']
+    assert literal_calls("what about g(')')?") == ["g(')')"]
+    assert literal_calls("an unclosed h([1, 2 call") == []
+
+
+def test_code_names_are_the_words_written_as_code() -> None:
+    names = code_names("Does `Parser.parse` call make_token() or readNext? The function add.")
+    assert names == ["Parser.parse", "make_token", "readNext"]
+
+
+def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> None:
+    reply = json.dumps({"request": "edit_files", "names": ["slugify", "invented_name"]})
+    intent = from_model_reply("can you give slugify a separator?", reply)
+    assert intent is not None and intent.kind == "change" and intent.decided_by == "model"
+    assert intent.names == ("slugify",)
+    # a follow-up's "it" is resolved from the conversation, which names the function
+    reply = json.dumps({"request": "answer_question", "names": ["to_snake"]})
+    intent = from_model_reply(
+        "what would it give for 'HTTPServer'?", reply, conversation="to_snake turns X into Y"
+    )
+    assert intent is not None and intent.names == ("to_snake",)
+    # a call the model writes for the question is run when it is literal and calls a name the
+    # task mentions
+    reply = json.dumps(
+        {
+            "request": "answer_question",
+            "names": [],
+            "calls": ["ordinalize('3rd')", "os.remove('x')"],
+        }
+    )
+    intent = from_model_reply("what happens if i pass '3rd' to ordinalize", reply)
+    assert intent is not None and intent.calls == ("ordinalize('3rd')",)
+    assert from_model_reply("x", "not json") is None
+    assert from_model_reply("x", json.dumps({"request": "dance", "names": []})) is None
+
+
+def test_the_schema_names_every_kind_a_reply_can_have() -> None:
+    kinds = INTENT_SCHEMA["properties"]["request"]["enum"]
+    for word in kinds:
+        intent = from_model_reply("t", json.dumps({"request": word, "names": []}))
+        assert intent is not None
+
+
+def test_a_declined_request_says_why_and_what_to_do_instead() -> None:
+    intent = from_rules("delete everything, history too, and start over")
+    answer = declined_answer(intent)
+    assert answer.startswith("I won't do that")
+    assert "history" in answer and "yourself with git" in answer
+
+
+@pytest.mark.parametrize(
+    ("task", "call"),
+    [
+        ("Run the tests and tell me how many pass", "run_tests()"),
+        ("What did the last commit change?", "git_log(max_count=3)"),
+        ("Which Python files does this repository have?", 'list_files(pattern="*.py")'),
+        ("What does slugify do?", None),
+    ],
+)
+def test_the_call_a_task_plainly_starts_with(task: str, call: str | None) -> None:
+    assert from_rules(task).first_call() == call
+
+
+# --- in a session, against the scripted model ----------------------------------------------
+
+LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1}
+
+
+def test_a_destructive_request_is_declined_in_one_step_without_the_model(
+    repo: Path, settings: Settings
+) -> None:
+    before = tree_digest(repo)
+    with ScriptedModel([]) as model:  # no turn: any model call would fail the test
+        session = session_for(repo, settings, model)
+        try:
+            outcome = session.run("delete everything, history too, and start over")
+        finally:
+            session.close()
+        assert model.requests == []
+    assert outcome.status == "completed" and outcome.steps == 1
+    assert outcome.answer.startswith("I won't do that") and "Nothing was changed" in outcome.answer
+    assert tree_digest(repo) == before
+
+
+def test_where_the_server_enforces_a_schema_the_model_decides_the_intent(
+    repo: Path, settings: Settings
+) -> None:
+    """A server that answers /props (llama.cpp's) gets the intent question with the schema in
+    `response_format`, after the same system prompt the run then starts with; its decision
+    stands, even where the rules would have said otherwise."""
+    refusal = {"request": "refuse", "names": []}
+    with ScriptedModel([json.dumps(refusal)], props=LLAMA_PROPS) as model:
+        session = session_for(repo, settings, model)
+        try:
+            outcome = session.run("make this repository brand new, like the day it was made")
+        finally:
+            session.close()
+        (asked,) = model.requests
+    assert from_rules("make this repository brand new, like the day it was made").kind != (
+        "decline"
+    )
+    body = asked.body
+    assert isinstance(body, dict)
+    assert body["response_format"]["json_schema"]["schema"] == INTENT_SCHEMA
+    assert asked.messages[0]["role"] == "system"
+    assert "classify the user's newest message" in asked.last_user_text()
+    assert outcome.answer.startswith("I won't do that: it would destroy work or history")
+
+
+def test_a_server_whose_schema_reply_is_unusable_leaves_the_decision_to_the_rules(
+    repo: Path, settings: Settings
+) -> None:
+    turns = ["not json at all", "Hello! I am a coding agent for this folder."]
+    with ScriptedModel(turns, props=LLAMA_PROPS) as model:
+        session = session_for(repo, settings, model)
+        try:
+            outcome = session.run("Hello, tell me who you are.")
+        finally:
+            session.close()
+        assert len(model.requests) == 2
+        assert "response_format" not in (model.requests[1].body or {})
+    assert outcome.status == "completed"
+    assert "coding agent" in outcome.answer
+
+
+@pytest.mark.parametrize(
+    ("task", "follow_up", "rules"),
+    [
+        ("What does the function area in shapes.py return for a circle?", False, True),
+        ("what does average([2, 4]) return with the code as it is now?", False, True),
+        ("Run the tests and tell me which ones fail", False, True),
+        ("what does add do?", False, True),
+        ("delete everything, history too, and start over", True, True),
+        # a plain change: an editing verb in the imperative, after a polite lead-in or not
+        ("Fix the failing test", False, True),
+        ("can you give slugify an optional separator argument?", False, True),
+        (
+            "The test test_average fails. Fix the bug in the code so that the tests pass.",
+            False,
+            True,
+        ),
+        ("please rename slugify to make_slug", False, True),
+        # a general verb, a change word in a question or a command, a symptom, a follow-up's "it"
+        ("make this repository brand new, like the day it was made", False, False),
+        ("how do I add a user?", False, False),
+        ("is it possible to make slugify keep dots?", False, False),
+        ("run the tests and fix what fails", False, False),
+        ("the slug of 'A B' is wrong", False, False),
+        ("what would it give for 'HTTPServer'?", True, False),
+        ("what would it give for 'HTTPServer'?", False, True),
+    ],
+)
+def test_the_rules_settle_what_they_can_and_leave_the_rest_to_the_model(
+    task: str, follow_up: bool, rules: bool
+) -> None:
+    """Asking the model costs a call before the first step (docs/evaluation.md)."""
+    assert settled(from_rules(task), follow_up=follow_up) is rules
+
+
+def test_a_plain_first_question_costs_no_model_call_before_its_first_step(
+    repo: Path, settings: Settings
+) -> None:
+    """On a server that would hold the reply to a schema, a plain question goes straight to
+    its first step, after the system prompt alone: the prefix the warm-up filled."""
+    with ScriptedModel(["`add` returns a - b."], props=LLAMA_PROPS) as model:
+        session = session_for(repo, settings, model)
+        try:
+            outcome = session.run("What does add in app/calc.py return?")
+        finally:
+            session.close()
+        (first,) = model.requests
+    assert "response_format" not in (first.body or {})
+    assert [m["role"] for m in first.messages[:2]] == ["system", "user"]
+    assert first.messages[0]["content"] in (
+        session.agent.system_prompt,
+        [{"type": "text", "text": session.agent.system_prompt}],
+    )
+    assert outcome.status == "completed" and "a - b" in outcome.answer
+
+
+def test_a_model_never_turns_a_destructive_request_or_a_plain_change_into_something_else() -> None:
+    """Measured on the 1.5B model with the schema: "delete everything ..." came back as an edit
+    and "can you give slugify an optional argument?" as a question."""
+    edit = json.dumps({"request": "edit_files", "names": []})
+    intent = from_model_reply("delete everything, history too, and start over", edit)
+    assert intent is not None and intent.kind == "decline"
+    question = json.dumps({"request": "answer_question", "names": ["slugify"]})
+    intent = from_model_reply("can you give slugify an optional separator argument?", question)
+    assert intent is not None and intent.kind == "change"
+    # nor a plain imperative change into a command (measured: "Fix the bug ... so that the
+    # tests pass" came back run_and_report), or one told by its symptom into a question
+    command = json.dumps({"request": "run_and_report", "names": []})
+    task = "The test test_average fails. Fix the bug in the code so that the tests pass."
+    intent = from_model_reply(task, command)
+    assert intent is not None and intent.kind == "change" and intent.held == "all"
+    symptom = "slug('A B') gives 'a_b', it should be 'a-b'"
+    intent = from_model_reply(symptom, json.dumps({"request": "answer_question", "names": []}))
+    assert intent is not None and intent.kind == "change"
+    # where the words do not settle it, the model's reading stands
+    intent = from_model_reply("the slug of 'A B' is wrong", edit)
+    assert intent is not None and intent.kind == "change"
+    intent = from_model_reply("the slug of 'A B' is wrong", question)
+    assert intent is not None and intent.kind == "question"
