@@ -180,6 +180,16 @@ def test_the_agents_note_below_a_wrong_answer_does_not_make_it_right(tmp_path: P
     assert task.check(tasks.Outcome(repo, [right], sys.executable)).ok
 
 
+def test_an_answer_that_repeats_the_question_is_judged_on_its_value(tmp_path: Path) -> None:
+    # The question's own argument ("x-men: the ...") is not the wrong value "X-Men: The ...".
+    task = _task("infl-titleize-value")
+    repo = fixtures.make(task.fixture, tmp_path)
+    echoed = "titleize('x-men: the last stand') returns 'X Men: The Last Stand'."
+    assert task.check(tasks.Outcome(repo, [echoed], sys.executable)).ok
+    wrong = "It gives 'X-Men: The Last Stand'."
+    assert not task.check(tasks.Outcome(repo, [wrong], sys.executable)).ok
+
+
 def test_a_failing_test_must_be_named_not_only_counted(tmp_path: Path) -> None:
     task = _task("infl-run-tests")
     repo = fixtures.make(task.fixture, tmp_path)
