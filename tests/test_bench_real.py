@@ -61,7 +61,7 @@ PROPOSE_FIX = (
 
 
 def _run(task_key: str, agent: str, script: list[str], tmp_path: Path) -> tuple[object, int]:
-    [task] = tasks.select([task_key])
+    [task] = [t for t in tasks.select([task_key]) if t.key == task_key]
     with ScriptedModel(script) as model, RecordingProxy(model.base_url) as proxy:
         options = agents.RunOptions(proxy.api_base, "test", 5, 60.0, 180.0)
         record = main.run_one(task, 1, agent, options, proxy, tmp_path / "artifacts")
@@ -190,6 +190,34 @@ def test_an_answer_that_repeats_the_question_is_judged_on_its_value(tmp_path: Pa
     assert not task.check(tasks.Outcome(repo, [wrong], sys.executable)).ok
 
 
+def test_tests_run_in_a_view_are_seen_by_the_count_that_reached_the_model(
+    tmp_path: Path,
+) -> None:
+    # Commands run in a throw-away view leave no .pytest_cache; pytest's count in a tool's
+    # output sent to the model shows the run. The same count written by the model does not.
+    task = _task("run-tests")
+    repo = fixtures.make(task.fixture, tmp_path)
+    right = "1 test failed (test_average), 4 passed."
+    count = "1 failed, 4 passed in 0.41s"
+    ran = tasks.Outcome(repo, [right], sys.executable, observed=f"Observation: {count}")
+    assert task.check(ran).ok
+    claimed = tasks.Outcome(
+        repo, [right], sys.executable, observed=f"Observation: {count}", model_wrote=count
+    )
+    assert not task.check(claimed).ok  # the control: the model's own words are no witness
+    assert not task.check(tasks.Outcome(repo, [right], sys.executable)).ok
+
+
+def test_a_contained_test_run_through_the_real_command_line_counts_as_run(tmp_path: Path) -> None:
+    script = [
+        "```python\nprint(run_tests())\n```",
+        '```python\nfinal_answer("1 test failed: test_average. 4 passed.")\n```',
+    ]
+    record, _ = _run("run-tests", "ours", script, tmp_path)
+    assert record.result == "ok", record.verdict.detail
+    assert "reached the model" in record.verdict.detail
+
+
 def test_a_failing_test_must_be_named_not_only_counted(tmp_path: Path) -> None:
     task = _task("infl-run-tests")
     repo = fixtures.make(task.fixture, tmp_path)
@@ -203,7 +231,10 @@ def test_a_rename_that_keeps_the_old_name_fails(tmp_path: Path) -> None:
     task = _task("infl-rename-parameterize")
     repo = fixtures.make(task.fixture, tmp_path)
     path = repo / "inflection/__init__.py"
-    path.write_text(path.read_text() + "\n\ndef slugify(string, separator='-'):\n    return parameterize(string, separator)\n")
+    path.write_text(
+        path.read_text()
+        + "\n\ndef slugify(string, separator='-'):\n    return parameterize(string, separator)\n"
+    )
     verdict = task.check(tasks.Outcome(repo, ["Renamed."], sys.executable))
     assert not verdict.ok and "parameterize is still in" in verdict.detail
 
@@ -212,7 +243,10 @@ def test_a_nested_docstring_written_as_a_new_top_level_function_fails(tmp_path: 
     task = _task("infl-nested-docstring")
     repo = fixtures.make(task.fixture, tmp_path)
     path = repo / "inflection/__init__.py"
-    path.write_text(path.read_text() + '\n\ndef caseinsensitive(string):\n    """Any case."""\n    return string\n')
+    path.write_text(
+        path.read_text()
+        + '\n\ndef caseinsensitive(string):\n    """Any case."""\n    return string\n'
+    )
     verdict = task.check(tasks.Outcome(repo, ["Done."], sys.executable))
     assert not verdict.ok and "new top-level" in verdict.detail
 
@@ -262,10 +296,19 @@ def test_a_run_that_hangs_is_stopped_at_its_timeout_and_failed(tmp_path: Path) -
 
 
 def test_results_are_written_as_they_come_and_held_out_ones_as_figures(tmp_path: Path) -> None:
-    results = main.Results(tmp_path / "r.json", tmp_path / "held" / "records.jsonl", {"records": []})
+    results = main.Results(
+        tmp_path / "r.json", tmp_path / "held" / "records.jsonl", {"records": []}
+    )
     base = {
-        "rep": 1, "agent": "ours", "kind": "fix", "result": "fail", "steps": 2, "calls": 2,
-        "seconds": 3.0, "tokens": {"evaluated": 10, "reused": 5}, "answers": ["the answer"],
+        "rep": 1,
+        "agent": "ours",
+        "kind": "fix",
+        "result": "fail",
+        "steps": 2,
+        "calls": 2,
+        "seconds": 3.0,
+        "tokens": {"evaluated": 10, "reused": 5},
+        "answers": ["the answer"],
         "check": {"ok": False, "detail": "hidden tests fail", "what": "w"},
         "failure_modes": {"prose": ["call 1: text of the model"]},
     }
@@ -326,8 +369,15 @@ def test_report_only_merges_results_files_without_a_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     record = {
-        "task": "explain-divide", "kind": "behaviour", "split": "dev", "rep": 1, "agent": "ours",
-        "result": "ok", "steps": 1, "calls": 1, "seconds": 5.0,
+        "task": "explain-divide",
+        "kind": "behaviour",
+        "split": "dev",
+        "rep": 1,
+        "agent": "ours",
+        "result": "ok",
+        "steps": 1,
+        "calls": 1,
+        "seconds": 5.0,
         "tokens": {"evaluated": 100, "reused": 900},
     }
     first, second = tmp_path / "a.json", tmp_path / "b.json"

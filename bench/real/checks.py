@@ -50,6 +50,10 @@ class Outcome:
     answers: list[str]
     python: str  # the interpreter that runs the fixture's tests and script
     notes: list[str] = field(default_factory=list)
+    #: What the agent sent the model besides the model's own words (tool outputs, evidence),
+    #: and what the model wrote, as the recording proxy saw them (`from_calls`).
+    observed: str = ""
+    model_wrote: str = ""
 
     @property
     def answer(self) -> str:
@@ -349,11 +353,47 @@ def hidden_test(source: str, *, name: str = "test_hidden_check.py") -> Check:
     return check
 
 
+#: pytest's closing count ("1 failed, 4 passed in 0.40s", with or without its `=` rule).
+_PYTEST_COUNTS = re.compile(
+    r"\b\d+ (?:passed|failed|errors?)\b[^\n]*? in \d+(?:\.\d+)?s\b", re.IGNORECASE
+)
+
+
 def tests_were_run(outcome: Outcome) -> Verdict:
-    """pytest ran in the repository during the run: it left its cache (the fixture has none)."""
+    """pytest ran during the run: its cache appeared in the repository (the fixture has none),
+    or its closing count reached the model in what the agent sent (a tool's output), not only
+    in what the model wrote. Commands run in a throw-away view leave no cache behind, so the
+    count is what shows a contained run."""
     if (outcome.repo / ".pytest_cache").is_dir():
-        return Verdict(True, "pytest ran")
-    return Verdict(False, "the tests were never run (no .pytest_cache)")
+        return Verdict(True, "pytest ran (its cache is there)")
+    for found in _PYTEST_COUNTS.finditer(outcome.observed):
+        if found.group() not in outcome.model_wrote:
+            return Verdict(True, f"pytest ran: its count {found.group()!r} reached the model")
+    return Verdict(False, "the tests were never run (no .pytest_cache, no pytest count sent)")
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def from_calls(calls: list[Any]) -> tuple[str, str]:
+    """(observed, model_wrote) from the proxy's calls: every message that is not the model's
+    own (assistant) nor the instructions (system), and every reply and assistant message."""
+    observed, wrote = [], []
+    for call in calls:
+        wrote.append(call.reply)
+        for message in call.messages:
+            role = message.get("role")
+            text = _text(message.get("content"))
+            if role == "assistant":
+                wrote.append(text)
+            elif role != "system":
+                observed.append(text)
+    return "\n".join(observed), "\n".join(wrote)
 
 
 @cache
@@ -514,9 +554,13 @@ def nested_docstring(fixture: str, path: str, outer: str, inner: str) -> Check:
         tree = _parse(outcome, path)
         if tree is None:
             return Verdict(False, f"{path} does not parse")
-        added = top_level_names(tree) - top_level_names(pyast.parse((pristine(fixture) / path).read_text()))
+        added = top_level_names(tree) - top_level_names(
+            pyast.parse((pristine(fixture) / path).read_text())
+        )
         if added:
-            return Verdict(False, f"new top-level definitions in {path}: {', '.join(sorted(added))}")
+            return Verdict(
+                False, f"new top-level definitions in {path}: {', '.join(sorted(added))}"
+            )
         for name, node in _functions(tree):
             if name != outer:
                 continue

@@ -26,7 +26,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from . import agents, fixtures, report, tasks
+from . import agents, checks, fixtures, report, tasks
 from .proxy import RecordingProxy
 from .server import MODELS, ModelMissing, find_model, model_server
 
@@ -116,7 +116,11 @@ def run_one(
             run = agents.run_baseline(task, repo, options, workdir / "baseline.json")
         calls = proxy.since(mark)
         run.accepted = agents.accept_pending(repo, options)
-        outcome = tasks.Outcome(repo, [t.answer for t in run.turns], sys.executable)
+        observed, model_wrote = checks.from_calls(calls)
+        answers = [t.answer for t in run.turns]
+        outcome = tasks.Outcome(
+            repo, answers, sys.executable, observed=observed, model_wrote=model_wrote
+        )
         try:
             verdict = task.check(outcome)
         except Exception as exc:  # a broken check is the harness's fault: said, never a pass
@@ -223,7 +227,8 @@ def _progress(task: tasks.Task, rep: int, agent: str, record: dict[str, Any]) ->
     if task.split == "dev":
         said += f" ({record['check']['detail']})"
     return (
-        said + f"; {record['steps']} steps, {record['calls']} calls, {record['seconds']:.0f} s"
+        said
+        + f"; {record['steps']} steps, {record['calls']} calls, {record['seconds']:.0f} s"
         + (" (killed at the timeout)" if record.get("timed_out") else "")
     )
 
@@ -253,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             earlier = json.loads(Path(name).read_text())
             seen = {(r["task"], r["rep"], r["agent"]) for r in previous}
-            previous += [r for r in earlier["records"] if (r["task"], r["rep"], r["agent"]) not in seen]
+            previous += [
+                r for r in earlier["records"] if (r["task"], r["rep"], r["agent"]) not in seen
+            ]
             spent += float(earlier.get("seconds", 0.0))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(
@@ -329,5 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     print()
     print(report.modes_table(results.records, shown))
-    print(f"\nwrote {output}; transcripts in {artifacts} (held-out: {held_artifacts})", file=sys.stderr)
+    print(
+        f"\nwrote {output}; transcripts in {artifacts} (held-out: {held_artifacts})",
+        file=sys.stderr,
+    )
     return 0
