@@ -94,6 +94,17 @@ class Context:
     def __bool__(self) -> bool:
         return bool(self.text)
 
+    def nowhere(self, intent: TaskIntent) -> bool:
+        """A question whose every name occurs nowhere in the repository, with no code found
+        for it and no call to run: what it asks about does not exist (answered so in one step)."""
+        return (
+            intent.kind == "question"
+            and bool(intent.names)
+            and set(intent.names) <= set(self.absent)
+            and not self.code
+            and not intent.calls
+        )
+
 
 @dataclass
 class _Piece:

@@ -28,7 +28,7 @@ from typing import Any
 from smolagents import ActionStep, FinalAnswerStep
 from smolagents.memory import ToolCall
 from smolagents.models import ChatMessage, ChatMessageStreamDelta, MessageRole
-from smolagents.utils import AgentError
+from smolagents.utils import AgentError, AgentMaxStepsError
 
 from ..base.config import Settings
 from ..llm.catalog import ModelSetupError
@@ -39,6 +39,7 @@ from ..patches.validation import NoneSandbox, Sandbox
 from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
 from ..tools.base import BufferReader
+from ..tools.git import run_git
 from .context import Context, defining_files, gather
 from .direct import OneStep, edit_blocks, rename_in_one_step
 from .events import (
@@ -87,18 +88,6 @@ REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
     "(shown below); it does not answer this one. Try asking it differently."
 )
-
-
-def nowhere(intent: TaskIntent, context: Context) -> bool:
-    """A question whose every name occurs nowhere in the repository, with no code found for it
-    and no call to run: what it asks about does not exist (answered so in one step)."""
-    return (
-        intent.kind == "question"
-        and bool(intent.names)
-        and set(intent.names) <= set(context.absent)
-        and not context.code
-        and not intent.calls
-    )
 
 
 class AgentSession:
@@ -306,7 +295,7 @@ class AgentSession:
         elif context:
             self._topic = task
             self._topic_names = intent.names or self._topic_names
-        if nowhere(intent, context):  # about names that exist nowhere: said, nothing invented
+        if context.nowhere(intent):  # about names that exist nowhere: said, nothing invented
             said = NOWHERE.format(names=", ".join(f"`{name}`" for name in intent.names))
             read = {"read": context.sources}
             return end(
@@ -538,8 +527,6 @@ class AgentSession:
 
     def _tree_state(self) -> str | None:
         """The working tree's state as git reports it (None outside git or when git fails)."""
-        from ..tools.git import run_git
-
         try:
             result = run_git(self.ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all")
         except Exception:
@@ -547,8 +534,6 @@ class AgentSession:
         return result.stdout if result.exit_code == 0 else None
 
     def _hit_max_steps(self) -> bool:
-        from smolagents.utils import AgentMaxStepsError
-
         steps = self.agent.memory.steps
         return bool(steps) and isinstance(getattr(steps[-1], "error", None), AgentMaxStepsError)
 
