@@ -22,6 +22,8 @@ from smol_instruments.base.containment import probe
 pytestmark = pytest.mark.timeout(180)
 
 PROFILES = ["visual-studio-code", "neovim"]
+READ_CALC = '```python\nprint(read_file(path="app/calc.py"))\n```'
+DONE = '```python\nfinal_answer("done")\n```'
 
 
 async def chat(
@@ -111,7 +113,7 @@ async def test_command_approval_in_the_editor(
     command = f"pip download --no-deps --dest {tmp_path}/nothing nosuchpkg-xyz || touch {marker}"
     turns = [
         f'```python\nprint(run_cmd(command="{command}"))\n```',
-        '```python\nfinal_answer("done")\n```',
+        DONE,
     ]
     recorder = Recorder(approval_answer=answer)
     with ScriptedModel(turns) as model:
@@ -138,7 +140,7 @@ async def test_command_approval_in_the_editor(
 async def test_approval_timeout_is_a_denial(repo: Path, tmp_path: Path) -> None:
     turns = [
         '```python\nprint(run_cmd(command="pip install numpy"))\n```',
-        '```python\nfinal_answer("done")\n```',
+        DONE,
     ]
     recorder = Recorder(approval_answer="Run", approval_delay=5.0)
     with ScriptedModel(turns) as model:
@@ -420,10 +422,8 @@ def test_client_that_dies_mid_run_stops_the_daemon_and_its_children(
 
 @pytest.mark.parametrize("saved", [False, True])
 async def test_saving_a_file_resets_loop_detection(repo: Path, tmp_path: Path, saved: bool) -> None:
-    read = '```python\nprint(read_file(path="app/calc.py"))\n```'
-    done = '```python\nfinal_answer("done")\n```'
     recorder = Recorder()
-    with ScriptedModel([read, done, read, done]) as model:
+    with ScriptedModel([READ_CALC, DONE, READ_CALC, DONE]) as model:
         client = await start_daemon(repo, recorder, env=daemon_env(model.env(), tmp_path))
         try:
             await chat(client, "read it", "s-loop")
@@ -450,10 +450,8 @@ async def test_the_agent_reads_what_the_editor_shows_unsaved_edits_too(
     calc = repo / "app/calc.py"
     on_disk = calc.read_text()
     unsaved = on_disk + "\n\ndef unsaved_helper():\n    return 42\n"
-    read = '```python\nprint(read_file(path="app/calc.py"))\n```'
-    done = '```python\nfinal_answer("done")\n```'
     recorder = Recorder()
-    with ScriptedModel([read, done, read, done]) as model:
+    with ScriptedModel([READ_CALC, DONE, READ_CALC, DONE]) as model:
         client = await start_daemon(repo, recorder, env=daemon_env(model.env(), tmp_path))
         try:
             uri = calc.as_uri()
@@ -496,9 +494,8 @@ async def test_a_change_to_unsaved_text_is_proposed_and_applied_to_the_buffer(
         '```python\nprint(propose_patch(path="app/calc.py", old_text="    return 42", '
         'new_text="    return 43", description="the helper answers 43"))\n```'
     )
-    done = '```python\nfinal_answer("done")\n```'
     recorder = Recorder()
-    with ScriptedModel([propose, done]) as model:
+    with ScriptedModel([propose, DONE]) as model:
         client = await start_daemon(repo, recorder, env=daemon_env(model.env(), tmp_path))
         try:
             uri = calc.as_uri()

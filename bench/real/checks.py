@@ -372,23 +372,16 @@ def tests_were_run(outcome: Outcome) -> Verdict:
     return Verdict(False, "the tests were never run (no .pytest_cache, no pytest count sent)")
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""
-
-
 def from_calls(calls: list[Any]) -> tuple[str, str]:
     """(observed, model_wrote) from the proxy's calls: every message that is not the model's
-    own (assistant) nor the instructions (system), and every reply and assistant message."""
+    own (assistant) nor the instructions (system), and every reply and assistant message. The
+    proxy records each message's content as text already."""
     observed, wrote = [], []
     for call in calls:
         wrote.append(call.reply)
         for message in call.messages:
             role = message.get("role")
-            text = _text(message.get("content"))
+            text = str(message.get("content") or "")
             if role == "assistant":
                 wrote.append(text)
             elif role != "system":

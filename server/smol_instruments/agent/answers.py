@@ -138,19 +138,25 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
     wrong = [kind for kind, n in said.items() if shown.get(kind, 0) != n]
     if not wrong:
         return True
-    if "counts" in watch.nudged:
-        note = (
-            f"Note: the tests printed '{shown_line}'; the counts above are the model's and differ."
-        )
+    return _sent_back_once(
+        watch,
+        "counts",
+        f"Note: the tests printed '{shown_line}'; the counts above are the model's and differ.",
+        f"the tests printed '{shown_line}', but this answer says "
+        + ", ".join(f"{said[kind]} {kind}" for kind in wrong)
+        + ". Answer again with the numbers the output shows.",
+    )
+
+
+def _sent_back_once(watch: RunWatch, nudge: str, note: str, again: str) -> bool:
+    """The answer is sent back once (`again`, raised); the same miss a second time is let
+    through with `note` below it, never alone."""
+    if nudge in watch.nudged:
         if note not in watch.corrections:
             watch.corrections.append(note)
         return True
-    watch.nudged.add("counts")
-    raise ValueError(
-        f"the tests printed '{shown_line}', but this answer says "
-        + ", ".join(f"{said[kind]} {kind}" for kind in wrong)
-        + ". Answer again with the numbers the output shows."
-    )
+    watch.nudged.add(nudge)
+    raise ValueError(again)
 
 
 def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
@@ -165,16 +171,13 @@ def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) 
     if not missing:
         return True
     listed = ", ".join(failed)
-    if "failures" in watch.nudged:
-        note = f"Note: the test runner reported these tests failing: {listed}."
-        if note not in watch.corrections:
-            watch.corrections.append(note)
-        return True
-    watch.nudged.add("failures")
-    raise ValueError(
+    return _sent_back_once(
+        watch,
+        "failures",
+        f"Note: the test runner reported these tests failing: {listed}.",
         f"the test runner reported these tests failing: {listed}; this answer does not name "
         + ", ".join(test.rsplit("::", 1)[-1] for test in missing)
-        + ". Answer again, naming each failing test."
+        + ". Answer again, naming each failing test.",
     )
 
 

@@ -162,16 +162,15 @@ class SmolLanguageServer(LanguageServer):
         may spell the uri differently (percent-encoding, a link in the folder's path), so an
         exact match is tried first, then each open document's path.
         """
-        documents = self.workspace.text_documents
-        document = documents.get(path.as_uri())
-        if document is None:
-            wanted = os.path.realpath(path)
-            for uri, candidate in list(documents.items()):
-                fs_path = to_fs_path(uri)
-                if fs_path is not None and os.path.realpath(fs_path) == wanted:
-                    document = candidate
-                    break
-        return None if document is None else document.source
+        text = self.document_text(path.as_uri())
+        if text is not None:
+            return text
+        wanted = os.path.realpath(path)
+        for uri in list(self.workspace.text_documents):
+            fs_path = to_fs_path(uri)
+            if fs_path is not None and os.path.realpath(fs_path) == wanted:
+                return self.document_text(uri)
+        return None
 
     def client_supports(self, *path: str) -> bool:
         """Whether a nested client capability (e.g. 'workspace', 'apply_edit') is true."""
