@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.beneath import Beneath, Refused
-from ..base.config import default_log_file
+from ..base.userdirs import default_log_file
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,9 @@ class Transcripts:
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             with Beneath(self.directory) as tree:
-                tree.write_atomic(path.name, json.dumps(data, ensure_ascii=False).encode(), mode=0o600)
+                tree.write_atomic(
+                    path.name, json.dumps(data, ensure_ascii=False).encode(), mode=0o600
+                )
         except (OSError, Refused) as exc:  # a conversation that cannot be saved still runs
             log.warning("cannot save the conversation %s: %s", transcript.session_id, exc)
 

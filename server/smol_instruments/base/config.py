@@ -30,6 +30,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from .userdirs import user_settings_file
+
 log = logging.getLogger(__name__)
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -265,12 +267,6 @@ class Settings(BaseSettings):
         return self.phoenix_endpoint
 
 
-def user_settings_file() -> Path:
-    """The user's own settings file, which may set every setting."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "smol-instruments" / "settings.env"
-
-
 #: Settings a `.env` in the current directory (the repository's) may not set.
 USER_ONLY = frozenset(
     name
@@ -371,15 +367,3 @@ def settings_environ(settings: Settings) -> dict[str, str]:
             continue
         env[env_name(name)] = str(value).lower() if isinstance(value, bool) else str(value)
     return env
-
-
-def state_dir() -> Path:
-    """The user's own state directory for us: `$XDG_STATE_HOME/smol-instruments` (by default
-    `~/.local/state/smol-instruments`) on Linux, the platform's equivalent elsewhere."""
-    import platformdirs
-
-    return Path(platformdirs.user_state_dir("smol-instruments", appauthor=False))
-
-
-def default_log_file() -> Path:
-    return state_dir() / "daemon.log"

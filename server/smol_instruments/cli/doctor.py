@@ -15,11 +15,13 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlparse
 
-from ..base.config import Settings
 from ..base.process import child_env
+
+if TYPE_CHECKING:  # pydantic is not loaded by the parser `serve` builds
+    from ..base.config import Settings
 
 Status = Literal["ok", "warn", "fail"]
 

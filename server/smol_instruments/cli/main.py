@@ -13,18 +13,20 @@ import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
-from ..base.config import Settings, SettingsError, load_settings
 from ..base.errors import ErrorType, error_dict, is_error
 from ..base.logs import quiet_libraries
 from ..base.visible import json_visible
 from ..base.wire import to_wire
 
+if TYPE_CHECKING:  # pydantic, under the settings, is not loaded on `serve`'s start-up path
+    from ..base.config import Settings
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
-Handler = Callable[[argparse.Namespace, Settings], int]
+Handler = Callable[[argparse.Namespace, "Settings"], int]
 
 
 class UsageError(Exception):
@@ -398,13 +400,20 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 # --- serve ------------------------------------------------------------------------------
 
 
-def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The daemon loads its settings once it has answered initialize (lsp/app.py `serve`)."""
     from ..lsp.app import serve
 
     port = args.tcp.rpartition(":")[2] if args.tcp else "0"
     if args.tcp and (":" not in args.tcp or not port.isdigit() or int(port) > 65535):
         raise UsageError("--tcp takes HOST:PORT, e.g. --tcp 127.0.0.1:2087 (port 0: any free one)")
-    return serve(settings, args.tcp)
+    return serve(_load_settings, args.tcp)
+
+
+def _load_settings() -> Settings:
+    from ..base.config import load_settings
+
+    return load_settings()
 
 
 def cmd_acp(args: argparse.Namespace, settings: Settings) -> int:
@@ -532,15 +541,24 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if args.func is cmd_serve:  # the settings (and pydantic) load after initialize is answered
+        return _run(lambda: cmd_serve(args))
+    from ..base.config import SettingsError, load_settings
+
     try:
         settings = load_settings()
     except SettingsError as exc:
         print(f"smol-instruments: {exc}", file=sys.stderr)
         return EXIT_USAGE
     configure_logging(settings)
+    handler: Handler = args.func
+    return _run(lambda: handler(args, settings))
+
+
+def _run(command: Callable[[], int]) -> int:
+    """The command's exit status; what it raised that a user can act on, said in one line."""
     try:
-        handler: Handler = args.func
-        return handler(args, settings)
+        return command()
     except UsageError as exc:
         print(f"smol-instruments: {exc}", file=sys.stderr)
         return EXIT_USAGE

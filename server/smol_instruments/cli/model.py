@@ -20,9 +20,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..base.config import Settings
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pydantic is not loaded by the parser `serve` builds
+    from ..base.config import Settings
     from ..llm.catalog import ModelSetupError, ModelSpec
     from ..llm.pull import PullProgress
 

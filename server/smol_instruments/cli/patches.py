@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..base.config import Settings
 from ..base.errors import ErrorType, ToolError
 from ..base.visible import json_visible, visible
 from ..patches.service import PatchService, open_patches
+
+if TYPE_CHECKING:  # pydantic is not loaded by the parser `serve` builds
+    from ..base.config import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

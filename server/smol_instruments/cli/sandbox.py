@@ -13,12 +13,14 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..base.config import Settings
 from ..base.logs import quiet_libraries
 from ..base.visible import json_visible
 from ..patches.validation import SandboxUnavailable, Validation
+
+if TYPE_CHECKING:  # pydantic is not loaded by the parser `serve` builds
+    from ..base.config import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

@@ -33,8 +33,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..base.config import default_log_file
 from ..base.process import child_env
+from ..base.userdirs import default_log_file
 from .catalog import ModelSetupError
 from .serve import API_KEY_VARIABLE, DEFAULT_BATCH, EXIT_START_FAILED
 

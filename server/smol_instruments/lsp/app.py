@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import inspect
 import logging
+import logging.handlers
 import os
 import socket
 import sys
 import typing
+import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 
-from ..base.config import Settings
 from ..base.logs import quiet_libraries
 from .feature import Feature
 from .features.approvals import Approvals
@@ -31,6 +33,9 @@ from .features.model import Model
 from .features.patches import Patches
 from .framing import BrokenStream, FrameReader, FrameWriter
 from .server import SmolLanguageServer
+
+if TYPE_CHECKING:  # pydantic, under the settings, loads after initialize is answered
+    from ..base.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +73,14 @@ def dependencies(kind: type[Feature], server: SmolLanguageServer) -> dict[str, A
 
 
 def create_server(
-    settings: Settings, features: tuple[type[Feature], ...] = FEATURES
+    settings: Settings | Callable[[], Settings],
+    features: tuple[type[Feature], ...] = FEATURES,
+    loaded: Callable[[Settings], None] | None = None,
 ) -> SmolLanguageServer:
+    """The server and its features. Given what loads the settings rather than the settings,
+    it loads them when the client says it is ready (`initialized`): `loaded` hears them then.
+    Settings that do not validate are said in the editor and on stderr, and the daemon exits
+    with status 2 (the command line's usage error) before any feature starts."""
     server = SmolLanguageServer(settings)
     for kind in features:
         feature = kind(**dependencies(kind, server))
@@ -85,7 +96,19 @@ def create_server(
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: SmolLanguageServer, params: types.InitializedParams) -> None:
-        """The client is ready: features may send what they have."""
+        """The client is ready: the settings load, then features may send what they have."""
+        from ..base.config import SettingsError
+
+        try:
+            base = ls.base_settings
+        except SettingsError as exc:
+            log.error("%s", exc)
+            ls.show_error(str(exc))
+            print(f"smol-instruments: {exc}", file=sys.stderr, flush=True)
+            ls.exit_status = 2
+            sys.exit(2)  # as pygls's own `exit` does: start_io ends, serve's cleanup runs
+        if loaded is not None:
+            loaded(base)
         for feature in ls:
             feature.initialized(params)
 
@@ -123,14 +146,41 @@ class LspLogHandler(logging.Handler):
             pass
 
 
-def _log_to(server: SmolLanguageServer, settings: Settings) -> None:
-    """Logs go to LOG_FILE and, from INFO up, to the client; never to stdout."""
-    from ..base.config import default_log_file
+def _log_early(server: SmolLanguageServer) -> logging.handlers.MemoryHandler:
+    """Until the settings say where the log file is (`initialized`), records from INFO up
+    go to the client and are kept to be written to the file then; never to stdout."""
+    root_logger = logging.getLogger()
+    root_logger.setLevel(logging.INFO)
+    for handler in list(root_logger.handlers):
+        root_logger.removeHandler(handler)
+    kept = logging.handlers.MemoryHandler(capacity=10_000, flushLevel=logging.CRITICAL + 1)
+    root_logger.addHandler(kept)
+    root_logger.addHandler(_to_client(server))
+    return kept
+
+
+def _to_client(server: SmolLanguageServer) -> LspLogHandler:
+    handler = LspLogHandler(server)
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    return handler
+
+
+def _log_to(
+    server: SmolLanguageServer,
+    settings: Settings,
+    kept: logging.handlers.MemoryHandler | None = None,
+) -> None:
+    """Logs go to LOG_FILE and, from INFO up, to the client; never to stdout. What was
+    `kept` before the settings were known is written to the file first."""
+    from ..base.userdirs import default_log_file
 
     root_logger = logging.getLogger()
     root_logger.setLevel(settings.log_level)
     for handler in list(root_logger.handlers):
         root_logger.removeHandler(handler)
+    if settings.suppress_warnings:
+        warnings.filterwarnings("ignore")
     log_file = Path(settings.log_file) if settings.log_file else default_log_file()
     try:
         log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -139,12 +189,14 @@ def _log_to(server: SmolLanguageServer, settings: Settings) -> None:
             logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
         )
         root_logger.addHandler(file_handler)
+        if kept is not None:
+            kept.setTarget(file_handler)
+            kept.flush()
     except OSError as exc:
         print(f"smol-instruments: cannot write the log file {log_file}: {exc}", file=sys.stderr)
-    lsp_handler = LspLogHandler(server)
-    lsp_handler.setLevel(logging.INFO)
-    lsp_handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-    root_logger.addHandler(lsp_handler)
+    if kept is not None:
+        kept.close()
+    root_logger.addHandler(_to_client(server))
     quiet_libraries()
 
 
@@ -160,9 +212,13 @@ def _accept_one(address: str) -> tuple[BinaryIO, FrameWriter]:
     return connection.makefile("rb"), FrameWriter(connection.makefile("wb"))
 
 
-def serve(settings: Settings, tcp: str | None = None) -> int:
+def serve(settings: Settings | Callable[[], Settings], tcp: str | None = None) -> int:
     """Run the daemon until the client goes away; then stop runs, sandboxes and children.
-    A stream that ends inside a message exits with status 1 and says so on stderr."""
+    A stream that ends inside a message exits with status 1 and says so on stderr.
+
+    Given what loads the settings, initialize is answered before they load (pydantic and
+    the settings cost about a third of the start-up, bench `startup`); they load and are
+    checked when the client says it is ready, and the log file opens then (`create_server`)."""
     # stdout is the JSON-RPC channel: keep a handle for pygls, send stray prints to stderr.
     protocol_in, protocol_out = sys.stdin.buffer, FrameWriter(sys.stdout.buffer)
     sys.stdout = sys.stderr
@@ -172,8 +228,17 @@ def serve(settings: Settings, tcp: str | None = None) -> int:
         except (OSError, ValueError) as exc:
             print(f"smol-instruments serve: cannot listen on {tcp}: {exc}", file=sys.stderr)
             return 2
-    server = create_server(settings)
-    _log_to(server, settings)
+    if callable(settings):
+        kept: logging.handlers.MemoryHandler | None = None
+
+        def loaded(base: Settings) -> None:
+            _log_to(server, base, kept)
+
+        server = create_server(settings, loaded=loaded)
+        kept = _log_early(server)
+    else:
+        server = create_server(settings)
+        _log_to(server, settings)
     status = 0
     try:
         server.frames = FrameReader(protocol_in, protocol_out)
@@ -188,5 +253,5 @@ def serve(settings: Settings, tcp: str | None = None) -> int:
         logging.shutdown()
         # Runs were cancelled and sandboxes removed; a worker thread stuck in a network read
         # must not keep the process alive after its client is gone.
-        os._exit(status)
+        os._exit(status or server.exit_status)
     return status

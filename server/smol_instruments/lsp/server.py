@@ -14,7 +14,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -22,11 +22,13 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from ..base.config import Settings, SettingsError, settings_from_client
 from ..patches.service import PatchService
 from .feature import Feature
 from .framing import FrameReader
 from .protocol import InitializationOptions, structure
+
+if TYPE_CHECKING:  # pydantic, under the settings, loads after initialize is answered
+    from ..base.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -36,21 +38,26 @@ F = TypeVar("F", bound=Feature)
 class SmolLanguageServer(LanguageServer):
     """The daemon: an LSP server whose features share one state object (this)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings | Callable[[], Settings]) -> None:
+        """`settings`, or what loads them: then they load on first use, which `serve` makes
+        the client's `initialized` (app.py), so that initialize is answered without them."""
         super().__init__(
             "smol-instruments",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             max_workers=16,
         )
-        self.base_settings = settings
-        self.settings = settings
+        self._load_settings = settings if callable(settings) else None
+        self._base_settings: Settings | None = None if callable(settings) else settings
+        self._settings = self._base_settings
         self.root: Path | None = None
         self.patch_store: PatchService | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.options = InitializationOptions()
         self._features: dict[type[Feature], Feature] = {}
         self._closed = threading.Event()
+        #: The status `serve` exits with when it has no other (settings that do not validate).
+        self.exit_status = 0
         #: The stdin pygls reads through (framing.py), when serving on stdio.
         self.frames: FrameReader | None = None
 
@@ -133,8 +140,29 @@ class SmolLanguageServer(LanguageServer):
         self.root = find_repo_root(root)
         self.patch_store = open_patches(PathJail(self.root))
 
+    @property
+    def base_settings(self) -> Settings:
+        """The settings of the environment and the settings files (SettingsError if bad)."""
+        if self._base_settings is None:
+            assert self._load_settings is not None
+            self._base_settings = self._load_settings()
+        return self._base_settings
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force: the editor's over the environment's."""
+        if self._settings is None:
+            self._settings = self.base_settings
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self._settings = settings
+
     def apply_client_settings(self, options: dict[str, Any] | None) -> str | None:
         """Validate the editor's settings over the environment's; the error text if bad."""
+        from ..base.config import SettingsError, settings_from_client
+
         try:
             self.settings = settings_from_client(options, self.base_settings)
         except SettingsError as exc:

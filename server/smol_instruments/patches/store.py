@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from ..base.beneath import Beneath, Refused
-from ..base.config import state_dir
+from ..base.userdirs import state_dir
 from .model import Patch
 
 log = logging.getLogger(__name__)
