@@ -53,6 +53,9 @@ import sys, time
 from pathlib import Path
 server, repo, how = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 sys.path[:0] = [server, str(Path(server).parent)]
+if how == "view":  # as the daemon starts (cli/main.py): in a namespace of its own if it can
+    from smol_instruments.base import userns
+    userns.enter()
 from smol_instruments.base.containment import Containment
 from smol_instruments.base.process import run_process
 if how == "view":

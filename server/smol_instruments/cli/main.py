@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .. import __version__
+from ..base import userns
 from ..base.config import Settings, SettingsError, load_settings
 from ..base.errors import ErrorType, error_dict, is_error
 from ..base.logs import quiet_libraries
@@ -526,12 +527,21 @@ def _optional_commands() -> list[Callable[[Any], None]]:
     return registrars
 
 
+#: Subcommands that run no contained command (the rest enter a namespace of their own).
+RUN_NOTHING = frozenset({"policy", "model"})
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The program (argv None: this process is ours) or one command run in-process."""
     parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if argv is None and args.command_name not in RUN_NOTHING:
+        # Before anything starts a thread (pygls, the model, tracing): views are then
+        # mounted by us with one mount(2) call, for any user (base/userns.py).
+        userns.enter()
     try:
         settings = load_settings()
     except SettingsError as exc:
