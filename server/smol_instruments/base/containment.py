@@ -58,7 +58,7 @@ from .filesystem import (
 )
 from .launch import Launch
 from .lifeline import wrap as lifeline_wrap
-from .overlay import FAILURE, View, ViewError, missing_programs, which
+from .overlay import FAILURE, View, ViewError, how, missing_programs, mounts_here, which
 
 Mode = Literal["auto", "required", "off"]
 Widening = Literal["network", "git"]
@@ -220,8 +220,9 @@ class Containment:
         if extra_env:
             env.update(extra_env)
         fd = seccomp.filter_fd()
-        # Root mounts the view where we run, and bubblewrap binds it (no program started
-        # for it); anyone else has it mounted in a namespace of its own (`_viewed`).
+        # Root, or a process in a user namespace of its own (userns.py), mounts the view
+        # where we run, and bubblewrap binds it (no program started for it); anyone else
+        # has it mounted in a namespace of its own (`_viewed`).
         merged = self.view.mount_here() if self.view is not None else None
         release = None
         if merged is not None:
@@ -472,7 +473,7 @@ def probe_view(root: Path, *, refresh: bool = False) -> Availability:
 
 
 def _probe_view(root: Path) -> Availability:
-    missing = missing_programs()
+    missing = [] if mounts_here() else missing_programs()
     if missing:
         return Availability(
             False,
@@ -487,7 +488,7 @@ def _probe_view(root: Path) -> Availability:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Availability(False, f"the copy-on-write view did not start: {exc}", VIEW_FIX)
     if returncode == 0:
-        return Availability(True, "overlayfs views work")
+        return Availability(True, f"overlayfs views work ({how()})")
     error = (stderr.strip().splitlines() or [f"exit code {returncode}"])[-1]
     error = error.removeprefix(FAILURE + ": ")
     return Availability(

@@ -3,16 +3,21 @@
 `View.create(root)` makes a fresh directory of ours (mode 0700, in the temporary directory,
 outside the repository, never reused by another command) holding the overlay's upper layer.
 
-Root mounts the view where it runs: `view.mount_here()` mounts the overlay (nosuid, nodev) on
-a directory of the view, bubblewrap binds that directory as the repository
-(containment.py), and `view.unmount` detaches it once the command ended (Launch.release).
-No program is started for it: one mount(2) and one umount2(2) call, against the three
-programs below (bench/containment.py, `contain_view`). The repository itself is not
-covered, so what must stay real (`.git`, for a `git` widening) is bound from where it is.
-A view a process killed outright left mounted is detached by the next process's sweep
-before its directory is removed. Root without CAP_SYS_ADMIN (a container) and anyone else
-fall back to `view.command(argv)`: the command line that mounts the view in a mount
-namespace of its own and then runs `argv` (bubblewrap, for a contained command) in it:
+Views are mounted where we run, by root and by anyone else whose process entered a user and
+mount namespace of its own at start-up (userns.py; cli/main.py does it before any thread):
+`view.mount_here()` mounts the overlay (nosuid, nodev) on a directory of the view, bubblewrap
+binds that directory as the repository (containment.py), and `view.unmount` detaches it once
+the command ended (Launch.release). No program is started for it: one mount(2) and one
+umount2(2) call, against the three programs below (bench/containment.py, `contain_view` and
+`contain_view_release`). The repository itself is not covered, so what must stay real
+(`.git`, for a `git` widening) is bound from where it is. In our own namespace the mount is
+never seen by the host and goes with the process; a view root left mounted by a process
+killed outright is detached by the next process's sweep before its directory is removed.
+`how()` says which path is taken (doctor). Root without CAP_SYS_ADMIN (a container) and
+anyone whose process could not enter a namespace of its own (user namespaces disabled,
+threads already running) fall back to `view.command(argv)`: the command line that mounts
+the view in a mount namespace of its own and then runs `argv` (bubblewrap, for a contained
+command) in it:
 
     unshare --mount [--user --map-root-user] --propagation private -- sh -c '
         mount -t overlay -o lowerdir=ROOT,upperdir=UP,workdir=WORK,userxattr,volatile overlay ROOT
@@ -27,8 +32,8 @@ opaque (`user.overlay.opaque`); the repository itself is only read. When the com
 ended, `changes.py` reads UP (what the command left running is killed at that moment,
 lifeline.py; the reading follows no link, so a process still dying cannot lead it astray).
 
-Why util-linux's `unshare` and `mount` and not the same system calls made by us between
-fork and exec: Python forks instead of vforking once there is such a function, and a fork
+Why the fallback uses util-linux's `unshare` and `mount`, not the same system calls made by
+us between fork and exec (and why userns.py enters a namespace once, at start-up): Python forks instead of vforking once there is such a function, and a fork
 of a process the size of the daemon cost 40-80 ms against 4-11 ms (measured at load 13 on 2
 cores); the three small programs cost a few milliseconds (bench/containment.py,
 `contain_view`). `volatile` skips the overlay's sync of the upper filesystem when it goes
@@ -57,6 +62,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import userns
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
@@ -99,9 +106,26 @@ _MS_NOSUID, _MS_NODEV = 0x2, 0x4
 #: umount2(2): detach now, let go once nothing inside is used any more.
 _MNT_DETACH = 0x2
 
-#: Whether we may mount where we run: None until tried; only root (real, not a user
-#: namespace's) ever tries, and an EPERM (a container without CAP_SYS_ADMIN) ends that.
-_mounts_here: bool | None = None if os.geteuid() == 0 else False
+#: Whether we may mount where we run: None until tried; only root or a process in a user
+#: namespace of its own (userns.py) ever tries, and an EPERM (a container without
+#: CAP_SYS_ADMIN) ends that.
+_mounts_here: bool | None = None
+
+
+def mounts_here() -> bool:
+    """Whether views are mounted by us (`View.mount_here`), not by programs (`View.command`)."""
+    return _mounts_here is not False and (os.geteuid() == 0 or userns.inside())
+
+
+def how() -> str:
+    """Which way views are mounted here, in words (for `doctor`)."""
+    if mounts_here():
+        if userns.inside():
+            return "mounted by us in a user namespace of our own"
+        return "mounted by us as root"
+    if os.geteuid() == 0 or userns.inside():
+        return "mounted by unshare and mount: mount(2) was refused here"
+    return f"mounted by unshare and mount: {userns.why_not()}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -209,7 +233,7 @@ class View:
         it (containment.py); the repository at `root` is left as it is, so what must stay
         real (`.git` for a `git` widening) is bound from `root` itself."""
         global _mounts_here
-        if _mounts_here is False:
+        if not mounts_here():
             return None
         self._mounts += 1
         work = self.scratch / f"work{self._mounts}"
@@ -294,8 +318,8 @@ class _Reaper:
         for name in names:
             pid = name.removeprefix(PREFIX).split("-", 1)[0]
             if name.startswith(PREFIX) and pid.isdigit() and not _alive(int(pid)):
-                if _mounts_here is not False:
-                    unmount_below(base / name)
+                if os.geteuid() == 0 and _mounts_here is not False:
+                    unmount_below(base / name)  # ours die with our namespace (userns.py)
                 remove_tree(base / name)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
+from ..base import userns
 from ..base.errors import ErrorType, error_dict, is_error
 from ..base.logs import quiet_libraries
 from ..base.visible import json_visible
@@ -535,12 +536,21 @@ def _optional_commands() -> list[Callable[[Any], None]]:
     return registrars
 
 
+#: Subcommands that run no contained command (the rest enter a namespace of their own).
+RUN_NOTHING = frozenset({"policy", "model"})
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The program (argv None: this process is ours) or one command run in-process."""
     parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if argv is None and args.command_name not in RUN_NOTHING:
+        # Before anything starts a thread (pygls, the model, tracing): views are then
+        # mounted by us with one mount(2) call, for any user (base/userns.py).
+        userns.enter()
     if args.func is cmd_serve:  # the settings (and pydantic) load after initialize is answered
         return _run(lambda: cmd_serve(args))
     from ..base.config import SettingsError, load_settings
