@@ -90,9 +90,20 @@ class Context:
     absent: list[str] = field(default_factory=list)
     #: Code was shown (a definition, a file, a use), not only evidence.
     code: bool = False
+    #: The calls run for it that returned or raised, as "call = value" or "call = Error"
+    #: (agent/evidence.py `computed_calls`).
+    computed: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.text)
+
+    def answers(self, intent: TaskIntent) -> bool:
+        """What was given answers the question, so nothing more need be read or run: for a
+        question about what code gives, a call it asks about was run (reading the code is no
+        answer to that); for any other task, something was read for it."""
+        if intent.asks_value:
+            return bool(self.computed)
+        return bool(self)
 
     def nowhere(self, intent: TaskIntent) -> bool:
         """A question whose every name occurs nowhere in the repository, with no code found
@@ -382,7 +393,8 @@ class _Gatherer:
         sources += [use.splitlines()[0] for use in self.uses]
         absent = [name for part in self.evidence if part.kind == "absent" for name in part.names]
         code = bool(self.pieces or self.uses)
-        return Context("\n\n".join(parts), sources, absent=absent, code=code)
+        ran = [name for part in self.evidence if part.kind == "computed" for name in part.names]
+        return Context("\n\n".join(parts), sources, absent=absent, code=code, computed=ran)
 
 
 def _find_word(text: str, word: str) -> int:

@@ -115,6 +115,13 @@ _SHOULD = re.compile(
     r"\b(?:it|that|this|but)\s+should\s+(?:be|give|return|print|say|raise)\b|\binstead of\b",
     re.IGNORECASE,
 )
+#: How a statement says something is not as it should be ("... still gets colours",
+#: "X should win", "gives the wrong value", "doesn't work").
+_COMPLAINT = re.compile(
+    r"\b(?:should|shouldn'?t|still|instead|wrong|broken|expected|but|not|never|"
+    r"(?:does|do|is|are|was|can|won)n'?t)\b",
+    re.IGNORECASE,
+)
 #: A change asked for inside a sentence ("how do I add a user?", "is it possible to make ...",
 #: "run the tests and fix what fails"); not a function named like one ("what does add do?").
 _CHANGE_WORD = re.compile(
@@ -191,11 +198,22 @@ _LANGUAGE_GLOBS = {
 _CALL_START = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
 #: Words that look like calls in prose and are not the repository's ("e.g.(", "print(").
 _NOT_CALLS = frozenset({"print", "e.g", "i.e", "len", "str", "int", "list", "dict"})
-DECLINED = (
-    "I won't do that: {reason} Nothing was changed. If you mean it, do it yourself with git "
-    "(for example on a new branch, so nothing is lost), or ask me for one specific change."
+#: What a request asks outside the repository: publishing, deploying, sending, paying.
+_OUTSIDE = re.compile(
+    rf"{_LEAD_IN}(?:publish|deploy|upload|release|push|send|e-?mail|post|tweet|pay|buy)\b",
+    re.IGNORECASE,
 )
-DESTRUCTIVE_REASON = "it would destroy work or history that cannot be recovered from here."
+DECLINED = "I won't do that: {reason} Nothing was changed."
+DESTRUCTIVE_REASON = (
+    "it would destroy work or history that cannot be recovered from here. If you mean it, do "
+    "it yourself with git (for example on a new branch, so nothing is lost), or ask me for one "
+    "specific change."
+)
+OUTSIDE_REASON = (
+    "it acts outside this repository (publishing, the network, your accounts and their "
+    "credentials), and I only read, run and propose changes inside it. Do it yourself with the "
+    "project's own tools; I can prepare changes in the repository for it."
+)
 
 
 #: "rename slugify to make_slug", "rename it everywhere to make_slug".
@@ -313,6 +331,25 @@ class TaskIntent:
         return found[0] if len(found) == 1 else None
 
     @property
+    def asks_value(self) -> bool:
+        """A question about what code gives for an input (a call or a value it writes): only
+        running it answers that, never reading it (a small model cannot run code in its head)."""
+        return self.kind == "question" and bool(self.calls or self.literal is not None)
+
+    @property
+    def might_change(self) -> bool:
+        """Read as a question or a command, in words that may ask for a change: a change word
+        inside it ("is there a way to add ..."), or a statement (not a question) that says
+        something is not as it should be (a symptom: "X still happens when Y"). Ending with nothing changed, such a
+        run did not do all that may have been asked."""
+        if self.kind not in ("question", "command"):
+            return False
+        if _CHANGE_WORD.search(self.task) is not None:
+            return True
+        statement = _QUESTION_FORM.search(self.task) is None
+        return self.kind == "question" and statement and _COMPLAINT.search(self.task) is not None
+
+    @property
     def edits_text(self) -> bool:
         """The change is to a file that is not Python (it is written as SEARCH/REPLACE)."""
         return self.change and _TEXT_FILE.search(self.task) is not None
@@ -322,7 +359,13 @@ class TaskIntent:
         names = set(repo_files) | {path.rsplit("/", 1)[-1] for path in repo_files}
         names |= {name.rsplit(".", 1)[0] for name in names if len(name.rsplit(".", 1)[0]) >= 4}
         words = set(re.findall(r"[\w./-]+", self.task))
-        return bool(words & names or self.names or self.calls or _CODE_NOUNS.search(self.task))
+        return bool(
+            words & names
+            or self.names
+            or self.asks_value
+            or self.calls
+            or _CODE_NOUNS.search(self.task)
+        )
 
     def first_call(self) -> str | None:
         """The call a task plainly asks for first (run the tests, read the history, list
@@ -346,6 +389,8 @@ class TaskIntent:
         for path in [*self.files, *repo_files]:
             if path in self.task:
                 return f'read_file(path="{path}")'
+        if self.asks_value and self.calls:
+            return f"evaluate(code={self.calls[0]!r})"
         for name in [*self.names, *self.carried]:
             return f'rg_search(pattern="{name.rsplit(".", 1)[-1]}")'
         return 'rg_search(pattern="<a name from the question>")'
@@ -366,27 +411,53 @@ def literal_calls(text: str) -> list[str]:
     """Calls `text` writes whose arguments are all literals (`average([2, 4])`,
     `slugify("A b", max_words=2)`): what can be computed rather than imagined."""
     calls: list[str] = []
+    taken = 0  # a call inside one already taken is part of it
     for match in _CALL_START.finditer(text):
-        if match.group(1).lower() in _NOT_CALLS:
+        if match.start() < taken or match.group(1).lower() in _NOT_CALLS:
             continue
         end = _closing_paren(text, match.end() - 1)
         if end is None:
             continue
+        end = _chained(text, end)
         call = text[match.start() : end + 1]
         try:
-            node = ast.parse(call, mode="eval").body
-        except SyntaxError:
-            continue
-        if not isinstance(node, ast.Call) or not (node.args or node.keywords):
-            continue
-        try:
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                ast.literal_eval(arg)
+            literal = _literal_call(ast.parse(call, mode="eval").body)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        if call not in calls:
+        if literal and call not in calls:
             calls.append(call)
+            taken = end
     return calls[:4]
+
+
+def _chained(text: str, end: int) -> int:
+    """The end of the expression a call at `end` starts: `Pointer('/a').parts()`, `.attr`
+    (the question asks about the whole chain, not its first call)."""
+    while (link := re.match(r"\.([A-Za-z_]\w*)", text[end + 1 :])) is not None:
+        after = end + 1 + link.end()
+        closing = _closing_paren(text, after) if text[after : after + 1] == "(" else after - 1
+        if closing is None:
+            break
+        end = closing
+    return end
+
+
+def _literal_call(node: ast.expr) -> bool:
+    """A call (or a chain of them) on a name, every argument a literal, some argument given;
+    a non-literal argument raises ValueError."""
+    given = False
+    seen_call = False
+    while not isinstance(node, ast.Name):
+        if isinstance(node, ast.Call):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                ast.literal_eval(arg)
+            given = given or bool(node.args or node.keywords)
+            seen_call, node = True, node.func
+        elif isinstance(node, ast.Attribute):
+            node = node.value
+        else:
+            return False
+    return given and seen_call
 
 
 def _closing_paren(text: str, start: int) -> int | None:
@@ -416,6 +487,8 @@ def rules_kind(task: str) -> IntentKind:
     if _DESTRUCTIVE.search(task):
         return "decline"
     sentences = _sentences(task)
+    if any(_OUTSIDE.match(sentence) for sentence in sentences):
+        return "decline"
     if any(_ASKS.match(sentence) for sentence in sentences) or _SHOULD.search(task):
         return "change"
     if any(_ASKS_TO_RUN.match(sentence) for sentence in sentences):
@@ -439,9 +512,17 @@ def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
         kind=kind,
         names=tuple(code_names(task)),
         calls=tuple(literal_calls(task)),
-        reason=DESTRUCTIVE_REASON if kind == "decline" else "",
+        reason=_reason(task) if kind == "decline" else "",
         carried=carried if _REFERS_BACK.search(task) else (),
     )
+
+
+def _reason(task: str) -> str:
+    """Why a request is declined, for the user: it acts outside the repository, else it
+    destroys work (what the model is asked to refuse, INTENT_QUESTION)."""
+    if not _DESTRUCTIVE.search(task) and any(_OUTSIDE.match(s) for s in _sentences(task)):
+        return OUTSIDE_REASON
+    return DESTRUCTIVE_REASON
 
 
 def settled(intent: TaskIntent, *, follow_up: bool) -> bool:
@@ -517,13 +598,12 @@ def from_model_reply(
         callee = call.split("(", 1)[0].rsplit(".", 1)[-1]
         if re.search(rf"\b{re.escape(callee)}\b", known) and call not in calls:
             calls.append(call)
-    reason = str(data.get("why_refuse") or "").strip() if kind == "decline" else ""
     return TaskIntent(
         task=task,
         kind=kind,
         names=tuple(merged),
         calls=tuple(calls[:4]),
-        reason=reason or (DESTRUCTIVE_REASON if kind == "decline" else ""),
+        reason=_reason(task) if kind == "decline" else "",
         decided_by="model",
         carried=carried if _REFERS_BACK.search(task) else (),
     )
@@ -531,5 +611,4 @@ def from_model_reply(
 
 def declined_answer(intent: TaskIntent) -> str:
     """The one-step answer to a request the agent declines."""
-    reason = intent.reason.strip().rstrip(".") + "." if intent.reason else DESTRUCTIVE_REASON
-    return DECLINED.format(reason=reason[0].lower() + reason[1:] if reason else reason)
+    return DECLINED.format(reason=intent.reason or _reason(intent.task))

@@ -70,7 +70,7 @@ from .outcome import (
     needs_a_change,
 )
 from .pipeline import instrument
-from .prompts import prompt_templates, task_message
+from .prompts import UNGROUNDED, prompt_templates, task_message
 from .state import AgentState
 from .watch import RunWatch
 
@@ -83,6 +83,10 @@ NOWHERE = (
     "There is no {names} in this repository: I searched every file, and no function, class or "
     "variable has that name, so there is nothing to describe. Check the spelling, or ask about "
     "a name the repository defines."
+)
+MIGHT_CHANGE = (
+    "Note: nothing was changed. If you meant this as a request for a change, ask for it "
+    'plainly (for example "change <function> so that ...") and I will propose it.'
 )
 REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
@@ -303,9 +307,14 @@ class AgentSession:
                 "completed",
                 ToolEvent(step=1, name="context", args=read, duration_ms=context_ms),
             )
-        # code read in an earlier turn is in the history too ("which test checks it?")
-        self._watch.context_given = bool(context) or self._code_read
+        # what was given grounds the answer only when it answers the task (a computed call for
+        # what code gives); code read in an earlier turn is in the history too ("which test
+        # checks it?"), but no earlier turn ran what this one asks
+        self._watch.context_given = context.answers(intent) or (
+            self._code_read and not intent.asks_value
+        )
         self._watch.named_files = context.named_files
+        self._watch.computed = context.computed
         named = context.named_files[0] if len(context.named_files) == 1 else None
         prompt = task_message(intent, context.text, path=named)
         try:
@@ -372,10 +381,22 @@ class AgentSession:
             status = "cancelled" if self.cancel_event.is_set() else "failed"
             error = None if status == "cancelled" else self._model_failure(exc)
         watch, self._watch, self.agent.watch = self._watch, None, None
-        self._code_read = self._code_read or (watch is not None and watch.tools_used())
+        self._code_read = self._code_read or (watch is not None and watch.grounded())
         if status == "completed" and watch is not None and watch.repeated:
             status = "incomplete"
             answer = f"{REPEATED} {answer}".strip()
+        if status == "completed" and watch is not None and UNGROUNDED in watch.corrections:
+            status = "incomplete"  # the answer rests on nothing read or run: not an outcome
+        if (
+            status == "completed"
+            and watch is not None
+            and intent.might_change
+            and not watch.changed()
+        ):
+            # read as a question, in words that may ask for a change: nothing was changed, so
+            # the run did not do all that may have been asked
+            status = "incomplete"
+            watch.corrections.append(MIGHT_CHANGE)
         if watch is not None and watch.corrections and answer:
             answer = "\n\n".join([answer.rstrip(), *watch.corrections])
         if (
