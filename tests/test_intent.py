@@ -291,6 +291,7 @@ def test_a_chained_call_is_taken_whole(text: str, calls: list[str]) -> None:
     [
         ("with NO_COLOR set I still get colours. NO_COLOR should win", True),
         ("is there a way to add a flag for that?", True),
+        ("can dasherize take a separator?", True),  # a feature asked as a question
         ("the parser is in which file", False),  # a statement, no complaint
         ("what does add do?", False),
         ("run the tests", False),

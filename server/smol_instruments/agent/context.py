@@ -307,16 +307,23 @@ class _Gatherer:
             if is_test and enclosing and tests < MAX_TESTS and not self._inside_shown(path, line):
                 self._add_definition(enclosing[0], path, enclosing[1])
                 tests += 1
-        uses = []
+        uses: list[str] = []
+        callers: dict[str, None] = {}
         for path, line, text in found:
             if self._inside_shown(path, line):
                 continue
             enclosing = self._enclosing(path, line)
+            if enclosing is not None and enclosing[0] != name:
+                callers.setdefault(enclosing[0], None)
             where = f" (in {enclosing[0]})" if enclosing else ""
             uses.append(f"{path}:{line}{where}: {text.strip()}")
         if uses:
             more = f" (and {len(uses) - MAX_USES} more)" if len(uses) > MAX_USES else ""
-            self.uses.append(f"Where `{name}` is used{more}:\n" + "\n".join(uses[:MAX_USES]))
+            # the functions, by name, first: asked what calls it, a small model otherwise
+            # answers with the line numbers
+            inside = f", inside {', '.join(callers)}" if callers else ""
+            head = f"Where `{name}` is used{more}{inside}:\n"
+            self.uses.append(head + "\n".join(uses[:MAX_USES]))
 
     def _enclosing(self, path: str, line: int) -> tuple[str, int] | None:
         """The innermost Python function or class holding `line` (its name and first line):

@@ -12,12 +12,15 @@ Who decides (`decide`):
   (a sentence that starts with an editing verb in the imperative, after at most a polite
   lead-in: "fix the bug", "please add ...", "can you rename ..."); and a question or a request
   to run something whose words ask for no change ("what does add do?", "run the tests"),
-  unless it is a follow-up pointing back ("what about it?"). Asking the model costs a model
-  call before the first step: on the embedded 1.5B model several times the first answer's
+  unless it is a follow-up pointing back ("what about it?"); a request to act outside the
+  repository (publish, deploy, send) is declined like a destructive one. Asking the model
+  costs a model call before the first step: on the embedded 1.5B model several times the first answer's
   first word (README, "The first answer"), and the server's one cached prompt then ends in
   the intent question, not in the prefix the warm-up filled. The model is asked only for what
   the rules cannot settle: a change told as a symptom or with a general verb ("make this
-  repository brand new"), a change word inside a question or a command, a follow-up's "it";
+  repository brand new"), a change word inside a question or a command, a question about
+  what could be ("can f take a separator?"), a follow-up's "it". Read as a question, such a
+  request that ends with nothing changed is not `completed` (`might_change`);
 - the model, with a reply constrained to a JSON schema, where the server enforces one
   (llama.cpp's server: `response_format` with a `json_schema`; Ollama through LiteLLM's
   `format`). The request is the conversation so far plus one question, so the server's cached
@@ -130,6 +133,12 @@ _CHANGE_WORD = re.compile(
 #: A message phrased as a question.
 _QUESTION_FORM = re.compile(
     r"^\s*(?:what|which|where|why|how|who|when|is|are|does|do|did)\b|\?\s*$", re.IGNORECASE
+)
+#: A question about what could be ("can slugify take a separator?", "is there a way to ..."):
+#: a feature asked as a question as often as a question about behaviour.
+_ABLE = re.compile(
+    r"^\s*(?:can|could|would|will|is (?:it|there) (?:possible|a way|an option)|any way)\b",
+    re.IGNORECASE,
 )
 _ASKS_TO_RUN = re.compile(rf"{_LEAD_IN}(?:run|execute|start)\b", re.IGNORECASE)
 #: A change that is a fix: what was broken must work afterwards.
@@ -339,12 +348,13 @@ class TaskIntent:
     @property
     def might_change(self) -> bool:
         """Read as a question or a command, in words that may ask for a change: a change word
-        inside it ("is there a way to add ..."), or a statement (not a question) that says
+        inside it ("how do I add ..."), a question about what could be ("can f take a
+        separator?"), or a statement (not a question) that says
         something is not as it should be (a symptom: "X still happens when Y"). Ending with nothing changed, such a
         run did not do all that may have been asked."""
         if self.kind not in ("question", "command"):
             return False
-        if _CHANGE_WORD.search(self.task) is not None:
+        if _open_to_change(self.task):
             return True
         statement = _QUESTION_FORM.search(self.task) is None
         return self.kind == "question" and statement and _COMPLAINT.search(self.task) is not None
@@ -534,7 +544,12 @@ def settled(intent: TaskIntent, *, follow_up: bool) -> bool:
     if intent.kind == "change":
         return plain_change(intent.task)  # a symptom, "make ...": the model reads it
     plain = intent.kind == "command" or _QUESTION_FORM.search(intent.task) is not None
-    return plain and _CHANGE_WORD.search(intent.task) is None
+    return plain and not _open_to_change(intent.task)
+
+
+def _open_to_change(task: str) -> bool:
+    """A change word inside a question or command, or a question about what could be."""
+    return _CHANGE_WORD.search(task) is not None or _ABLE.search(task) is not None
 
 
 def decide(
