@@ -229,6 +229,7 @@ def test_a_value_answered_without_running_anything_is_sent_back_to_run_it(
     outcome, requests = run(repo, settings, turns, VALUE_QUESTION)
     sent_back = requests[1].prompt_text()
     assert "this asks about what the code gives, and nothing has been run" in sent_back
+    assert "print(evaluate(code=\"<function>('ten')\"))" in sent_back  # the tool that runs it
     assert "ValueError" in requests[2].prompt_text()  # it ran: its result was shown
     assert outcome.status == "completed"
     assert outcome.answer == "It raises ValueError: invalid literal for int()."

@@ -399,8 +399,10 @@ class TaskIntent:
         for path in [*self.files, *repo_files]:
             if path in self.task:
                 return f'read_file(path="{path}")'
-        if self.asks_value and self.calls:
-            return f"evaluate(code={self.calls[0]!r})"
+        if self.asks_value:  # only running it says what code gives
+            name = next(iter([*self.names, *self.carried]), "<function>")
+            call = self.calls[0] if self.calls else f"{name}({self.literal})"
+            return f"evaluate(code={call!r})"
         for name in [*self.names, *self.carried]:
             return f'rg_search(pattern="{name.rsplit(".", 1)[-1]}")'
         return 'rg_search(pattern="<a name from the question>")'
