@@ -2,41 +2,31 @@
 
 A `TaskIntent` says what kind of request a message is (a question, a change, a command to run
 and report, or something to decline) and what it mentions: code names, repository files, and
-calls written with literal arguments (`average([2, 4])`). The context (agent/context.py), the
-evidence (agent/evidence.py), the prompts, the loop, the final-answer checks and the outcome
-read it; none of them guesses from the task's words again.
+calls written with literal arguments (`average([2, 4])`). Context, evidence, prompts, loop,
+final-answer checks and outcome read it; none guesses from the task's words again.
 
 Who decides (`decide`):
 
-- the rules below, where they settle it: a destructive request; a plain request to change
-  (a sentence that starts with an editing verb in the imperative, after at most a polite
-  lead-in: "fix the bug", "please add ...", "can you rename ..."); and a question or a request
-  to run something whose words ask for no change ("what does add do?", "run the tests"),
-  unless it is a follow-up pointing back ("what about it?"); a request to act outside the
-  repository (publish, deploy, send) is declined like a destructive one. Asking the model
-  costs a model call before the first step: on the embedded 1.5B model several times the first answer's
-  first word (README, "The first answer"), and the server's one cached prompt then ends in
-  the intent question, not in the prefix the warm-up filled. The model is asked only for what
-  the rules cannot settle: a change told as a symptom or with a general verb ("make this
-  repository brand new"), a change word inside a question or a command, a question about
+- the rules, where they settle it: a destructive request, or one to act outside the
+  repository (publish, deploy, send); a plain change (an editing verb in the imperative, after
+  at most a polite lead-in: "fix the bug", "can you rename ..."); a question or a request to
+  run something whose words ask for no change, unless it is a follow-up pointing back. A model
+  call would come before the first word (README, "The first answer") and move the server's
+  one cached prompt off the warmed prefix. Left to the model: a symptom, a general verb ("make
+  this repository brand new"), a change word inside a question or command, a question about
   what could be ("can f take a separator?"), a follow-up's "it". Read as a question, such a
-  request that ends with nothing changed is not `completed` (`might_change`);
-- the model, with a reply constrained to a JSON schema, where the server enforces one
-  (llama.cpp's server: `response_format` with a `json_schema`; Ollama through LiteLLM's
-  `format`). The request is the conversation so far plus one question, so the server's cached
-  prefix (the system prompt, earlier turns) is reused, and a follow-up's "it" is resolved from
-  what the conversation established. The model decides the kind and the names; a code name it
-  gives that the task does not contain is kept only when the conversation mentioned it.
-  What the model does not overrule: a request the rules find destructive is declined (safety
-  is not left to a model's reading); a request the rules read as a change is not made a
-  question or a command (a 1.5B model labelled "Fix the bug ... so that the tests pass" as
-  run-and-report), and a plain one is not declined either.
-- the rules again, where the server enforces no schema or the reply is unusable. They are
-  the fallback, not a second opinion: a model's decision is never re-guessed by them.
+  request that changes nothing is not `completed` (`might_change`);
+- the model, its reply held to a JSON schema where the server enforces one (llama.cpp's
+  `response_format`; Ollama's `format`), asked after the conversation so far (the cached
+  prefix is reused; "it" is resolved from it). A code name it gives is kept only when the
+  task or the conversation contains it. It does not overrule the rules on safety (a
+  destructive request is declined) nor on a change (a 1.5B model labelled "Fix the bug ... so
+  that the tests pass" run-and-report);
+- the rules again where no schema is enforced or the reply is unusable: a fallback, never a
+  second opinion.
 
-What follows from the kind and the words (which failures a change is held to, whether the
-tests' output or the history is read first, the call a task plainly starts with) is derived
-here too, in one place.
+What follows from the kind and the words (which failures a change is held to, what is read
+first, the call a task plainly starts with) is derived here too, in one place.
 """
 
 from __future__ import annotations
@@ -347,11 +337,8 @@ class TaskIntent:
 
     @property
     def might_change(self) -> bool:
-        """Read as a question or a command, in words that may ask for a change: a change word
-        inside it ("how do I add ..."), a question about what could be ("can f take a
-        separator?"), or a statement (not a question) that says
-        something is not as it should be (a symptom: "X still happens when Y"). Ending with nothing changed, such a
-        run did not do all that may have been asked."""
+        """Read as a question or a command in words that may ask for a change (a change word
+        inside, "can f take ...?", a statement of a symptom): changing nothing is not done."""
         if self.kind not in ("question", "command"):
             return False
         if _open_to_change(self.task):
@@ -443,8 +430,7 @@ def literal_calls(text: str) -> list[str]:
 
 
 def _chained(text: str, end: int) -> int:
-    """The end of the expression a call at `end` starts: `Pointer('/a').parts()`, `.attr`
-    (the question asks about the whole chain, not its first call)."""
+    """Where the chain a call ending at `end` starts ends: `Pointer('/a').parts()`, `.attr`."""
     while (link := re.match(r"\.([A-Za-z_]\w*)", text[end + 1 :])) is not None:
         after = end + 1 + link.end()
         closing = _closing_paren(text, after) if text[after : after + 1] == "(" else after - 1
@@ -455,10 +441,8 @@ def _chained(text: str, end: int) -> int:
 
 
 def _literal_call(node: ast.expr) -> bool:
-    """A call (or a chain of them) on a name, every argument a literal, some argument given;
-    a non-literal argument raises ValueError."""
-    given = False
-    seen_call = False
+    """A call chain on a name, every argument a literal (else ValueError), some given."""
+    given = seen_call = False
     while not isinstance(node, ast.Name):
         if isinstance(node, ast.Call):
             for arg in [*node.args, *(k.value for k in node.keywords)]:
@@ -496,10 +480,8 @@ def _closing_paren(text: str, start: int) -> int | None:
 
 def rules_kind(task: str) -> IntentKind:
     """The kind of request by the rules (the fallback when no model decides)."""
-    if _DESTRUCTIVE.search(task):
-        return "decline"
     sentences = _sentences(task)
-    if any(_OUTSIDE.match(sentence) for sentence in sentences):
+    if _DESTRUCTIVE.search(task) or any(_OUTSIDE.match(sentence) for sentence in sentences):
         return "decline"
     if any(_ASKS.match(sentence) for sentence in sentences) or _SHOULD.search(task):
         return "change"
@@ -530,8 +512,7 @@ def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
 
 
 def _reason(task: str) -> str:
-    """Why a request is declined, for the user: it acts outside the repository, else it
-    destroys work (what the model is asked to refuse, INTENT_QUESTION)."""
+    """Why a request is declined: it acts outside the repository, else it destroys work."""
     if not _DESTRUCTIVE.search(task) and any(_OUTSIDE.match(s) for s in _sentences(task)):
         return OUTSIDE_REASON
     return DESTRUCTIVE_REASON

@@ -61,16 +61,9 @@ from .events import (
 from .intent import INTENT_SCHEMA, TaskIntent, decide, declined_answer, from_rules
 from .loop import RunStuck, SmolCodeAgent
 from .model import AgentModel, RunCancelled, build_model, context_window, enforces_schemas
-from .outcome import (
-    NOT_DONE,
-    NOT_VERIFIED,
-    Held,
-    describe_proposal,
-    failed_checks,
-    needs_a_change,
-)
+from .outcome import describe_proposal, judge
 from .pipeline import instrument
-from .prompts import UNGROUNDED, prompt_templates, task_message
+from .prompts import prompt_templates, task_message
 from .state import AgentState
 from .watch import RunWatch
 
@@ -83,14 +76,6 @@ NOWHERE = (
     "There is no {names} in this repository: I searched every file, and no function, class or "
     "variable has that name, so there is nothing to describe. Check the spelling, or ask about "
     "a name the repository defines."
-)
-MIGHT_CHANGE = (
-    "Note: nothing was changed. If you meant this as a request for a change, ask for it "
-    'plainly (for example "change <function> so that ...") and I will propose it.'
-)
-REPEATED = (
-    "Not answered: the model gave its answer to the previous question again, word for word "
-    "(shown below); it does not answer this one. Try asking it differently."
 )
 
 
@@ -382,42 +367,10 @@ class AgentSession:
             error = None if status == "cancelled" else self._model_failure(exc)
         watch, self._watch, self.agent.watch = self._watch, None, None
         self._code_read = self._code_read or (watch is not None and watch.grounded())
-        if status == "completed" and watch is not None and watch.repeated:
-            status = "incomplete"
-            answer = f"{REPEATED} {answer}".strip()
-        if status == "completed" and watch is not None and UNGROUNDED in watch.corrections:
-            status = "incomplete"  # the answer rests on nothing read or run: not an outcome
-        if (
-            status == "completed"
-            and watch is not None
-            and intent.might_change
-            and not watch.changed()
-        ):
-            # read as a question, in words that may ask for a change: nothing was changed, so
-            # the run did not do all that may have been asked
-            status = "incomplete"
-            watch.corrections.append(MIGHT_CHANGE)
-        if watch is not None and watch.corrections and answer:
+        if status == "completed" and watch is not None:
+            status, answer = judge(answer, watch)
+        elif watch is not None and watch.corrections and answer:
             answer = "\n\n".join([answer.rstrip(), *watch.corrections])
-        if (
-            status == "completed"
-            and watch is not None
-            and needs_a_change(intent, answer)
-            and not watch.changed()
-        ):
-            status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
-        last = watch.last_patch() if watch is not None else None
-        held: Held = watch.held if watch is not None else "none"
-        if status == "completed" and last is not None and watch is not None and intent.change:
-            # a change is told from its diff and its checks; the model's words only follow,
-            # as its words, never as the outcome
-            said = describe_proposal(last, held=held)
-            rest = answer.strip()
-            if rest and rest != said and rest not in said:
-                said += f"\n\nThe model's summary: {rest}"
-            if failed_checks(last.validation, held=held):
-                status, said = "incomplete", f"{NOT_VERIFIED} {said}"
-            answer = said
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":
