@@ -12,13 +12,12 @@ from tests.test_agent import session_for, tree_digest
 
 from smol_instruments.agent.intent import (
     INTENT_SCHEMA,
-    code_names,
     declined_answer,
     from_model_reply,
     from_rules,
-    literal_calls,
     settled,
 )
+from smol_instruments.agent.mentions import code_names, literal_calls
 from smol_instruments.base.config import Settings
 
 

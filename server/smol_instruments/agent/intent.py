@@ -31,12 +31,13 @@ first, the call a task plainly starts with) is derived here too, in one place.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .mentions import code_names, literal_calls
 
 IntentKind = Literal["question", "change", "command", "decline"]
 KINDS: tuple[IntentKind, ...] = ("question", "change", "command", "decline")
@@ -172,11 +173,6 @@ _EXPLAIN = re.compile(
 )
 #: A follow-up that points back at what the conversation was about ("it", "that function").
 _REFERS_BACK = re.compile(r"\b(?:it|its|this|that|these|those|them|they|the same)\b", re.I)
-#: Code names: `backticks`, call(), snake_case, camelCase, a dotted Class.method.
-_CODE_NAME = re.compile(
-    r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([A-Za-z_]\w*)\(|\b([a-z]+_[a-z0-9_]+)\b"
-    r"|\b([a-z]+[A-Z]\w*)\b|\b([A-Z]\w*\.[a-z_]\w*)\b"
-)
 _CODE_NOUNS = re.compile(
     r"\b(?:function|method|class|module|file|files|test|tests|bug|code|repo|repository|"
     r"project|commit|line|variable|import|error|argument|parameter|docstring|readme)s?\b",
@@ -193,10 +189,6 @@ _LANGUAGE_GLOBS = {
     "java": "*.java",
     "markdown": "*.md",
 }
-#: A call written in a task: a name, then an argument list the calls below parse.
-_CALL_START = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
-#: Words that look like calls in prose and are not the repository's ("e.g.(", "print(").
-_NOT_CALLS = frozenset({"print", "e.g", "i.e", "len", "str", "int", "list", "dict"})
 #: What a request asks outside the repository: publishing, deploying, sending, paying.
 _OUTSIDE = re.compile(
     rf"{_LEAD_IN}(?:publish|deploy|upload|release|push|send|e-?mail|post|tweet|pay|buy)\b",
@@ -230,8 +222,6 @@ _TEXT_FILE = re.compile(
 )
 #: A value a question writes: a quoted string, or a number after "for", "pass", "with", "of".
 _LITERAL = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\b(?:for|pass|with|of|on) (-?\d+(?:\.\d+)?)\b""")
-#: A name that is a file's (`config.toml`), not code's.
-_FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)$|\.$")
 
 
 def _sentences(task: str) -> list[str]:
@@ -393,89 +383,6 @@ class TaskIntent:
         for name in [*self.names, *self.carried]:
             return f'rg_search(pattern="{name.rsplit(".", 1)[-1]}")'
         return 'rg_search(pattern="<a name from the question>")'
-
-
-def code_names(text: str) -> list[str]:
-    """Identifiers `text` writes as code: in backticks, called, snake_case, camelCase,
-    Class.method."""
-    found: dict[str, None] = {}
-    for groups in _CODE_NAME.findall(text):
-        name = next((g for g in groups if g), "")
-        if name and name.lower() not in _NOT_CALLS and not _FILE_NAME.search(name):
-            found.setdefault(name, None)
-    return list(found)
-
-
-def literal_calls(text: str) -> list[str]:
-    """Calls `text` writes whose arguments are all literals (`average([2, 4])`,
-    `slugify("A b", max_words=2)`): what can be computed rather than imagined."""
-    calls: list[str] = []
-    taken = 0  # a call inside one already taken is part of it
-    for match in _CALL_START.finditer(text):
-        if match.start() < taken or match.group(1).lower() in _NOT_CALLS:
-            continue
-        end = _closing_paren(text, match.end() - 1)
-        if end is None:
-            continue
-        end = _chained(text, end)
-        call = text[match.start() : end + 1]
-        try:
-            literal = _literal_call(ast.parse(call, mode="eval").body)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue
-        if literal and call not in calls:
-            calls.append(call)
-            taken = end
-    return calls[:4]
-
-
-def _chained(text: str, end: int) -> int:
-    """Where the chain a call ending at `end` starts ends: `Pointer('/a').parts()`, `.attr`."""
-    while (link := re.match(r"\.([A-Za-z_]\w*)", text[end + 1 :])) is not None:
-        after = end + 1 + link.end()
-        closing = _closing_paren(text, after) if text[after : after + 1] == "(" else after - 1
-        if closing is None:
-            break
-        end = closing
-    return end
-
-
-def _literal_call(node: ast.expr) -> bool:
-    """A call chain on a name, every argument a literal (else ValueError), some given."""
-    given = seen_call = False
-    while not isinstance(node, ast.Name):
-        if isinstance(node, ast.Call):
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                ast.literal_eval(arg)
-            given = given or bool(node.args or node.keywords)
-            seen_call, node = True, node.func
-        elif isinstance(node, ast.Attribute):
-            node = node.value
-        else:
-            return False
-    return given and seen_call
-
-
-def _closing_paren(text: str, start: int) -> int | None:
-    """The index of the parenthesis closing the one at `start` (quotes respected)."""
-    depth, quote, index = 0, "", start
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return index if char == ")" else None
-        index += 1
-    return None
 
 
 def rules_kind(task: str) -> IntentKind:
