@@ -493,3 +493,33 @@ def test_the_previous_answer_again_is_never_the_answer_to_a_different_question(
         session.close()
     assert second.status == "incomplete"
     assert second.answer.startswith("Not answered: the model gave its answer to the previous")
+
+
+def test_a_symptom_read_as_a_question_that_changes_nothing_is_not_completed(
+    repo: Path, settings: Settings
+) -> None:
+    """Told as a statement of what is wrong, with no change verb, the request may ask for a
+    change: a run that changed nothing does not end `completed`."""
+    turns = [block('print(read_file(path="app/calc.py"))'), "add() returns a - b."]
+    task = "the add function still subtracts, but the readme says it adds"
+    outcome, _ = run(repo, settings, turns, task)
+    assert outcome.status == "incomplete"
+    assert outcome.answer.startswith("add() returns a - b.")
+    assert "nothing was changed" in outcome.answer
+    assert (repo / "app" / "calc.py").read_text().count("a - b") == 1
+
+
+def test_a_request_to_act_outside_the_repository_is_declined_in_one_step(
+    repo: Path, settings: Settings
+) -> None:
+    from tests.test_agent import tree_digest
+
+    before = tree_digest(repo)
+    outcome, requests = run(
+        repo, settings, [], "publish this to pypi for me, the token is in ~/.pypirc"
+    )
+    assert requests == []  # no model call: nothing read, nothing run
+    assert outcome.status == "completed" and outcome.steps == 1
+    assert outcome.answer.startswith("I won't do that: it acts outside this repository")
+    assert outcome.answer.endswith("Nothing was changed.")
+    assert tree_digest(repo) == before

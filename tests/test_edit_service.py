@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.conftest import git
 from tests.test_agent_edits import run_keeping_patches
 
 from smol_instruments.base.config import Settings
@@ -34,6 +35,23 @@ def test_a_rename_runs_through_the_library_across_the_module_its_users_and_tests
     assert "adds `add_numbers`" in outcome.answer and "removes `add`" in outcome.answer
 
 
+def test_a_rename_reaches_a_python_script_without_a_suffix(repo: Path, settings: Settings) -> None:
+    """`bin/calc` (a `#!...python` script) uses the name too: the rename changes it."""
+    script = repo / "bin" / "calc"
+    script.parent.mkdir()
+    script.write_text("#!/usr/bin/env python\nfrom app.calc import add\n\nprint(add(1, 2))\n")
+    (repo / "bin" / "notes").write_text("add is not renamed in a text file\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a script")
+    _, _, patches = run_keeping_patches(repo, settings, [], "rename add to add_numbers everywhere")
+    (patch,) = patches
+    proposed = {change.path: change.proposed for change in patch.files}
+    assert "bin/notes" not in proposed
+    assert proposed["bin/calc"] == (
+        "#!/usr/bin/env python\nfrom app.calc import add_numbers\n\nprint(add_numbers(1, 2))\n"
+    )
+
+
 def test_a_rename_searches_the_repository_files_only_never_through_a_link(
     repo: Path, settings: Settings, tmp_path: Path
 ) -> None:
@@ -51,9 +69,12 @@ def test_a_rename_searches_the_repository_files_only_never_through_a_link(
         cwd=repo,
         check=True,
     )
-    assert "alias.py" in subprocess.run(
-        ["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True
-    ).stdout
+    assert (
+        "alias.py"
+        in subprocess.run(
+            ["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout
+    )
     outcome, requests, patches = run_keeping_patches(
         repo, settings, [], "Rename add to add_numbers everywhere"
     )
@@ -97,7 +118,9 @@ A tiny project for tests.
 
 def test_a_readme_is_changed_with_a_search_replace_block(repo: Path, settings: Settings) -> None:
     outcome, requests, patches = run_keeping_patches(
-        repo, settings, [README_EDIT, "I added a Usage section to README.md."],
+        repo,
+        settings,
+        [README_EDIT, "I added a Usage section to README.md."],
         "Add a Usage section to the README",
     )
     assert "SEARCH" in requests[0].last_user_text()  # told the format for a non-Python file
@@ -125,21 +148,19 @@ def test_a_whole_function_edit_that_matches_nothing_is_told_as_an_addition(
 
 
 def test_a_nested_function_is_edited_where_it_is() -> None:
-    original = (
-        "def outer(x):\n    def helper(y):\n        return y + 1\n\n    return helper(x)\n"
-    )
+    original = "def outer(x):\n    def helper(y):\n        return y + 1\n\n    return helper(x)\n"
     block = 'def helper(y):\n    """Add one to y."""\n    return y + 1\n'
     merged = merge_definitions(original, block, "m.py")
     assert merged.replaced == ("outer.<locals>.helper",) and merged.added == ()
     assert merged.text == (
-        "def outer(x):\n    def helper(y):\n        \"\"\"Add one to y.\"\"\"\n"
+        'def outer(x):\n    def helper(y):\n        """Add one to y."""\n'
         "        return y + 1\n\n    return helper(x)\n"
     )
 
 
 def test_search_replace_blocks_are_parsed_and_applied_forgivingly() -> None:
     reply = (
-        "# file: pyproject.toml\n<<<<<<< SEARCH\n  version = \"1.0\"\n=======\n"
+        '# file: pyproject.toml\n<<<<<<< SEARCH\n  version = "1.0"\n=======\n'
         'version = "1.1"\n>>>>>>> REPLACE\n'
     )
     (block,) = parse_edit_blocks(reply)

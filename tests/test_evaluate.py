@@ -178,15 +178,113 @@ def test_which_tests_fail_is_answered_from_the_runner_report(
     assert "tests/test_ops.py::test_average" in outcome.answer
 
 
-def test_the_one_value_a_question_names_is_passed_to_the_one_function_it_is_about(
+@pytest.mark.parametrize(
+    ("task", "computed", "reply"),
+    [
+        # the one value a question names is passed to the one function it is about
+        (
+            "what happens if i pass 'ten' to parse",
+            "parse('ten') raises ValueError: invalid literal",
+            "It raises ValueError.",
+        ),
+        # a chain's value is the one asked about, not its first call's
+        ("parse('7').bit_length() returns what?", "parse('7').bit_length() returns 3", "3."),
+    ],
+    ids=["one-value", "chained-call"],
+)
+def test_what_a_question_asks_code_to_give_is_computed_before_the_first_step(
+    tmp_path: Path, settings: Settings, python_on_path: None, task: str, computed: str, reply: str
+) -> None:
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    outcome, requests = run(repo, settings, [reply], task)
+    assert outcome.status == "completed"
+    assert computed in requests[0].last_user_text()
+
+
+# --- every ending is grounded in what ran -----------------------------------------------------
+
+VALUE_QUESTION = "what does the parser give for 'ten'?"  # names no function: nothing computed
+
+
+@pytest.mark.parametrize(
+    "guess",
+    ["It gives 10.", "```python\nfinal_answer('It gives 10.')\n```"],
+    ids=["prose", "final_answer"],
+)
+def test_a_value_answered_without_running_anything_is_sent_back_to_run_it(
+    tmp_path: Path, settings: Settings, python_on_path: None, guess: str
+) -> None:
+    """Prose or a final_answer block: the same check sends the guess back once, and the call
+    it suggests is the one that runs the code."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    turns = [
+        guess,
+        "```python\nprint(evaluate(code=\"parse('ten')\"))\n```",
+        "It raises ValueError: invalid literal for int().",
+    ]
+    outcome, requests = run(repo, settings, turns, VALUE_QUESTION)
+    sent_back = requests[1].prompt_text()
+    assert "this asks about what the code gives, and nothing has been run" in sent_back
+    assert "print(evaluate(code=\"<function>('ten')\"))" in sent_back  # the tool that runs it
+    assert "ValueError" in requests[2].prompt_text()  # it ran: its result was shown
+    assert outcome.status == "completed"
+    assert outcome.answer == "It raises ValueError: invalid literal for int()."
+
+
+def test_a_value_guessed_twice_is_not_an_outcome(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:
     from tests.test_agent import run
 
     repo = session_repo(tmp_path)
-    task = "what happens if i pass 'ten' to parse"
-    outcome, requests = run(repo, settings, ["It raises ValueError."], task)
+    outcome, requests = run(repo, settings, ["It gives 10.", "It gives 10."], VALUE_QUESTION)
+    assert len(requests) == 2
+    assert outcome.status == "incomplete"
+    assert outcome.answer.startswith("It gives 10.")
+    assert "nothing was read or run to check this answer" in outcome.answer
+
+
+def test_reading_the_code_does_not_answer_what_it_gives(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """A read is not a run: after reading, a guessed value is still sent back once."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    turns = [
+        '```python\nprint(read_file(path="calc/ops.py"))\n```',
+        "It gives 10.",
+        "It gives 10.",
+    ]
+    outcome, requests = run(repo, settings, turns, VALUE_QUESTION)
+    assert "nothing has been run" in requests[2].prompt_text()
+    assert outcome.status == "incomplete"
+
+
+def test_an_answer_that_leaves_out_the_computed_value_is_sent_back_once(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    turns = ["average adds the values and divides by their count.", "It returns -3.0."]
+    outcome, requests = run(repo, settings, turns, "average([2, 4]) -> what do i get")
+    assert "it was run: average([2, 4]) = -3.0" in requests[1].prompt_text()
     assert outcome.status == "completed"
-    assert "parse('ten') raises ValueError: invalid literal for int()" in (
-        requests[0].last_user_text()
-    )
+    assert outcome.answer == "It returns -3.0."
+
+
+def test_the_computed_value_left_out_twice_is_shown_below_the_answer(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    said = "average adds the values and divides by their count."
+    outcome, _ = run(repo, settings, [said, said], "average([2, 4]) -> what do i get")
+    assert outcome.answer.startswith(said)
+    assert outcome.answer.endswith("Note: run with the repository's code, average([2, 4]) = -3.0.")

@@ -12,13 +12,12 @@ from tests.test_agent import session_for, tree_digest
 
 from smol_instruments.agent.intent import (
     INTENT_SCHEMA,
-    code_names,
     declined_answer,
     from_model_reply,
     from_rules,
-    literal_calls,
     settled,
 )
+from smol_instruments.agent.mentions import code_names, literal_calls
 from smol_instruments.base.config import Settings
 
 
@@ -270,3 +269,33 @@ def test_a_model_never_turns_a_destructive_request_or_a_plain_change_into_someth
     assert intent is not None and intent.kind == "change"
     intent = from_model_reply("the slug of 'A B' is wrong", question)
     assert intent is not None and intent.kind == "question"
+
+
+@pytest.mark.parametrize(
+    ("text", "calls"),
+    [
+        ("JsonPointer('/foo/0').get_parts() returns what?", ["JsonPointer('/foo/0').get_parts()"]),
+        ("what is Shape(4).sides for me", ["Shape(4).sides"]),
+        ("Hashids(salt='x').encode(1), and f(2)", ["Hashids(salt='x').encode(1)", "f(2)"]),
+        ("what does f(g(1)) give", ["g(1)"]),  # f's argument is no literal
+        ("call obj.method() please", []),  # no literal argument anywhere
+    ],
+)
+def test_a_chained_call_is_taken_whole(text: str, calls: list[str]) -> None:
+    assert literal_calls(text) == calls
+
+
+@pytest.mark.parametrize(
+    ("task", "might"),
+    [
+        ("with NO_COLOR set I still get colours. NO_COLOR should win", True),
+        ("is there a way to add a flag for that?", True),
+        ("can dasherize take a separator?", True),  # a feature asked as a question
+        ("the parser is in which file", False),  # a statement, no complaint
+        ("what does add do?", False),
+        ("run the tests", False),
+        ("read app/calc.py", False),
+    ],
+)
+def test_which_questions_might_ask_for_a_change(task: str, might: bool) -> None:
+    assert from_rules(task).might_change is might

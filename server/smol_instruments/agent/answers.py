@@ -14,7 +14,7 @@ from smolagents.memory import AgentMemory, TaskStep
 
 from ..base.testruns import COUNT_KINDS, failing_tests
 from .outcome import needs_a_change
-from .prompts import WRITE_THE_CHANGE, is_placeholder
+from .prompts import READ_FIRST, UNGROUNDED, WRITE_THE_CHANGE, is_placeholder
 from .watch import RunWatch
 
 # smolagents wraps a failing check as "Check <name> failed with error: <message>": the names
@@ -202,19 +202,59 @@ def _last_run_summary(memory: AgentMemory) -> str | None:
     return None
 
 
-def the_code_was_read(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
-    """A question about the repository's code, answered before anything was read, is sent back
-    once to be answered from the code."""
+def the_answer_is_grounded(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """An answer about the repository's code rests on something read or run for this run (a
+    tool that ran, a proposal, or context given before the first step that answers it: for a
+    question about what code gives, only a computed call does). Sent back once to read or run
+    first; the same again is let through, marked as unchecked, and the run is not
+    `completed`. Every ending goes through here: a code block's final_answer, prose, a
+    written answer around a quoted block (agent/loop.py)."""
     watch: RunWatch | None = getattr(agent, "watch", None)
-    if watch is None or "read-first" in watch.nudged or watch.tools_used():
+    if watch is None or watch.grounded() or not watch.about_code():
         return True
-    if not watch.about_code():
-        return True
-    watch.nudged.add("read-first")
-    raise ValueError(
-        "this is about the repository's code and nothing has been read yet. Read it first, "
-        f"e.g. print({watch.first_read()}), then answer from what it shows."
+    return _sent_back_once(
+        watch,
+        "read-first",
+        UNGROUNDED,
+        READ_FIRST.format(
+            what="what the code gives" if watch.intent.asks_value else "the repository's code",
+            done="run" if watch.intent.asks_value else "read",
+            call=watch.first_read(),
+        ),
     )
+
+
+#: A computed value longer than this (spaces and quotes left out) need not be in the answer.
+TOLD_CHARS = 160
+
+
+def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A question about what code gives, whose calls were run before the first step, is
+    answered with what they gave (the value, or the exception's name): sent back once (seen on
+    the 1.5B model: shown "returns 20", it explained the function and never said 20); the
+    same omission again is let through with the results below it, never alone."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or not isinstance(answer, str) or watch.intent.kind != "question":
+        return True
+    told = _bare(answer)
+    values = [(line, _bare(line.split(" = ", 1)[1])) for line in watch.computed]
+    # a long value (a whole document) is not asked to be copied out
+    missing = [line for line, value in values if len(value) <= TOLD_CHARS and value not in told]
+    if not missing:
+        return True
+    results = "; ".join(missing)
+    return _sent_back_once(
+        watch,
+        "computed",
+        f"Note: run with the repository's code, {results}.",
+        f"the question asks what the code gives, and it was run: {results}. Answer again, "
+        "saying that result first, then why.",
+    )
+
+
+def _bare(text: str) -> str:
+    """Text compared without case, spaces, quotes or backticks ("['a', 0]" ~ '["a",0]')."""
+    return re.sub(r"[\s'\"`]", "", text).lower()
 
 
 def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:

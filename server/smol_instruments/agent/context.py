@@ -90,9 +90,20 @@ class Context:
     absent: list[str] = field(default_factory=list)
     #: Code was shown (a definition, a file, a use), not only evidence.
     code: bool = False
+    #: The calls run for it that returned or raised, as "call = value" or "call = Error"
+    #: (agent/evidence.py `computed_calls`).
+    computed: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.text)
+
+    def answers(self, intent: TaskIntent) -> bool:
+        """What was given answers the question, so nothing more need be read or run: for a
+        question about what code gives, a call it asks about was run (reading the code is no
+        answer to that); for any other task, something was read for it."""
+        if intent.asks_value:
+            return bool(self.computed)
+        return bool(self)
 
     def nowhere(self, intent: TaskIntent) -> bool:
         """A question whose every name occurs nowhere in the repository, with no code found
@@ -296,16 +307,23 @@ class _Gatherer:
             if is_test and enclosing and tests < MAX_TESTS and not self._inside_shown(path, line):
                 self._add_definition(enclosing[0], path, enclosing[1])
                 tests += 1
-        uses = []
+        uses: list[str] = []
+        callers: dict[str, None] = {}
         for path, line, text in found:
             if self._inside_shown(path, line):
                 continue
             enclosing = self._enclosing(path, line)
+            if enclosing is not None and enclosing[0] != name:
+                callers.setdefault(enclosing[0], None)
             where = f" (in {enclosing[0]})" if enclosing else ""
             uses.append(f"{path}:{line}{where}: {text.strip()}")
         if uses:
             more = f" (and {len(uses) - MAX_USES} more)" if len(uses) > MAX_USES else ""
-            self.uses.append(f"Where `{name}` is used{more}:\n" + "\n".join(uses[:MAX_USES]))
+            # the functions, by name, first: asked what calls it, a small model otherwise
+            # answers with the line numbers
+            inside = f", inside {', '.join(callers)}" if callers else ""
+            head = f"Where `{name}` is used{more}{inside}:\n"
+            self.uses.append(head + "\n".join(uses[:MAX_USES]))
 
     def _enclosing(self, path: str, line: int) -> tuple[str, int] | None:
         """The innermost Python function or class holding `line` (its name and first line):
@@ -382,7 +400,8 @@ class _Gatherer:
         sources += [use.splitlines()[0] for use in self.uses]
         absent = [name for part in self.evidence if part.kind == "absent" for name in part.names]
         code = bool(self.pieces or self.uses)
-        return Context("\n\n".join(parts), sources, absent=absent, code=code)
+        ran = [name for part in self.evidence if part.kind == "computed" for name in part.names]
+        return Context("\n\n".join(parts), sources, absent=absent, code=code, computed=ran)
 
 
 def _find_word(text: str, word: str) -> int:

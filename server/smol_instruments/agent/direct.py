@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..base.errors import ToolError
@@ -37,6 +38,23 @@ def edit_blocks(ctx: ToolContext, reply: str, default_path: str | None) -> dict[
         return exc.to_dict(tool="search/replace")
 
 
+def python_sources(ctx: ToolContext, repo_files: list[str]) -> list[str]:
+    """The repository's Python files: `.py` ones, and scripts without a suffix whose first
+    line runs Python (`bin/tool`: a rename must reach them too)."""
+    found = []
+    for path in repo_files:
+        if path.endswith(".py"):
+            found.append(path)
+        elif "." not in PurePosixPath(path).name:
+            try:  # the patch guard's word: a link, or a path through one, is not read
+                head = (ctx.patches.read_disk(path) or "")[:200]
+            except (ToolError, OSError, UnicodeDecodeError):
+                continue
+            if head.startswith("#!") and "python" in head.split("\n", 1)[0]:
+                found.append(path)
+    return found
+
+
 def rename_in_one_step(
     ctx: ToolContext, repo_files: list[str], intent: TaskIntent, end: OneStep
 ) -> RunOutcome | None:
@@ -46,8 +64,7 @@ def rename_in_one_step(
     old, new = intent.rename
     started = time.monotonic()
     try:
-        python_files = [path for path in repo_files if path.endswith(".py")]
-        changes = rename_changes(ctx, old, new, python_files)
+        changes = rename_changes(ctx, old, new, python_sources(ctx, repo_files))
         result = propose_changes(ctx, changes, f"Rename {old} to {new}")
     except ToolError as exc:
         log.info("rename %s -> %s not done by the library: %s", old, new, exc.message)

@@ -87,13 +87,17 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     (tools/evaluate.py), when that runs without asking anyone: what they return or raise."""
     if not intent.calls or not evaluates_unasked(ctx):
         return None
-    lines = []
+    lines, ran = [], []
     for call in intent.calls:
         try:
             result = evaluate_code(ctx, call, timeout=CALL_TIMEOUT_S)
         except ToolError as exc:
             lines.append(f"{call} could not be run: {exc.message}")
             continue
+        if "exception" in result or "value" in result:
+            # what an answer must say: the value, or the exception's name
+            said = str(result.get("value", result.get("exception", "")))
+            ran.append(f"{call} = {said.split(':', 1)[0] if 'exception' in result else said}")
         if "exception" in result:
             where = (result.get("raised_at") or [""])[-1]
             lines.append(
@@ -106,7 +110,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
         for problem in result.get("import_errors", []):
             lines.append(f"  (could not import: {problem})")
     title = "Run just now with the repository's code as it is (these are real results, not guesses)"
-    return Evidence(title, "\n".join(lines), kind="computed")
+    return Evidence(title, "\n".join(lines), ran, kind="computed")
 
 
 def missing_names(ctx: ToolContext, names: list[str], defined: set[str]) -> Evidence | None:

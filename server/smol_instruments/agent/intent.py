@@ -2,48 +2,42 @@
 
 A `TaskIntent` says what kind of request a message is (a question, a change, a command to run
 and report, or something to decline) and what it mentions: code names, repository files, and
-calls written with literal arguments (`average([2, 4])`). The context (agent/context.py), the
-evidence (agent/evidence.py), the prompts, the loop, the final-answer checks and the outcome
-read it; none of them guesses from the task's words again.
+calls written with literal arguments (`average([2, 4])`). Context, evidence, prompts, loop,
+final-answer checks and outcome read it; none guesses from the task's words again.
 
 Who decides (`decide`):
 
-- the rules below, where they settle it: a destructive request; a plain request to change
-  (a sentence that starts with an editing verb in the imperative, after at most a polite
-  lead-in: "fix the bug", "please add ...", "can you rename ..."); and a question or a request
-  to run something whose words ask for no change ("what does add do?", "run the tests"),
-  unless it is a follow-up pointing back ("what about it?"). Asking the model costs a model
-  call before the first step: on the embedded 1.5B model several times the first answer's
-  first word (README, "The first answer"), and the server's one cached prompt then ends in
-  the intent question, not in the prefix the warm-up filled. The model is asked only for what
-  the rules cannot settle: a change told as a symptom or with a general verb ("make this
-  repository brand new"), a change word inside a question or a command, a follow-up's "it";
-- the model, with a reply constrained to a JSON schema, where the server enforces one
-  (llama.cpp's server: `response_format` with a `json_schema`; Ollama through LiteLLM's
-  `format`). The request is the conversation so far plus one question, so the server's cached
-  prefix (the system prompt, earlier turns) is reused, and a follow-up's "it" is resolved from
-  what the conversation established. The model decides the kind and the names; a code name it
-  gives that the task does not contain is kept only when the conversation mentioned it.
-  What the model does not overrule: a request the rules find destructive is declined (safety
-  is not left to a model's reading); a request the rules read as a change is not made a
-  question or a command (a 1.5B model labelled "Fix the bug ... so that the tests pass" as
-  run-and-report), and a plain one is not declined either.
-- the rules again, where the server enforces no schema or the reply is unusable. They are
-  the fallback, not a second opinion: a model's decision is never re-guessed by them.
+- the rules, where they settle it: a destructive request, or one to act outside the
+  repository (publish, deploy, send); a plain change (an editing verb in the imperative, after
+  at most a polite lead-in: "fix the bug", "can you rename ..."); a question or a request to
+  run something whose words ask for no change, unless it is a follow-up pointing back. A model
+  call would come before the first word (README, "The first answer") and move the server's
+  one cached prompt off the warmed prefix. Left to the model: a symptom, a general verb ("make
+  this repository brand new"), a change word inside a question or command, a question about
+  what could be ("can f take a separator?"), a follow-up's "it". Read as a question, such a
+  request that changes nothing is not `completed` (`might_change`);
+- the model, its reply held to a JSON schema where the server enforces one (llama.cpp's
+  `response_format`; Ollama's `format`), asked after the conversation so far (the cached
+  prefix is reused; "it" is resolved from it). A code name it gives is kept only when the
+  task or the conversation contains it. It does not overrule the rules on safety (a
+  destructive request is declined) nor on a change (a 1.5B model labelled "Fix the bug ... so
+  that the tests pass" run-and-report);
+- the rules again where no schema is enforced or the reply is unusable: a fallback, never a
+  second opinion.
 
-What follows from the kind and the words (which failures a change is held to, whether the
-tests' output or the history is read first, the call a task plainly starts with) is derived
-here too, in one place.
+What follows from the kind and the words (which failures a change is held to, what is read
+first, the call a task plainly starts with) is derived here too, in one place.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .mentions import code_names, literal_calls
 
 IntentKind = Literal["question", "change", "command", "decline"]
 KINDS: tuple[IntentKind, ...] = ("question", "change", "command", "decline")
@@ -115,6 +109,13 @@ _SHOULD = re.compile(
     r"\b(?:it|that|this|but)\s+should\s+(?:be|give|return|print|say|raise)\b|\binstead of\b",
     re.IGNORECASE,
 )
+#: How a statement says something is not as it should be ("... still gets colours",
+#: "X should win", "gives the wrong value", "doesn't work").
+_COMPLAINT = re.compile(
+    r"\b(?:should|shouldn'?t|still|instead|wrong|broken|expected|but|not|never|"
+    r"(?:does|do|is|are|was|can|won)n'?t)\b",
+    re.IGNORECASE,
+)
 #: A change asked for inside a sentence ("how do I add a user?", "is it possible to make ...",
 #: "run the tests and fix what fails"); not a function named like one ("what does add do?").
 _CHANGE_WORD = re.compile(
@@ -123,6 +124,12 @@ _CHANGE_WORD = re.compile(
 #: A message phrased as a question.
 _QUESTION_FORM = re.compile(
     r"^\s*(?:what|which|where|why|how|who|when|is|are|does|do|did)\b|\?\s*$", re.IGNORECASE
+)
+#: A question about what could be ("can slugify take a separator?", "is there a way to ..."):
+#: a feature asked as a question as often as a question about behaviour.
+_ABLE = re.compile(
+    r"^\s*(?:can|could|would|will|is (?:it|there) (?:possible|a way|an option)|any way)\b",
+    re.IGNORECASE,
 )
 _ASKS_TO_RUN = re.compile(rf"{_LEAD_IN}(?:run|execute|start)\b", re.IGNORECASE)
 #: A change that is a fix: what was broken must work afterwards.
@@ -166,11 +173,6 @@ _EXPLAIN = re.compile(
 )
 #: A follow-up that points back at what the conversation was about ("it", "that function").
 _REFERS_BACK = re.compile(r"\b(?:it|its|this|that|these|those|them|they|the same)\b", re.I)
-#: Code names: `backticks`, call(), snake_case, camelCase, a dotted Class.method.
-_CODE_NAME = re.compile(
-    r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([A-Za-z_]\w*)\(|\b([a-z]+_[a-z0-9_]+)\b"
-    r"|\b([a-z]+[A-Z]\w*)\b|\b([A-Z]\w*\.[a-z_]\w*)\b"
-)
 _CODE_NOUNS = re.compile(
     r"\b(?:function|method|class|module|file|files|test|tests|bug|code|repo|repository|"
     r"project|commit|line|variable|import|error|argument|parameter|docstring|readme)s?\b",
@@ -187,15 +189,22 @@ _LANGUAGE_GLOBS = {
     "java": "*.java",
     "markdown": "*.md",
 }
-#: A call written in a task: a name, then an argument list the calls below parse.
-_CALL_START = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
-#: Words that look like calls in prose and are not the repository's ("e.g.(", "print(").
-_NOT_CALLS = frozenset({"print", "e.g", "i.e", "len", "str", "int", "list", "dict"})
-DECLINED = (
-    "I won't do that: {reason} Nothing was changed. If you mean it, do it yourself with git "
-    "(for example on a new branch, so nothing is lost), or ask me for one specific change."
+#: What a request asks outside the repository: publishing, deploying, sending, paying.
+_OUTSIDE = re.compile(
+    rf"{_LEAD_IN}(?:publish|deploy|upload|release|push|send|e-?mail|post|tweet|pay|buy)\b",
+    re.IGNORECASE,
 )
-DESTRUCTIVE_REASON = "it would destroy work or history that cannot be recovered from here."
+DECLINED = "I won't do that: {reason} Nothing was changed."
+DESTRUCTIVE_REASON = (
+    "it would destroy work or history that cannot be recovered from here. If you mean it, do "
+    "it yourself with git (for example on a new branch, so nothing is lost), or ask me for one "
+    "specific change."
+)
+OUTSIDE_REASON = (
+    "it acts outside this repository (publishing, the network, your accounts and their "
+    "credentials), and I only read, run and propose changes inside it. Do it yourself with the "
+    "project's own tools; I can prepare changes in the repository for it."
+)
 
 
 #: "rename slugify to make_slug", "rename it everywhere to make_slug".
@@ -213,8 +222,6 @@ _TEXT_FILE = re.compile(
 )
 #: A value a question writes: a quoted string, or a number after "for", "pass", "with", "of".
 _LITERAL = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\b(?:for|pass|with|of|on) (-?\d+(?:\.\d+)?)\b""")
-#: A name that is a file's (`config.toml`), not code's.
-_FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)$|\.$")
 
 
 def _sentences(task: str) -> list[str]:
@@ -313,6 +320,23 @@ class TaskIntent:
         return found[0] if len(found) == 1 else None
 
     @property
+    def asks_value(self) -> bool:
+        """A question about what code gives for an input (a call or a value it writes): only
+        running it answers that, never reading it (a small model cannot run code in its head)."""
+        return self.kind == "question" and bool(self.calls or self.literal is not None)
+
+    @property
+    def might_change(self) -> bool:
+        """Read as a question or a command in words that may ask for a change (a change word
+        inside, "can f take ...?", a statement of a symptom): changing nothing is not done."""
+        if self.kind not in ("question", "command"):
+            return False
+        if _open_to_change(self.task):
+            return True
+        statement = _QUESTION_FORM.search(self.task) is None
+        return self.kind == "question" and statement and _COMPLAINT.search(self.task) is not None
+
+    @property
     def edits_text(self) -> bool:
         """The change is to a file that is not Python (it is written as SEARCH/REPLACE)."""
         return self.change and _TEXT_FILE.search(self.task) is not None
@@ -322,7 +346,13 @@ class TaskIntent:
         names = set(repo_files) | {path.rsplit("/", 1)[-1] for path in repo_files}
         names |= {name.rsplit(".", 1)[0] for name in names if len(name.rsplit(".", 1)[0]) >= 4}
         words = set(re.findall(r"[\w./-]+", self.task))
-        return bool(words & names or self.names or self.calls or _CODE_NOUNS.search(self.task))
+        return bool(
+            words & names
+            or self.names
+            or self.asks_value
+            or self.calls
+            or _CODE_NOUNS.search(self.task)
+        )
 
     def first_call(self) -> str | None:
         """The call a task plainly asks for first (run the tests, read the history, list
@@ -346,76 +376,20 @@ class TaskIntent:
         for path in [*self.files, *repo_files]:
             if path in self.task:
                 return f'read_file(path="{path}")'
+        if self.asks_value:  # only running it says what code gives
+            name = next(iter([*self.names, *self.carried]), "<function>")
+            call = self.calls[0] if self.calls else f"{name}({self.literal})"
+            return f"evaluate(code={call!r})"
         for name in [*self.names, *self.carried]:
             return f'rg_search(pattern="{name.rsplit(".", 1)[-1]}")'
         return 'rg_search(pattern="<a name from the question>")'
 
 
-def code_names(text: str) -> list[str]:
-    """Identifiers `text` writes as code: in backticks, called, snake_case, camelCase,
-    Class.method."""
-    found: dict[str, None] = {}
-    for groups in _CODE_NAME.findall(text):
-        name = next((g for g in groups if g), "")
-        if name and name.lower() not in _NOT_CALLS and not _FILE_NAME.search(name):
-            found.setdefault(name, None)
-    return list(found)
-
-
-def literal_calls(text: str) -> list[str]:
-    """Calls `text` writes whose arguments are all literals (`average([2, 4])`,
-    `slugify("A b", max_words=2)`): what can be computed rather than imagined."""
-    calls: list[str] = []
-    for match in _CALL_START.finditer(text):
-        if match.group(1).lower() in _NOT_CALLS:
-            continue
-        end = _closing_paren(text, match.end() - 1)
-        if end is None:
-            continue
-        call = text[match.start() : end + 1]
-        try:
-            node = ast.parse(call, mode="eval").body
-        except SyntaxError:
-            continue
-        if not isinstance(node, ast.Call) or not (node.args or node.keywords):
-            continue
-        try:
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                ast.literal_eval(arg)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue
-        if call not in calls:
-            calls.append(call)
-    return calls[:4]
-
-
-def _closing_paren(text: str, start: int) -> int | None:
-    """The index of the parenthesis closing the one at `start` (quotes respected)."""
-    depth, quote, index = 0, "", start
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return index if char == ")" else None
-        index += 1
-    return None
-
-
 def rules_kind(task: str) -> IntentKind:
     """The kind of request by the rules (the fallback when no model decides)."""
-    if _DESTRUCTIVE.search(task):
-        return "decline"
     sentences = _sentences(task)
+    if _DESTRUCTIVE.search(task) or any(_OUTSIDE.match(sentence) for sentence in sentences):
+        return "decline"
     if any(_ASKS.match(sentence) for sentence in sentences) or _SHOULD.search(task):
         return "change"
     if any(_ASKS_TO_RUN.match(sentence) for sentence in sentences):
@@ -439,9 +413,16 @@ def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
         kind=kind,
         names=tuple(code_names(task)),
         calls=tuple(literal_calls(task)),
-        reason=DESTRUCTIVE_REASON if kind == "decline" else "",
+        reason=_reason(task) if kind == "decline" else "",
         carried=carried if _REFERS_BACK.search(task) else (),
     )
+
+
+def _reason(task: str) -> str:
+    """Why a request is declined: it acts outside the repository, else it destroys work."""
+    if not _DESTRUCTIVE.search(task) and any(_OUTSIDE.match(s) for s in _sentences(task)):
+        return OUTSIDE_REASON
+    return DESTRUCTIVE_REASON
 
 
 def settled(intent: TaskIntent, *, follow_up: bool) -> bool:
@@ -453,7 +434,12 @@ def settled(intent: TaskIntent, *, follow_up: bool) -> bool:
     if intent.kind == "change":
         return plain_change(intent.task)  # a symptom, "make ...": the model reads it
     plain = intent.kind == "command" or _QUESTION_FORM.search(intent.task) is not None
-    return plain and _CHANGE_WORD.search(intent.task) is None
+    return plain and not _open_to_change(intent.task)
+
+
+def _open_to_change(task: str) -> bool:
+    """A change word inside a question or command, or a question about what could be."""
+    return _CHANGE_WORD.search(task) is not None or _ABLE.search(task) is not None
 
 
 def decide(
@@ -517,13 +503,12 @@ def from_model_reply(
         callee = call.split("(", 1)[0].rsplit(".", 1)[-1]
         if re.search(rf"\b{re.escape(callee)}\b", known) and call not in calls:
             calls.append(call)
-    reason = str(data.get("why_refuse") or "").strip() if kind == "decline" else ""
     return TaskIntent(
         task=task,
         kind=kind,
         names=tuple(merged),
         calls=tuple(calls[:4]),
-        reason=reason or (DESTRUCTIVE_REASON if kind == "decline" else ""),
+        reason=_reason(task) if kind == "decline" else "",
         decided_by="model",
         carried=carried if _REFERS_BACK.search(task) else (),
     )
@@ -531,5 +516,4 @@ def from_model_reply(
 
 def declined_answer(intent: TaskIntent) -> str:
     """The one-step answer to a request the agent declines."""
-    reason = intent.reason.strip().rstrip(".") + "." if intent.reason else DESTRUCTIVE_REASON
-    return DECLINED.format(reason=reason[0].lower() + reason[1:] if reason else reason)
+    return DECLINED.format(reason=intent.reason or _reason(intent.task))

@@ -2,10 +2,11 @@
 
 What a small model does wrong, and what the loop does about it (the loop itself is upstream's):
 
-- It answers in prose, as it is told to (a code block calling final_answer works too). A plain
-  question gets that prose as its answer at once. A question about the repository's code,
-  while nothing has been read yet, is sent back once: read first. Prose that only announces a
-  plan ("I will read the file.") is never an answer: do it now.
+- It answers in prose, as it is told to (a code block calling final_answer works too). Every
+  ending passes the same final-answer checks (agent/answers.py): an answer about the
+  repository's code that nothing read or run grounds is sent back once (for what code gives,
+  only running it grounds the answer). Prose that only announces a plan ("I will read the
+  file.") is never an answer: do it now.
 - It copies an instruction's placeholder (`final_answer("...")`) as its answer, repeats
   the previous turn's answer, or garbles the test counts it read ("10 failed" for "1 failed"):
   sent back (agent/answers.py has every final-answer check).
@@ -51,10 +52,11 @@ from smolagents.utils import AgentMaxStepsError, AgentParsingError
 
 from ..tools.edit import has_edit_blocks
 from .answers import (
+    the_answer_is_grounded,
     the_answer_is_new,
     the_answer_is_real,
     the_change_was_proposed,
-    the_code_was_read,
+    the_computed_value_is_told,
     the_counts_are_the_outputs,
     the_failures_are_named,
 )
@@ -79,7 +81,6 @@ from .prompts import (
     ANSWER_NOW,
     CHANGE_NOW,
     DO_IT_NOW,
-    READ_FIRST,
     SHORT_FORMAT_ERROR,
     is_placeholder,
     is_plan,
@@ -167,7 +168,8 @@ class SmolCodeAgent(CodeAgent):
             [
                 the_answer_is_real,
                 the_answer_is_new,
-                the_code_was_read,
+                the_answer_is_grounded,
+                the_computed_value_is_told,
                 the_change_was_proposed,
                 the_counts_are_the_outputs,
                 the_failures_are_named,
@@ -303,24 +305,14 @@ class SmolCodeAgent(CodeAgent):
             if prose.endswith(_FENCE) and _FENCE not in prose[:-3]:
                 prose = prose[:-3].rstrip()  # smolagents appended a closing fence
             watch = self.watch
-            must_read = (
-                watch is not None
-                and "read-first" not in watch.nudged
-                and not watch.tools_used()
-                and watch.about_code()
-            )
-            if prose and must_read and watch is not None:
-                watch.nudged.add("read-first")
-                raise AgentParsingError(
-                    READ_FIRST.format(call=watch.first_read()), self.logger
-                ) from None
             if prose and is_plan(prose) and watch is not None:
                 # "I will read the file." is not an answer: the model stopped before its code.
                 raise AgentParsingError(
                     DO_IT_NOW.format(call=watch.first_read()), self.logger
                 ) from None
             if prose and not is_placeholder(prose):
-                # A plain answer, or a second prose reply after a nudge: that prose is the answer.
+                # A plain answer: it passes the same final-answer checks as any other ending
+                # (agent/answers.py), which send it back when nothing grounds it.
                 memory_step.action_output = prose
                 yield ActionOutput(output=prose, is_final_answer=True)
                 return

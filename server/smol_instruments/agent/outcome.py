@@ -15,7 +15,10 @@ from typing import Any
 from ..base.pyast import parse
 from ..base.testruns import test_summary
 from ..patches.model import Patch
+from .events import RunStatus
 from .intent import Held, TaskIntent
+from .prompts import UNGROUNDED
+from .watch import RunWatch
 
 _CLAIMS = re.compile(
     r"\b(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:now\s+)?(?:fixed|updated|changed|added|"
@@ -29,6 +32,44 @@ _CLAIMS = re.compile(
 
 NOT_DONE = "Not done: no change was proposed or made in this run."
 NOT_VERIFIED = "Not done: the proposed change fails its checks."
+MIGHT_CHANGE = (
+    "Note: nothing was changed. If you meant this as a request for a change, ask for it "
+    'plainly (for example "change <function> so that ...") and I will propose it.'
+)
+REPEATED = (
+    "Not answered: the model gave its answer to the previous question again, word for word "
+    "(shown below); it does not answer this one. Try asking it differently."
+)
+
+
+def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
+    """The status and answer of a run its loop ended with an answer, told from what happened:
+    the previous turn's answer again, an answer nothing read or run grounds, a request that
+    may ask for a change or asks for one with nothing changed are not `completed`; a change is
+    told from its diff and its checks, the model's words only following, as its words."""
+    status: RunStatus = "completed"
+    intent = watch.intent
+    if watch.repeated:
+        status, answer = "incomplete", f"{REPEATED} {answer}".strip()
+    if status == "completed" and UNGROUNDED in watch.corrections:
+        status = "incomplete"
+    if status == "completed" and intent.might_change and not watch.changed():
+        status = "incomplete"
+        watch.corrections.append(MIGHT_CHANGE)
+    if watch.corrections and answer:
+        answer = "\n\n".join([answer.rstrip(), *watch.corrections])
+    if status == "completed" and needs_a_change(intent, answer) and not watch.changed():
+        status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
+    last = watch.last_patch()
+    if status == "completed" and last is not None and intent.change:
+        said = describe_proposal(last, held=watch.held)
+        rest = answer.strip()
+        if rest and rest != said and rest not in said:
+            said += f"\n\nThe model's summary: {rest}"
+        if failed_checks(last.validation, held=watch.held):
+            status, said = "incomplete", f"{NOT_VERIFIED} {said}"
+        answer = said
+    return status, answer
 
 
 def claims_change(answer: str) -> bool:

@@ -158,10 +158,15 @@ SHORT_FORMAT_ERROR = (
     '# comment, e.g.:\n```python\n# Read the file.\nprint(read_file(path="<a file from the list>"))\n```'
 )
 
+#: The answer-grounding check's words (agent/answers.py `the_answer_is_grounded`).
 READ_FIRST = (
-    "This question is about the repository's code, and nothing has been read yet. Read the "
-    "code first, in exactly one block that starts with a # comment, for example:\n"
-    "```python\n# Read the code first.\nprint({call})\n```"
+    "this asks about {what}, and nothing has been {done} for it yet. Do that first, in "
+    "exactly one block that starts with a # comment, for example:\n"
+    "```python\n# Look at the code first.\nprint({call})\n```\nthen answer from what it shows."
+)
+UNGROUNDED = (
+    "Note: nothing was read or run to check this answer against the repository's code; it is "
+    "the model's own reading."
 )
 
 #: What the model copies from our instructions instead of answering.

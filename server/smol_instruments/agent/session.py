@@ -61,14 +61,7 @@ from .events import (
 from .intent import INTENT_SCHEMA, TaskIntent, decide, declined_answer, from_rules
 from .loop import RunStuck, SmolCodeAgent
 from .model import AgentModel, RunCancelled, build_model, context_window, enforces_schemas
-from .outcome import (
-    NOT_DONE,
-    NOT_VERIFIED,
-    Held,
-    describe_proposal,
-    failed_checks,
-    needs_a_change,
-)
+from .outcome import describe_proposal, judge
 from .pipeline import instrument
 from .prompts import prompt_templates, task_message
 from .state import AgentState
@@ -83,10 +76,6 @@ NOWHERE = (
     "There is no {names} in this repository: I searched every file, and no function, class or "
     "variable has that name, so there is nothing to describe. Check the spelling, or ask about "
     "a name the repository defines."
-)
-REPEATED = (
-    "Not answered: the model gave its answer to the previous question again, word for word "
-    "(shown below); it does not answer this one. Try asking it differently."
 )
 
 
@@ -303,9 +292,14 @@ class AgentSession:
                 "completed",
                 ToolEvent(step=1, name="context", args=read, duration_ms=context_ms),
             )
-        # code read in an earlier turn is in the history too ("which test checks it?")
-        self._watch.context_given = bool(context) or self._code_read
+        # what was given grounds the answer only when it answers the task (a computed call for
+        # what code gives); code read in an earlier turn is in the history too ("which test
+        # checks it?"), but no earlier turn ran what this one asks
+        self._watch.context_given = context.answers(intent) or (
+            self._code_read and not intent.asks_value
+        )
         self._watch.named_files = context.named_files
+        self._watch.computed = context.computed
         named = context.named_files[0] if len(context.named_files) == 1 else None
         prompt = task_message(intent, context.text, path=named)
         try:
@@ -372,31 +366,11 @@ class AgentSession:
             status = "cancelled" if self.cancel_event.is_set() else "failed"
             error = None if status == "cancelled" else self._model_failure(exc)
         watch, self._watch, self.agent.watch = self._watch, None, None
-        self._code_read = self._code_read or (watch is not None and watch.tools_used())
-        if status == "completed" and watch is not None and watch.repeated:
-            status = "incomplete"
-            answer = f"{REPEATED} {answer}".strip()
-        if watch is not None and watch.corrections and answer:
+        self._code_read = self._code_read or (watch is not None and watch.grounded())
+        if status == "completed" and watch is not None:
+            status, answer = judge(answer, watch)
+        elif watch is not None and watch.corrections and answer:
             answer = "\n\n".join([answer.rstrip(), *watch.corrections])
-        if (
-            status == "completed"
-            and watch is not None
-            and needs_a_change(intent, answer)
-            and not watch.changed()
-        ):
-            status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
-        last = watch.last_patch() if watch is not None else None
-        held: Held = watch.held if watch is not None else "none"
-        if status == "completed" and last is not None and watch is not None and intent.change:
-            # a change is told from its diff and its checks; the model's words only follow,
-            # as its words, never as the outcome
-            said = describe_proposal(last, held=held)
-            rest = answer.strip()
-            if rest and rest != said and rest not in said:
-                said += f"\n\nThe model's summary: {rest}"
-            if failed_checks(last.validation, held=held):
-                status, said = "incomplete", f"{NOT_VERIFIED} {said}"
-            answer = said
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":

@@ -15,6 +15,9 @@ from ..patches.model import Patch
 from .intent import Held, TaskIntent
 from .state import AgentState
 
+#: The tools whose result is what code really gives (not what it says).
+RUNS_CODE = frozenset({"evaluate", "run_cmd", "run_tests"})
+
 
 @dataclass
 class RunWatch:
@@ -39,8 +42,10 @@ class RunWatch:
     corrections: list[str] = field(default_factory=list)
     #: The answer is the previous turn's, word for word, even after being told once.
     repeated: bool = False
-    #: Code the task names was read before the first step (agent/context.py).
+    #: What was given before the first step answers the task (agent/context.py `answers`).
     context_given: bool = False
+    #: What the task's calls gave when run before the first step, "call = value".
+    computed: list[str] = field(default_factory=list)
     #: The repository's files the task names (agent/context.py).
     named_files: list[str] = field(default_factory=list)
 
@@ -71,17 +76,19 @@ class RunWatch:
             **kw,
         )
 
-    def tools_used(self) -> bool:
-        """Code was read for this run: context given with the task, a change proposed, or a
-        tool call that ran (a refused or invalid call does not count)."""
-        return (
-            self.context_given
-            or bool(self.patches)
-            or any(
-                record.error not in (ErrorType.LOOP_DETECTED, ErrorType.INVALID_ARGUMENT)
-                for record in self.state.calls_since(self.first_call)
-            )
-        )
+    def grounded(self) -> bool:
+        """Something was read or run for this run's task: context given with it that answers
+        it (agent/context.py `answers`), a change proposed, or a tool call that ran (a refused
+        or invalid call does not count). For a question about what code gives, only a call
+        that ran code counts: reading it is not running it."""
+        ran = [
+            record.name
+            for record in self.state.calls_since(self.first_call)
+            if record.error not in (ErrorType.LOOP_DETECTED, ErrorType.INVALID_ARGUMENT)
+        ]
+        if self.intent.asks_value:
+            ran = [name for name in ran if name in RUNS_CODE]
+        return self.context_given or bool(self.patches) or bool(ran)
 
     def loops(self) -> int:
         return self.state.loops_detected - self.first_loop_count

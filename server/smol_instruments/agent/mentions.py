@@ -1,0 +1,104 @@
+"""What a message writes as code: the names it mentions and the calls it writes with literal
+arguments (`average([2, 4])`, `JsonPointer('/foo/0').get_parts()`), which can be computed
+rather than imagined. Read by the intent (intent.py) from the task and the conversation.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+#: Code names: `backticks`, call(), snake_case, camelCase, a dotted Class.method.
+_CODE_NAME = re.compile(
+    r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([A-Za-z_]\w*)\(|\b([a-z]+_[a-z0-9_]+)\b"
+    r"|\b([a-z]+[A-Z]\w*)\b|\b([A-Z]\w*\.[a-z_]\w*)\b"
+)
+#: A call written in a task: a name, then an argument list the calls below parse.
+_CALL_START = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
+#: Words that look like calls in prose and are not the repository's ("e.g.(", "print(").
+_NOT_CALLS = frozenset({"print", "e.g", "i.e", "len", "str", "int", "list", "dict"})
+#: A name that is a file's (`config.toml`), not code's.
+_FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)$|\.$")
+
+
+def code_names(text: str) -> list[str]:
+    """Identifiers `text` writes as code: in backticks, called, snake_case, camelCase,
+    Class.method."""
+    found: dict[str, None] = {}
+    for groups in _CODE_NAME.findall(text):
+        name = next((g for g in groups if g), "")
+        if name and name.lower() not in _NOT_CALLS and not _FILE_NAME.search(name):
+            found.setdefault(name, None)
+    return list(found)
+
+
+def literal_calls(text: str) -> list[str]:
+    """Calls `text` writes whose arguments are all literals (`average([2, 4])`,
+    `slugify("A b", max_words=2)`): what can be computed rather than imagined."""
+    calls: list[str] = []
+    taken = 0  # a call inside one already taken is part of it
+    for match in _CALL_START.finditer(text):
+        if match.start() < taken or match.group(1).lower() in _NOT_CALLS:
+            continue
+        end = _closing_paren(text, match.end() - 1)
+        if end is None:
+            continue
+        end = _chained(text, end)
+        call = text[match.start() : end + 1]
+        try:
+            literal = _literal_call(ast.parse(call, mode="eval").body)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if literal and call not in calls:
+            calls.append(call)
+            taken = end
+    return calls[:4]
+
+
+def _chained(text: str, end: int) -> int:
+    """Where the chain a call ending at `end` starts ends: `Pointer('/a').parts()`, `.attr`."""
+    while (link := re.match(r"\.([A-Za-z_]\w*)", text[end + 1 :])) is not None:
+        after = end + 1 + link.end()
+        closing = _closing_paren(text, after) if text[after : after + 1] == "(" else after - 1
+        if closing is None:
+            break
+        end = closing
+    return end
+
+
+def _literal_call(node: ast.expr) -> bool:
+    """A call chain on a name, every argument a literal (else ValueError), some given."""
+    given = seen_call = False
+    while not isinstance(node, ast.Name):
+        if isinstance(node, ast.Call):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                ast.literal_eval(arg)
+            given = given or bool(node.args or node.keywords)
+            seen_call, node = True, node.func
+        elif isinstance(node, ast.Attribute):
+            node = node.value
+        else:
+            return False
+    return given and seen_call
+
+
+def _closing_paren(text: str, start: int) -> int | None:
+    """The index of the parenthesis closing the one at `start` (quotes respected)."""
+    depth, quote, index = 0, "", start
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index if char == ")" else None
+        index += 1
+    return None
