@@ -408,3 +408,23 @@ def _read_until(sock: socket.socket, marker: bytes, timeout: float = 5.0) -> byt
             break
         data += part
     return data
+
+
+def test_a_client_that_resets_its_connection_prints_no_traceback(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """A kept-alive connection the client drops (RST) mid-read is no error: the benchmark's
+    output showed socketserver's traceback for it. A later client is still served."""
+    import struct
+
+    with ScriptedModel(["hello"]) as model:
+        host, port = "127.0.0.1", model.port
+        sock = socket.create_connection((host, port))
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")  # half a request
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # linger 0: the close is a reset
+        time.sleep(0.3)
+        with urllib.request.urlopen(f"http://{host}:{port}/v1/models", timeout=10) as reply:
+            assert reply.status == 200
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "ConnectionResetError" not in err, err
