@@ -71,6 +71,17 @@ def test_calls_with_literal_arguments_are_found_and_nothing_else() -> None:
     assert literal_calls("an unclosed h([1, 2 call") == []
 
 
+def test_calls_in_quoted_code_are_not_the_questions() -> None:
+    """An editor's selection comes as a fenced block: its calls are the code's own."""
+    task = (
+        "Is the empty-list error helpful? mean([]) for instance\n\n"
+        "Selected code from calc.py, lines 1-4:\n```\ndef mean(values):\n"
+        '    if not values:\n        raise ValueError("mean() of an empty list")\n```'
+    )
+    assert literal_calls(task) == ["mean([])"]
+    assert literal_calls('```\nraise ValueError("unclosed")') == []
+
+
 def test_code_names_are_the_words_written_as_code() -> None:
     names = code_names("Does `Parser.parse` call make_token() or readNext? The function add.")
     assert names == ["Parser.parse", "make_token", "readNext"]

@@ -17,6 +17,8 @@ _CODE_NAME = re.compile(
 _CALL_START = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
 #: Words that look like calls in prose and are not the repository's ("e.g.(", "print(").
 _NOT_CALLS = frozenset({"print", "e.g", "i.e", "len", "str", "int", "list", "dict"})
+#: A fenced block: code the message quotes (an editor's selection), not a call it asks about.
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 #: A name that is a file's (`config.toml`), not code's.
 _FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)$|\.$")
 
@@ -34,7 +36,10 @@ def code_names(text: str) -> list[str]:
 
 def literal_calls(text: str) -> list[str]:
     """Calls `text` writes whose arguments are all literals (`average([2, 4])`,
-    `slugify("A b", max_words=2)`): what can be computed rather than imagined."""
+    `slugify("A b", max_words=2)`): what can be computed rather than imagined. Calls inside
+    a fenced block are the quoted code's own (`raise ValueError("...")` in a selection), not
+    the question's."""
+    text = _FENCED.sub(lambda block: " " * len(block.group()), text)
     calls: list[str] = []
     taken = 0  # a call inside one already taken is part of it
     for match in _CALL_START.finditer(text):
