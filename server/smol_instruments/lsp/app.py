@@ -146,7 +146,7 @@ class LspLogHandler(logging.Handler):
             pass
 
 
-def _log_early(server: SmolLanguageServer) -> logging.handlers.MemoryHandler:
+def _log_early(server: SmolLanguageServer) -> None:
     """Until the settings say where the log file is (`initialized`), records from INFO up
     go to the client and are kept to be written to the file then; never to stdout."""
     root_logger = logging.getLogger()
@@ -156,7 +156,6 @@ def _log_early(server: SmolLanguageServer) -> logging.handlers.MemoryHandler:
     kept = logging.handlers.MemoryHandler(capacity=10_000, flushLevel=logging.CRITICAL + 1)
     root_logger.addHandler(kept)
     root_logger.addHandler(_to_client(server))
-    return kept
 
 
 def _to_client(server: SmolLanguageServer) -> LspLogHandler:
@@ -166,17 +165,14 @@ def _to_client(server: SmolLanguageServer) -> LspLogHandler:
     return handler
 
 
-def _log_to(
-    server: SmolLanguageServer,
-    settings: Settings,
-    kept: logging.handlers.MemoryHandler | None = None,
-) -> None:
-    """Logs go to LOG_FILE and, from INFO up, to the client; never to stdout. What was
-    `kept` before the settings were known is written to the file first."""
+def _log_to(server: SmolLanguageServer, settings: Settings) -> None:
+    """Logs go to LOG_FILE and, from INFO up, to the client; never to stdout. What
+    `_log_early` kept before the settings were known is written to the file first."""
     from ..base.userdirs import default_log_file
 
     root_logger = logging.getLogger()
     root_logger.setLevel(settings.log_level)
+    kept = [h for h in root_logger.handlers if isinstance(h, logging.handlers.MemoryHandler)]
     for handler in list(root_logger.handlers):
         root_logger.removeHandler(handler)
     if settings.suppress_warnings:
@@ -189,13 +185,13 @@ def _log_to(
             logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
         )
         root_logger.addHandler(file_handler)
-        if kept is not None:
-            kept.setTarget(file_handler)
-            kept.flush()
+        for handler in kept:
+            handler.setTarget(file_handler)
+            handler.flush()
     except OSError as exc:
         print(f"smol-instruments: cannot write the log file {log_file}: {exc}", file=sys.stderr)
-    if kept is not None:
-        kept.close()
+    for handler in kept:
+        handler.close()
     root_logger.addHandler(_to_client(server))
     quiet_libraries()
 
@@ -212,13 +208,13 @@ def _accept_one(address: str) -> tuple[BinaryIO, FrameWriter]:
     return connection.makefile("rb"), FrameWriter(connection.makefile("wb"))
 
 
-def serve(settings: Settings | Callable[[], Settings], tcp: str | None = None) -> int:
+def serve(load_settings: Callable[[], Settings], tcp: str | None = None) -> int:
     """Run the daemon until the client goes away; then stop runs, sandboxes and children.
     A stream that ends inside a message exits with status 1 and says so on stderr.
 
-    Given what loads the settings, initialize is answered before they load (pydantic and
-    the settings cost about a third of the start-up, bench `startup`); they load and are
-    checked when the client says it is ready, and the log file opens then (`create_server`)."""
+    Initialize is answered before the settings load (pydantic and the settings cost about a
+    third of the start-up, bench `startup`); they load and are checked when the client says
+    it is ready, and the log file opens then (`create_server`)."""
     # stdout is the JSON-RPC channel: keep a handle for pygls, send stray prints to stderr.
     protocol_in, protocol_out = sys.stdin.buffer, FrameWriter(sys.stdout.buffer)
     sys.stdout = sys.stderr
@@ -228,17 +224,8 @@ def serve(settings: Settings | Callable[[], Settings], tcp: str | None = None) -
         except (OSError, ValueError) as exc:
             print(f"smol-instruments serve: cannot listen on {tcp}: {exc}", file=sys.stderr)
             return 2
-    if callable(settings):
-        kept: logging.handlers.MemoryHandler | None = None
-
-        def loaded(base: Settings) -> None:
-            _log_to(server, base, kept)
-
-        server = create_server(settings, loaded=loaded)
-        kept = _log_early(server)
-    else:
-        server = create_server(settings)
-        _log_to(server, settings)
+    server = create_server(load_settings, loaded=lambda settings: _log_to(server, settings))
+    _log_early(server)
     status = 0
     try:
         server.frames = FrameReader(protocol_in, protocol_out)
