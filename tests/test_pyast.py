@@ -2,7 +2,9 @@
 
 The overlap is made without timing: a garbage-collection callback parses in the middle of a
 parse, just as another thread does when a collection runs a finaliser and the interpreter
-switches threads. One overlap is made per test; the parse that follows it is clean.
+switches threads. One overlap is made per test; the parse that follows it is clean. Only
+collections that run inside `ast.parse` are counted: how many run before it (pytest's own
+allocations between the fixture and the call) varies from run to run.
 """
 
 from __future__ import annotations
@@ -24,20 +26,31 @@ SOURCE = "\n".join(
 )
 
 
+def parse_from_deeper(frames: int) -> None:
+    """Parses `frames` calls deeper than its caller. The overlapped parse's counter is left at
+    the depth this parse started from: from well below any depth of SOURCE's tree, it cannot
+    happen to land where the outer parse would have been."""
+    if frames:
+        parse_from_deeper(frames - 1)
+    else:
+        ast.parse("y = [1, 2, 3]")
+
+
 @pytest.fixture
 def one_overlap() -> Iterator[list[int]]:
     """The next parse of SOURCE meets one other parse, made by the fifth collection in it."""
+    parsing = ast.parse.__code__
     made: list[int] = []
     collections = 0
 
     def parse_in_the_middle(phase: str, info: dict[str, int]) -> None:
         nonlocal collections
-        if phase != "start" or made:
+        if phase != "start" or made or sys._getframe(1).f_code is not parsing:
             return
         collections += 1
         if collections == 5:
             made.append(1)
-            ast.parse("y = [1, 2, 3]")
+            parse_from_deeper(30)
 
     threshold = gc.get_threshold()
     gc.set_threshold(50)
