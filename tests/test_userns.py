@@ -170,3 +170,54 @@ def test_a_socket_reached_through_a_group_is_still_reached_from_our_namespace() 
         )
     stdout, stderr = done.stdout, done.stderr
     assert stdout.splitlines() == ["True", f"True patched {NOBODY}"], stdout + stderr
+
+
+#: A seccomp filter that refuses mount(2) with EPERM and allows everything else, as a kernel
+#: that makes a user namespace without capabilities does (AppArmor's restriction of
+#: unprivileged user namespaces: unshare(2) works, what needs the namespace's CAP_SYS_ADMIN
+#: does not). Installed by the script in its own process before anything else.
+NO_MOUNT = """
+import ctypes, os, platform, struct, sys
+MOUNT = {"x86_64": 165, "aarch64": 40}[platform.machine()]
+code = b"".join(struct.pack("HBBI", *op) for op in [
+    (0x20, 0, 0, 0),                 # load the system call's number
+    (0x15, 0, 1, MOUNT),             # mount?
+    (0x06, 0, 0, 0x00050000 | 1),    # then fail with EPERM
+    (0x06, 0, 0, 0x7FFF0000),        # else allow
+])
+buffer = ctypes.create_string_buffer(code)
+program = struct.pack("HxxxxxxQ", 4, ctypes.addressof(buffer))
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # no new privileges
+assert libc.prctl(22, 2, ctypes.c_char_p(program), 0, 0) == 0, os.strerror(ctypes.get_errno())
+"""
+
+MOUNTLESS = (
+    NO_MOUNT
+    + """
+from smol_instruments.base import userns
+# The control: here a user namespace is made, and mounting in it is refused.
+pid = os.fork()
+if pid == 0:
+    made = libc.unshare(0x10000000 | 0x00020000) == 0
+    mounted = libc.mount(None, b"/", None, 0x4000 | 0x80000, None) == 0
+    os._exit(10 * made + mounted)
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+before = os.readlink("/proc/self/ns/user")
+print(userns.enter(), os.readlink("/proc/self/ns/user") == before)
+print(userns.why_not())
+"""
+)
+
+
+@pytest.mark.skipif(
+    os.uname().machine not in ("x86_64", "aarch64"), reason="the filter names mount(2) by number"
+)
+def test_where_a_namespace_comes_without_the_right_to_mount_we_stay_where_we_were() -> None:
+    with nobody_dir() as nobody:
+        done = finished_as_nobody(MOUNTLESS, nobody)
+    assert done.returncode == 0, done.stderr
+    control, entered, why = done.stdout.splitlines()
+    assert control == "10", done.stdout  # a namespace was made, and mounting in it refused
+    assert entered == "False True"  # not entered, and still in the user namespace we were in
+    assert why.startswith("a user namespace here gives no right to mount: Operation not permitted")

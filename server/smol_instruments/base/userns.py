@@ -28,10 +28,14 @@ later is seen, what we mount (the views) never reaches the host, and it all goes
 process ends (the namespace dies with its last process), so a view left by a process killed
 outright is no longer mounted anywhere (the sweep of overlay.py still removes its directory).
 
-Root (real root, who already mounts views itself) does not enter one; where unshare(2) fails
-(user namespaces disabled or filtered, as in many containers; threads already running) or
-any later step does, nothing has changed and the views are mounted by util-linux's programs
-as before; `why_not()` says why (overlay.py's `how()`, shown by `doctor`).
+Root (real root, who already mounts views itself) does not enter one. A namespace cannot be
+left, so the steps are first tried in a forked child (about a millisecond): where one fails
+there - unshare(2) refused (user namespaces disabled or filtered, as in many containers), or
+a namespace made without capabilities (AppArmor's restriction of unprivileged user
+namespaces on Ubuntu 23.10 and later: unshare(2) works, mapping ids or mounting does not) -
+or threads already run, this process stays where it was and the views are mounted by
+util-linux's programs as before; `why_not()` says why (overlay.py's `how()`, shown by
+`doctor`).
 """
 
 from __future__ import annotations
@@ -74,31 +78,75 @@ def enter() -> bool:
     if threading.active_count() > 1:
         _why_not = "threads were already running at start-up"
         return False
+    # A namespace cannot be left: the steps are tried first in a child of ours, and taken
+    # here only where every one of them worked there.
+    _why_not = _tried_in_a_child()
+    if _why_not is not None:
+        return False
+    entered, why = _steps()
+    if why is not None:
+        if entered:  # the child managed, we did not: nothing sane is left to fall back to
+            raise OSError(errno.EPERM, why)
+        _why_not = why
+        return False
+    _inside = True
+    return True
+
+
+def _tried_in_a_child() -> str | None:
+    """Why the steps fail here, tried by a forked child of this single-threaded process;
+    None where they all work."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the steps, then why not (nothing when they worked), and out
+        status = 1
+        try:
+            os.close(read_end)
+            os.write(write_end, (_steps()[1] or "").encode())
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as reader:
+        why = reader.read().decode()
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return why or "trying a user namespace in a child process failed"
+    return why or None
+
+
+def _steps() -> tuple[bool, str | None]:
+    """unshare(2), the id maps and the mount propagation, in this process: whether it is in a
+    new namespace now, and why a step failed (None when all worked)."""
     uid, gid = os.getuid(), os.getgid()
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
         code = ctypes.get_errno()
-        _why_not = f"no user namespace of our own: {os.strerror(code)}" + (
+        return False, f"no user namespace of our own: {os.strerror(code)}" + (
             " (user namespaces are disabled or filtered here)"
             if code in (errno.EPERM, errno.ENOSPC, errno.ENOSYS)
             else ""
         )
-        return False
     try:
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
     except OSError as exc:
-        # A process cannot leave a user namespace, and one without our ids cannot create a
-        # file: go no further (this does not happen where unshare(2) itself succeeded).
-        raise OSError(
-            exc.errno, f"the user namespace could not map our ids: {exc.strerror}"
-        ) from exc
+        return True, f"a user namespace here cannot map our ids: {exc.strerror}{_RESTRICTED}"
     # The kernel already made the host's shared mounts slaves of a namespace owned by a
-    # user namespace of our own; this says so for every mount, whatever the kernel.
-    libc.mount(None, b"/", None, _MS_REC | _MS_SLAVE, None)
-    _inside = True
-    return True
+    # user namespace of our own; this says so for every mount, whatever the kernel. It is
+    # also the proof that the namespace gives us the capability to mount.
+    if libc.mount(None, b"/", None, _MS_REC | _MS_SLAVE, None) != 0:
+        reason = os.strerror(ctypes.get_errno())
+        return True, f"a user namespace here gives no right to mount: {reason}{_RESTRICTED}"
+    return True, None
+
+
+#: What takes a new user namespace's capabilities away while still creating it.
+_RESTRICTED = (
+    " (AppArmor's restriction of unprivileged user namespaces does this: "
+    "kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10 and later)"
+)
 
 
 def _write(path: str, text: str) -> None:
