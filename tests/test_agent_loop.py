@@ -154,6 +154,24 @@ def test_a_stream_that_ignores_the_stop_is_cut_after_the_first_block(
     assert steps[0].code_action.strip() == 'print("first")'
 
 
+def test_a_first_request_larger_than_the_window_is_still_sent(
+    repo: Path, settings: Settings
+) -> None:
+    """Nothing to trim before the first step (a long selection pasted into the task): the
+    request goes as it is and the server says whether it fits; the run did not crash."""
+    task = "explain this:\n" + "".join(f"line {i} " + "y" * 60 + "\n" for i in range(200))
+    outcome, requests = run(
+        repo,
+        settings,
+        [block("print(list_files())"), block('final_answer("it is a list of lines")')],
+        task,
+        model_num_ctx=2048,
+        model_max_tokens=256,
+    )
+    assert outcome.status == "completed", outcome
+    assert "line 199 " in requests[0].prompt_text()
+
+
 def test_history_is_trimmed_visibly_to_the_context_window(repo: Path, settings: Settings) -> None:
     (repo / "big.txt").write_text("".join(f"line {i} " + "x" * 60 + "\n" for i in range(120)))
     reads = [

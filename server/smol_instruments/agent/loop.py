@@ -431,7 +431,7 @@ class SmolCodeAgent(CodeAgent):
         steps = [s for s in self.memory.steps if isinstance(s, ActionStep)]
         for floor in range(max(self._trim_floor, 1), (steps[-1].step_number if steps else 1) + 1):
             trimmed = self._messages(summary_mode, floor)
-            if _estimate(trimmed) <= budget or floor == steps[-1].step_number:
+            if _estimate(trimmed) <= budget or not steps or floor == steps[-1].step_number:
                 if floor > self._trim_floor:
                     log.info("history trimmed below step %d to fit %d tokens", floor, limit)
                     self._trim_floor = floor
