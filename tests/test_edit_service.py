@@ -171,3 +171,33 @@ def test_search_replace_blocks_are_parsed_and_applied_forgivingly() -> None:
         apply_replacement("nothing like it\n", block)
     with pytest.raises(ToolError, match="not closed"):
         parse_edit_blocks("a.md\n<<<<<<< SEARCH\nx\n")
+
+
+def test_a_fragment_of_a_data_file_is_never_run_as_python(repo: Path, settings: Settings) -> None:
+    """Seen on the dev task tc-py314-classifier: asked for a change to pyproject.toml, the
+    model wrote a ```toml fence holding a fragment; `[tool.x]` and `key = "3.14"` parse as
+    Python, so it ran, and "the variable `tool` is not defined" came back three times. A
+    fence in another file's language is not code to run: the model is asked for the change
+    in the form that edits any file, and its next reply is proposed."""
+    toml = '[project]\nname = "app"\nclassifiers = [\n  "Python :: 3.13",\n]\n'
+    (repo / "pyproject.toml").write_text(toml)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "config")
+    fragment = '```toml\n[tool.project]\nclassifiers = [\n  "Python :: 3.14",\n]\n```'
+    edit = (
+        'pyproject.toml\n<<<<<<< SEARCH\n  "Python :: 3.13",\n=======\n  "Python :: 3.13",\n'
+        '  "Python :: 3.14",\n>>>>>>> REPLACE\n'
+    )
+    outcome, requests, patches = run_keeping_patches(
+        repo,
+        settings,
+        [fragment, edit, "Added 3.14."],
+        "add python 3.14 to the classifiers in pyproject",
+    )
+    second = requests[1].last_user_text()
+    assert "is not defined" not in second and "SEARCH" in second, second
+    (patch,) = patches
+    (change,) = patch.files
+    assert change.path == "pyproject.toml" and '"Python :: 3.14"' in change.proposed
+    assert (repo / "pyproject.toml").read_text() == toml
+    assert outcome.status == "completed", outcome

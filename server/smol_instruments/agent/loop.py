@@ -76,10 +76,12 @@ from .prompts import (
     AFTER_FAILED_CHECK,
     AFTER_OBSERVATION,
     AFTER_OBSERVATION_CHANGE,
+    AFTER_OBSERVATION_TEXT_CHANGE,
     AFTER_PROPOSAL,
     AFTER_STILL_FAILING,
     ANSWER_NOW,
     CHANGE_NOW,
+    CHANGE_NOW_TEXT,
     DO_IT_NOW,
     SHORT_FORMAT_ERROR,
     is_placeholder,
@@ -330,7 +332,7 @@ class SmolCodeAgent(CodeAgent):
         if watch is not None and watch.change:
             proposed = len(watch.patches) > watch.patches_seen
             last = watch.last_patch()
-            after = AFTER_OBSERVATION_CHANGE
+            after = AFTER_OBSERVATION_TEXT_CHANGE if watch.writes_text else AFTER_OBSERVATION_CHANGE
             if proposed and last is not None:
                 failed = failed_checks(last.validation, held=watch.held)
                 after = AFTER_FAILED_CHECK if failed else AFTER_PROPOSAL
@@ -346,7 +348,9 @@ class SmolCodeAgent(CodeAgent):
         if watch is not None and watch.loops() > self._loops_seen:
             self._shake()  # a refused repeat: at a low temperature the next reply is the same
             # it has what it needs and asks for it again: say what to do with it instead
-            wanted = CHANGE_NOW if watch.change and not watch.changed() else ANSWER_NOW
+            wanted = ANSWER_NOW
+            if watch.change and not watch.changed():
+                wanted = CHANGE_NOW_TEXT if watch.writes_text else CHANGE_NOW
             step.observations = (
                 (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.task)
             )

@@ -65,6 +65,12 @@ _PY_BLOCK = re.compile(r"```(?:python|py)\b", re.IGNORECASE)
 _FIRST_BLOCK = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n.*?\n```", re.DOTALL)
 _XML_CODE = re.compile(r"<code>(.*?)(?:</code>|$)", re.DOTALL)
 _BARE_FENCE = re.compile(r"```[ \t]*(?:[a-z_0-9]*)?[ \t]*\n(.*?)(?:\n```|$)", re.DOTALL)
+#: A fence in the language of a file that is not code to run (a fragment of pyproject.toml,
+#: a README's section): `[tool.x]` and `key = "3.14"` parse as Python, but running them
+#: only says "`tool` is not defined".
+_DATA_FENCE = re.compile(
+    r"```[ \t]*(?:toml|ya?ml|json|ini|cfg|rst|md|markdown|text|txt|html|xml|css)\b", re.I
+)
 
 
 def _json_objects(text: str) -> list[Any]:
@@ -112,6 +118,8 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
         return None
     if has_edit_blocks(text):  # SEARCH/REPLACE blocks: a change (agent/loop.py proposes it)
         return EDIT_BLOCKS_CODE
+    if _DATA_FENCE.search(text):
+        return None
     for pattern in (_XML_CODE, _BARE_FENCE):
         blocks = [b.strip() for b in pattern.findall(text) if b.strip()]
         code = "\n\n".join(b for b in blocks if not b.lstrip().startswith("{"))

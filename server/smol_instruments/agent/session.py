@@ -300,8 +300,7 @@ class AgentSession:
         )
         self._watch.named_files = context.named_files
         self._watch.computed = context.computed
-        named = context.named_files[0] if len(context.named_files) == 1 else None
-        prompt = task_message(intent, context.text, path=named)
+        prompt = task_message(intent, context.text, path=self._watch.named_file)
         try:
             self._connect()
             stream = self.agent.run(
