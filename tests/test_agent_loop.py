@@ -393,6 +393,12 @@ def test_a_run_of_lines_that_differ_only_in_their_numbers_is_cut() -> None:
     assert cut == head + "".join(lines[:SAME_SHAPE_RUN])
     varied = head + "    assert add(1, 2) == 3\n    assert add(2, 2) == 4\n    x = compute()\n"
     assert before_repetition(varied) == varied
+    # a list of data, each line different (seen on the dev task tc-py314-classifier: the
+    # classifiers of a pyproject.toml were cut at the ninth, mid-change): never cut
+    data = "classifiers = [\n" + "".join(
+        f'  "Programming Language :: Python :: 3.{v}",\n' for v in range(2, 15)
+    )
+    assert before_repetition(data + "]\n") == data + "]\n"
 
 
 QUOTE = "The wrong line is:\n```python\nreturn a - b\n```\nIt subtracts."

@@ -70,7 +70,7 @@ from .edits import (
     file_header,
 )
 from .executor import ToolFunctionsExecutor
-from .model import quotes_code
+from .model import TEXT_BLOCK_CODE, calls_a_tool, quotes_code
 from .outcome import describe_proposal, failed_checks
 from .prompts import (
     AFTER_FAILED_CHECK,
@@ -226,10 +226,16 @@ class SmolCodeAgent(CodeAgent):
         reply = self._reply if has_edit_blocks(self._reply) else code
         if self.edit_blocks is not None and has_edit_blocks(reply):
             return self._search_replace(reply)
+        if code.strip() == TEXT_BLOCK_CODE:  # lines of a data or prose file
+            if self._rewrites_text(code):
+                return self._search_replace(self._reply)
+            return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
         path, body = file_header(code, files)
         if path is not None:
             body = complete_prefix(body)  # a reply cut at its token limit mid-line
         names = defined_names(body, tools)
+        if names is None and path is None and self._rewrites_text(code):
+            return self._search_replace(self._reply)
         if names is None:
             if path is None and watch is not None and not watch.change and self._quotes(code):
                 return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
@@ -248,6 +254,15 @@ class SmolCodeAgent(CodeAgent):
         if len(prose) >= ILLUSTRATED_ANSWER_CHARS and not is_plan(prose.rstrip(": \n")):
             return CodeOutput(output=self._reply.strip(), logs="", is_final_answer=True)
         return code
+
+    def _rewrites_text(self, code: str) -> bool:
+        """In a run that changes a file that is not Python, a block that calls no tool is
+        that file's lines written again (tools/edit.py `rewrite_block`), never code to run."""
+        watch = self.watch
+        if watch is None or not watch.change or not watch.writes_text:
+            return False
+        tools = set(self.tools) | {"final_answer"}
+        return code.strip() == TEXT_BLOCK_CODE or not calls_a_tool(code, tools)
 
     def _search_replace(self, reply: str) -> CodeOutput:
         """A reply of SEARCH/REPLACE blocks: proposed as one patch (tools/edit.py); the run's

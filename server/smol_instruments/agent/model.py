@@ -48,6 +48,8 @@ from .edits import is_change_block
 
 #: The code of a reply that is SEARCH/REPLACE blocks: nothing to run; the loop reads the reply.
 EDIT_BLOCKS_CODE = "# the SEARCH/REPLACE blocks above"
+#: The code of a reply whose block is lines of a data or prose file: nothing to run.
+TEXT_BLOCK_CODE = "# the lines of text above"
 
 log = logging.getLogger(__name__)
 
@@ -118,15 +120,15 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
         return None
     if has_edit_blocks(text):  # SEARCH/REPLACE blocks: a change (agent/loop.py proposes it)
         return EDIT_BLOCKS_CODE
-    if _DATA_FENCE.search(text):
-        return None
+    if _DATA_FENCE.search(text):  # lines of a file, perhaps changed (agent/loop.py decides)
+        return json_tool_calls(text, tool_names | {"final_answer"}) or TEXT_BLOCK_CODE
     for pattern in (_XML_CODE, _BARE_FENCE):
         blocks = [b.strip() for b in pattern.findall(text) if b.strip()]
         code = "\n\n".join(b for b in blocks if not b.lstrip().startswith("{"))
         if code and _parses(code):
             return code
     unfenced = text.strip().removesuffix("```").strip()
-    if _calls_a_tool(unfenced, tool_names | {"final_answer"}) or is_change_block(unfenced):
+    if calls_a_tool(unfenced, tool_names | {"final_answer"}) or is_change_block(unfenced):
         return unfenced  # code written without its fence ("# Read it.\nprint(read_file(...))")
     return json_tool_calls(text, tool_names | {"final_answer"})
 
@@ -141,7 +143,7 @@ def code_before_an_empty_block(text: str, tool_names: set[str]) -> str | None:
     if any(_statements(block) for block in blocks):
         return None
     before = text[: opened.start()].strip()
-    return before if _calls_a_tool(before, tool_names | {"final_answer"}) else None
+    return before if calls_a_tool(before, tool_names | {"final_answer"}) else None
 
 
 def _tree(code: str) -> ast.Module | None:
@@ -157,7 +159,7 @@ def _statements(code: str) -> bool:
     return tree is None or bool(tree.body)
 
 
-def _calls_a_tool(code: str, names: set[str]) -> bool:
+def calls_a_tool(code: str, names: set[str]) -> bool:
     """`code` is Python that calls one of `names` (prose never parses as such)."""
     tree = _tree(code)
     return tree is not None and any(
@@ -218,6 +220,7 @@ REPEATED_LINE_CHARS = 30
 #: (`assert truncate("...", 1) == "..."`, then 2, 3, ... until the token limit).
 SAME_SHAPE_RUN = 8
 _LITERALS = re.compile(r"\d+|\"[^\"]*\"|'[^']*'")
+_CODE_WORD = re.compile(r"[A-Za-z]")
 
 
 def before_repetition(text: str) -> str:
@@ -235,7 +238,9 @@ def before_repetition(text: str) -> str:
                 return text[:offset]
             seen.add(key)
             this = _LITERALS.sub("_", key)
-            run = run + 1 if this == shape else 1
+            # lines of data alone (a list of classifiers, of dependencies) are what the file
+            # holds, not a runaway: only a run of code lines of the same shape is cut
+            run = run + 1 if this == shape and _CODE_WORD.search(this) else 1
             shape = this
             if run > SAME_SHAPE_RUN:
                 return text[:offset]
