@@ -84,8 +84,6 @@ class Context:
     text: str = ""
     sources: list[str] = field(default_factory=list)
     named_files: list[str] = field(default_factory=list)
-    #: The repository's history was read for it (the task asks about commits).
-    history: bool = False
     #: Names the task writes as code that occur nowhere in the repository (agent/evidence.py).
     absent: list[str] = field(default_factory=list)
     #: Code was shown (a definition, a file, a use), not only evidence.
@@ -207,12 +205,10 @@ class _Gatherer:
             self._add_uses(name)
         # one hop: what the shown definitions call, when the repository defines it
         called = self._called_names() if not self.whole else []
-        if called:
-            for name, path, line in self._definitions(called)[:2]:
-                self._add_definition(name, path, line)
+        for name, path, line in self._definitions(called)[:2]:
+            self._add_definition(name, path, line)
         context = self._render()
         context.named_files = named
-        context.history = any(part.kind == "history" for part in self.evidence)
         return context
 
     # --- what the task names -----------------------------------------------------------------

@@ -159,8 +159,8 @@ class SmolCodeAgent(CodeAgent):
         self,
         *args: Any,
         context_tokens: Callable[[], int | None],
-        locate: Callable[[list[str]], dict[str, list[str]]] | None = None,
-        edit_blocks: Callable[[str, str | None], dict[str, Any]] | None = None,
+        locate: Callable[[list[str]], dict[str, list[str]]],
+        edit_blocks: Callable[[str, str | None], dict[str, Any]],
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault(
@@ -183,7 +183,7 @@ class SmolCodeAgent(CodeAgent):
         self.watch: RunWatch | None = None
         self.context_tokens = context_tokens
         #: Where the repository defines names (for a change written without its file).
-        self.locate = locate or (lambda names: {})
+        self.locate = locate
         #: Proposes the SEARCH/REPLACE blocks of a reply as one patch (tools/edit.py).
         self.edit_blocks = edit_blocks
         self._reply = ""  # the model's reply in the step being run
@@ -222,20 +222,25 @@ class SmolCodeAgent(CodeAgent):
         tools = set(self.tools)
         files = set(watch.repo_files) if watch is not None else set()
         reply = self._reply if has_edit_blocks(self._reply) else code
-        if self.edit_blocks is not None and has_edit_blocks(reply):
+        if has_edit_blocks(reply):
             return self._search_replace(reply)
         path, body = file_header(code, files)
         if path is not None:
             body = complete_prefix(body)  # a reply cut at its token limit mid-line
         names = defined_names(body, tools)
         if names is None:
-            if path is None and watch is not None and not watch.change and self._quotes(code):
+            if (
+                path is None
+                and watch is not None
+                and not watch.intent.change
+                and self._quotes(code)
+            ):
                 return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
             return code
-        if path is not None and watch is not None and not watch.change:
+        if path is not None and watch is not None and not watch.intent.change:
             # a task that asks nothing to change gets no patch (the model writes one anyway)
             raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
-        if path is None and watch is not None and watch.change:
+        if path is None and watch is not None and watch.intent.change:
             path = choose_file(names, self.locate, watch.named_files)
             if path is None:
                 raise InterpreterError(NO_FILE.format(names=", ".join(names)))

@@ -180,8 +180,6 @@ class AgentSession:
         """One tiny streamed request through this session's model, as a run makes them: the
         model client's first-call costs (LiteLLM's lazy imports, its HTTP client) are then paid
         before the user's first question, not in it (measured: 1-7 s on a busy 2-core CPU)."""
-        from smolagents.models import ChatMessage, MessageRole
-
         self._connect()
         messages = [
             ChatMessage(
