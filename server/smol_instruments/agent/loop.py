@@ -514,13 +514,5 @@ def _text_of(message: ChatMessage) -> str:
 
 
 def _estimate(messages: list[ChatMessage]) -> int:
-    size = 0
-    for message in messages:
-        content = message.content
-        if isinstance(content, str):
-            size += len(content)
-        elif isinstance(content, list):
-            size += sum(
-                len(str(part.get("text", ""))) for part in content if isinstance(part, dict)
-            )
+    size = sum(len(_text_of(message)) for message in messages)
     return int(size / CHARS_PER_TOKEN) + 4 * len(messages)

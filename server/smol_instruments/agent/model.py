@@ -42,9 +42,9 @@ from typing import Any
 from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
 from ..base.config import Settings
-from ..base.pyast import parse
+from ..base.pyast import parsed
 from ..tools.edit import has_edit_blocks
-from .edits import is_change_block
+from .edits import called_names, is_change_block
 
 #: The code of a reply that is SEARCH/REPLACE blocks: nothing to run; the loop reads the reply.
 EDIT_BLOCKS_CODE = "# the SEARCH/REPLACE blocks above"
@@ -115,7 +115,7 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
     for pattern in (_XML_CODE, _BARE_FENCE):
         blocks = [b.strip() for b in pattern.findall(text) if b.strip()]
         code = "\n\n".join(b for b in blocks if not b.lstrip().startswith("{"))
-        if code and _parses(code):
+        if code and parsed(code) is not None:
             return code
     unfenced = text.strip().removesuffix("```").strip()
     if _calls_a_tool(unfenced, tool_names | {"final_answer"}) or is_change_block(unfenced):
@@ -136,30 +136,16 @@ def code_before_an_empty_block(text: str, tool_names: set[str]) -> str | None:
     return before if _calls_a_tool(before, tool_names | {"final_answer"}) else None
 
 
-def _tree(code: str) -> ast.Module | None:
-    try:
-        return parse(code)
-    except SyntaxError:
-        return None
-
-
 def _statements(code: str) -> bool:
     """`code` is more than comments (broken code counts: the model is told about it)."""
-    tree = _tree(code)
+    tree = parsed(code)
     return tree is None or bool(tree.body)
 
 
 def _calls_a_tool(code: str, names: set[str]) -> bool:
     """`code` is Python that calls one of `names` (prose never parses as such)."""
-    tree = _tree(code)
-    return tree is not None and any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
-        for node in ast.walk(tree)
-    )
-
-
-def _parses(code: str) -> bool:
-    return _tree(code) is not None
+    tree = parsed(code)
+    return tree is not None and bool(called_names(tree) & names)
 
 
 #: What follows a closed block when a model goes on writing, never an opening fence. A server
@@ -191,7 +177,7 @@ def first_block_only(text: str, tool_names: set[str] | frozenset[str] = frozense
 def quotes_code(code: str, tool_names: set[str] | frozenset[str]) -> bool:
     """Code that can do nothing when run: it parses, names no tool, prints nothing, defines
     nothing and heads no file (an empty block, or one that does not parse, is no quote)."""
-    tree = _tree(code)
+    tree = parsed(code)
     if tree is None or not tree.body or is_change_block(code):
         return False
     names = set(tool_names) | {"final_answer", "print"}

@@ -12,7 +12,7 @@ import ast
 import re
 from typing import Any
 
-from ..base.pyast import parse
+from ..base.pyast import parsed
 from ..base.testruns import test_summary
 from ..patches.model import Patch
 from .events import RunStatus
@@ -105,11 +105,8 @@ def _counts(check: dict[str, Any], held: Held) -> bool:
 def definitions_of(text: str | None) -> dict[str, str]:
     """Each function and class of a Python text by qualified name (`C.m`, `f.<locals>.g`),
     with its source; {} when it does not parse."""
-    if not text:
-        return {}
-    try:
-        tree = parse(text)
-    except SyntaxError:
+    tree = parsed(text)
+    if text is None or tree is None:
         return {}
     found: dict[str, str] = {}
 
