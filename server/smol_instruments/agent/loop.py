@@ -256,16 +256,14 @@ class SmolCodeAgent(CodeAgent):
         """A reply of SEARCH/REPLACE blocks: proposed as one patch (tools/edit.py); the run's
         end when the same blocks were proposed already."""
         watch = self.watch
-        if watch is not None and not watch.change:
+        if watch is not None and not watch.intent.change:
             raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
         key = ("<search/replace>", reply.strip())
         last = watch.last_patch() if watch is not None else None
         if watch is not None and key in watch.blocks and last is not None:
-            return CodeOutput(
-                output=describe_proposal(last, held=watch.held), logs="", is_final_answer=True
-            )
+            said = describe_proposal(last, held=watch.intent.held)
+            return CodeOutput(output=said, logs="", is_final_answer=True)
         named = watch.named_files if watch is not None else []
-        assert self.edit_blocks is not None
         result = self.edit_blocks(reply, named[0] if len(named) == 1 else None)
         if watch is not None and "error" not in result:
             watch.blocks.add(key)
@@ -292,7 +290,7 @@ class SmolCodeAgent(CodeAgent):
         key = (path, body.strip())
         last = watch.last_patch()
         if key in watch.blocks and last is not None:
-            said = describe_proposal(last, held=watch.held)
+            said = describe_proposal(last, held=watch.intent.held)
             return CodeOutput(output=said, logs="", is_final_answer=True)
         watch.blocks.add(key)
         return edit_call(path, body)
@@ -332,12 +330,12 @@ class SmolCodeAgent(CodeAgent):
             # "Last output from code snippet: <the answer>" under the answer: a later turn's
             # model copies it as its next answer
             step.observations = None
-        if watch is not None and watch.change:
+        if watch is not None and watch.intent.change:
             proposed = len(watch.patches) > watch.patches_seen
             last = watch.last_patch()
             after = AFTER_OBSERVATION_CHANGE
             if proposed and last is not None:
-                failed = failed_checks(last.validation, held=watch.held)
+                failed = failed_checks(last.validation, held=watch.intent.held)
                 after = AFTER_FAILED_CHECK if failed else AFTER_PROPOSAL
                 if failed and all(check.get("fails_without_patch") for check in failed):
                     after = AFTER_STILL_FAILING
@@ -351,9 +349,9 @@ class SmolCodeAgent(CodeAgent):
         if watch is not None and watch.loops() > self._loops_seen:
             self._shake()  # a refused repeat: at a low temperature the next reply is the same
             # it has what it needs and asks for it again: say what to do with it instead
-            wanted = CHANGE_NOW if watch.change and not watch.changed() else ANSWER_NOW
+            wanted = CHANGE_NOW if watch.intent.change and not watch.changed() else ANSWER_NOW
             step.observations = (
-                (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.task)
+                (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.intent.task)
             )
         self._loops_seen = watch.loops() if watch is not None else 0
         previous = self._previous_action(step)
@@ -395,7 +393,7 @@ class SmolCodeAgent(CodeAgent):
         """The summary at the step limit, asked after the unchanged history (cached prefix)."""
         messages = self.write_memory_to_messages()
         if self.watch is not None:
-            task = self.watch.task  # the user's words, without the context given with them
+            task = self.watch.intent.task  # the user's words, without the context given with them
         instruction = populate_template(
             self.prompt_templates["final_answer"]["post_messages"], variables={"task": task}
         )

@@ -329,13 +329,12 @@ class AgentModel(LiteLLMModel):
         self.max_reply_chars = max_reply_chars
         self.reply_timeout_s = reply_timeout_s
         self._hot_once = False
-        #: Told how far the server has read each prompt, when it says (`report_progress`).
-        self.on_prompt_progress: PromptProgress | None = None
 
     def report_progress(self, report: PromptProgress) -> None:
         """Ask the server to stream how far it has read each prompt (llama.cpp's
         `return_progress`) and pass each report to `report`."""
-        self.on_prompt_progress = report
+        if isinstance(self.client, _StreamTracker):
+            self.client.on_prompt_progress = report
         self.kwargs["extra_body"] = {**self.kwargs.get("extra_body", {}), "return_progress": True}
 
     def shake_next_reply(self) -> None:
@@ -358,13 +357,7 @@ class AgentModel(LiteLLMModel):
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        tracker = _StreamTracker(litellm)
-        tracker.on_prompt_progress = lambda read, total: self._prompt_progress(read, total)
-        return tracker
-
-    def _prompt_progress(self, read: int, total: int) -> None:
-        if self.on_prompt_progress is not None:
-            self.on_prompt_progress(read, total)
+        return _StreamTracker(litellm)
 
     def abort(self) -> None:
         """Called from another thread on cancel: close the stream being read."""

@@ -62,11 +62,11 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
         status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
     last = watch.last_patch()
     if status == "completed" and last is not None and intent.change:
-        said = describe_proposal(last, held=watch.held)
+        said = describe_proposal(last, held=intent.held)
         rest = answer.strip()
         if rest and rest != said and rest not in said:
             said += f"\n\nThe model's summary: {rest}"
-        if failed_checks(last.validation, held=watch.held):
+        if failed_checks(last.validation, held=intent.held):
             status, said = "incomplete", f"{NOT_VERIFIED} {said}"
         answer = said
     return status, answer

@@ -142,9 +142,8 @@ class InstrumentedTool(Tool):
                     result = self.wrapped(*args, **kwargs)
                 except RunCancelled:
                     raise
-                except (
-                    Exception
-                ) as exc:  # tools should not raise; if one does, the model still gets the schema
+                except Exception as exc:
+                    # tools should not raise; if one does, the model still gets the schema
                     result = error_dict(
                         ErrorType.INTERNAL_ERROR,
                         f"{self.name} failed: {exc.__class__.__name__}: {exc}",

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..base.errors import ErrorType
 from ..patches.model import Patch
-from .intent import Held, TaskIntent
+from .intent import TaskIntent
 from .state import AgentState
 
 #: The tools whose result is what code really gives (not what it says).
@@ -48,20 +48,6 @@ class RunWatch:
     computed: list[str] = field(default_factory=list)
     #: The repository's files the task names (agent/context.py).
     named_files: list[str] = field(default_factory=list)
-
-    @property
-    def task(self) -> str:
-        return self.intent.task
-
-    @property
-    def change(self) -> bool:
-        """The task asks for a change (agent/intent.py)."""
-        return self.intent.change
-
-    @property
-    def held(self) -> Held:
-        """Which failures that were there before a change count against it (agent/intent.py)."""
-        return self.intent.held
 
     @classmethod
     def begin(
