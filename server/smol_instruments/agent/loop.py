@@ -354,7 +354,10 @@ class SmolCodeAgent(CodeAgent):
                 (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.intent.task)
             )
         self._loops_seen = watch.loops() if watch is not None else 0
-        previous = self._previous_action(step)
+        previous = next(
+            (s for s in reversed(self.memory.steps) if isinstance(s, ActionStep) and s is not step),
+            None,
+        )
         failing = step.error is not None and not step.is_final_answer
         if (
             failing
@@ -380,12 +383,6 @@ class SmolCodeAgent(CodeAgent):
         shake = getattr(self.model, "shake_next_reply", None)
         if callable(shake):
             shake()
-
-    def _previous_action(self, step: ActionStep) -> ActionStep | None:
-        for earlier in reversed(self.memory.steps):
-            if isinstance(earlier, ActionStep) and earlier is not step:
-                return earlier
-        return None
 
     # --- the step-limit summary -------------------------------------------------------------
 

@@ -322,10 +322,11 @@ class AgentSession:
                     self._report_step(item, steps, usage)
                 elif isinstance(item, FinalAnswerStep):
                     answer = _answer_text(item.output)
-            if self._hit_max_steps():
+            memory = self.agent.memory.steps
+            if memory and isinstance(getattr(memory[-1], "error", None), AgentMaxStepsError):
                 status = "max_steps"
             # smolagents yields the step before the step-limit summary again, not the summary.
-            for step in self.agent.memory.steps[first:]:
+            for step in memory[first:]:
                 if isinstance(step, ActionStep) and id(step) not in reported:
                     _count(step, usage)
         except RunCancelled:
@@ -490,10 +491,6 @@ class AgentSession:
         except Exception:
             return None
         return result.stdout if result.exit_code == 0 else None
-
-    def _hit_max_steps(self) -> bool:
-        steps = self.agent.memory.steps
-        return bool(steps) and isinstance(getattr(steps[-1], "error", None), AgentMaxStepsError)
 
 
 def _count(step: ActionStep, usage: Usage) -> None:
