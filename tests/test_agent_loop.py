@@ -154,6 +154,24 @@ def test_a_stream_that_ignores_the_stop_is_cut_after_the_first_block(
     assert steps[0].code_action.strip() == 'print("first")'
 
 
+def test_a_first_request_larger_than_the_window_is_still_sent(
+    repo: Path, settings: Settings
+) -> None:
+    """Nothing to trim before the first step (a long selection pasted into the task): the
+    request goes as it is and the server says whether it fits; the run did not crash."""
+    task = "explain this:\n" + "".join(f"line {i} " + "y" * 60 + "\n" for i in range(200))
+    outcome, requests = run(
+        repo,
+        settings,
+        [block("print(list_files())"), block('final_answer("it is a list of lines")')],
+        task,
+        model_num_ctx=2048,
+        model_max_tokens=256,
+    )
+    assert outcome.status == "completed", outcome
+    assert "line 199 " in requests[0].prompt_text()
+
+
 def test_history_is_trimmed_visibly_to_the_context_window(repo: Path, settings: Settings) -> None:
     (repo / "big.txt").write_text("".join(f"line {i} " + "x" * 60 + "\n" for i in range(120)))
     reads = [
@@ -375,6 +393,12 @@ def test_a_run_of_lines_that_differ_only_in_their_numbers_is_cut() -> None:
     assert cut == head + "".join(lines[:SAME_SHAPE_RUN])
     varied = head + "    assert add(1, 2) == 3\n    assert add(2, 2) == 4\n    x = compute()\n"
     assert before_repetition(varied) == varied
+    # a list of data, each line different (seen on the dev task tc-py314-classifier: the
+    # classifiers of a pyproject.toml were cut at the ninth, mid-change): never cut
+    data = "classifiers = [\n" + "".join(
+        f'  "Programming Language :: Python :: 3.{v}",\n' for v in range(2, 15)
+    )
+    assert before_repetition(data + "]\n") == data + "]\n"
 
 
 QUOTE = "The wrong line is:\n```python\nreturn a - b\n```\nIt subtracts."

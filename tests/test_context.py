@@ -85,6 +85,25 @@ def test_a_top_level_file_in_capitals_is_named_by_its_stem(repo: Path) -> None:
     assert "notes.txt" not in context_for(repo, "what are my notes about?")
 
 
+def test_a_long_named_file_comes_by_the_lines_that_hold_the_tasks_words(repo: Path) -> None:
+    """A tool's configuration named by its tool's word, too long to show whole (seen on the
+    dev task tc-py314-classifier: not given, the model wrote a pyproject.toml from memory):
+    the lines holding the task's words, the list they open to its closing bracket."""
+    head = "".join(f'key{i} = "v{i}"\n' for i in range(60))
+    listing = "".join(f'  "Programming Language :: Python :: 3.{v}",\n' for v in range(8, 14))
+    tail = "".join(f'other{i} = "w{i}"\n' for i in range(40)) + "[tool.pyproject-fmt]\n"
+    (repo / "pyproject.toml").write_text(f"{head}classifiers = [\n{listing}]\n{tail}")
+    text = context_for(repo, "add python 3.14 to the classifiers in pyproject")
+    assert "pyproject.toml, lines 55-68 of 109:" in text
+    assert '"Programming Language :: Python :: 3.13",\n]' in text  # the whole list, closed
+    assert "key0 " not in text and "other39" not in text  # not the whole file
+    assert "pyproject-fmt" not in text  # the word that named the file is not the task's
+    # a long README the task's words are not in: its start, where its title and sections are
+    (repo / "README.md").write_text("# Calc\n\nA calculator.\n" + "more text\n" * 120)
+    text = context_for(repo, "put a Usage section in the README")
+    assert "README.md, lines 1-7 of 123:" in text and "# Calc" in text
+
+
 def test_a_named_test_brings_the_function_it_calls(repo: Path) -> None:
     text = context_for(repo, "The test test_average fails. Fix the bug in the code.")
     assert "tests/test_ops.py, lines 8-9: `test_average`" in text

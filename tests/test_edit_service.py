@@ -171,3 +171,96 @@ def test_search_replace_blocks_are_parsed_and_applied_forgivingly() -> None:
         apply_replacement("nothing like it\n", block)
     with pytest.raises(ToolError, match="not closed"):
         parse_edit_blocks("a.md\n<<<<<<< SEARCH\nx\n")
+
+
+def test_a_fragment_of_a_data_file_is_never_run_as_python(repo: Path, settings: Settings) -> None:
+    """Seen on the dev task tc-py314-classifier: asked for a change to pyproject.toml, the
+    model wrote a ```toml fence holding a fragment; `[tool.x]` and `key = "3.14"` parse as
+    Python, so it ran, and "the variable `tool` is not defined" came back three times. A
+    fence in another file's language is not code to run: the model is asked for the change
+    in the form that edits any file, and its next reply is proposed."""
+    toml = '[project]\nname = "app"\nclassifiers = [\n  "Python :: 3.13",\n]\n'
+    (repo / "pyproject.toml").write_text(toml)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "config")
+    fragment = '```toml\n[tool.project]\nclassifiers = [\n  "Python :: 3.14",\n]\n```'
+    edit = (
+        'pyproject.toml\n<<<<<<< SEARCH\n  "Python :: 3.13",\n=======\n  "Python :: 3.13",\n'
+        '  "Python :: 3.14",\n>>>>>>> REPLACE\n'
+    )
+    outcome, requests, patches = run_keeping_patches(
+        repo,
+        settings,
+        [fragment, edit, "Added 3.14."],
+        "add python 3.14 to the classifiers in pyproject",
+    )
+    second = requests[1].last_user_text()
+    assert "is not defined" not in second and "SEARCH" in second, second
+    (patch,) = patches
+    (change,) = patch.files
+    assert change.path == "pyproject.toml" and '"Python :: 3.14"' in change.proposed
+    assert (repo / "pyproject.toml").read_text() == toml
+    assert outcome.status == "completed", outcome
+
+
+PYPROJECT = (
+    '[project]\nname = "app"\nkeywords = [\n  "calc",\n]\nclassifiers = [\n'
+    '  "Python :: 3.12",\n  "Python :: 3.13",\n]\ndynamic = [ "version" ]\n'
+)
+
+
+def test_lines_of_a_file_written_again_with_the_change_are_proposed(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the dev task tc-py314-classifier once the lines came with the task: the model
+    copies the lines it was shown, with the change in them, in a ```toml fence. The lines of
+    the file from the block's first line to its last (each end found where it occurs once)
+    are what it replaces; a block whose ends are not lines of the file is refused with the
+    form that always works."""
+    (repo / "pyproject.toml").write_text(PYPROJECT)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "config")
+    rewrite = (
+        '```toml\n]\nclassifiers = [\n  "Python :: 3.12",\n  "Python :: 3.13",\n'
+        '  "Python :: 3.14",\n]\n```'
+    )
+    outcome, _, patches = run_keeping_patches(
+        repo,
+        settings,
+        [rewrite, "Added 3.14 to the classifiers."],
+        "add python 3.14 to the classifiers in pyproject",
+    )
+    (patch,) = patches
+    (change,) = patch.files
+    assert change.proposed == PYPROJECT.replace(
+        '"Python :: 3.13",\n', '"Python :: 3.13",\n  "Python :: 3.14",\n'
+    )
+    assert (repo / "pyproject.toml").read_text() == PYPROJECT
+    assert outcome.status == "completed", outcome
+
+
+def test_a_block_that_is_not_lines_of_the_file_is_refused_with_the_form_that_works(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the dev task infl-readme-usage: the README's path, then a fence holding a
+    Python example to add. In a change to a text file it is not run as code (that said only
+    "inflection cannot be imported"): it matches no lines of the file, so the model is told
+    to write it as SEARCH/REPLACE."""
+    example = "README.md\n```\nfrom app.calc import add\n\nprint(add(1, 2))\n```"
+    _, requests, patches = run_keeping_patches(
+        repo, settings, [example, "I cannot.", "I cannot."], "Add a Usage section to the README"
+    )
+    told = requests[1].last_user_text()
+    assert "not lines of README.md" in told and "<<<<<<< SEARCH" in told, told
+    assert "cannot be imported" not in told
+    assert patches == []
+
+
+def test_a_data_file_quoted_in_an_answer_is_the_answer(repo: Path, settings: Settings) -> None:
+    (repo / "pyproject.toml").write_text(PYPROJECT)
+    reply = 'The classifiers are:\n```toml\nclassifiers = [\n  "Python :: 3.12",\n]\n```'
+    outcome, _, patches = run_keeping_patches(
+        repo, settings, [reply], "which classifiers does pyproject.toml list?"
+    )
+    assert patches == []
+    assert outcome.answer.startswith("The classifiers are:") and "3.12" in outcome.answer

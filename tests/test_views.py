@@ -281,6 +281,12 @@ def test_a_view_left_by_a_killed_process_is_removed(tmp_path: Path, repo: Path) 
     assert not left.exists()
 
 
+def _contained(repo: Path, view: View, script: str) -> ProcessResult:
+    return run_process(
+        ["sh", "-c", script], cwd=repo, timeout=60, contain=Containment(repo, view=view)
+    )
+
+
 def _mounted_below(path: Path) -> list[str]:
     """Mount points at or below `path` in our mount namespace, as the kernel lists them."""
     with open("/proc/self/mountinfo") as table:
@@ -295,12 +301,7 @@ def test_a_view_mounted_where_we_run_is_gone_when_its_command_ends(repo: Path) -
     only."""
     before = tree_snapshot(repo)
     with View.create(repo) as view:
-        done = run_process(
-            ["sh", "-c", "echo new > new.txt"],
-            cwd=repo,
-            timeout=60,
-            contain=Containment(repo, view=view),
-        )
+        done = _contained(repo, view, "echo new > new.txt")
         assert done.exit_code == 0, done.stderr
         assert _mounted_below(view.scratch) == []
         assert (view.upper / "new.txt").read_text() == "new\n"
@@ -384,3 +385,75 @@ def test_an_unprivileged_user_gets_the_same_view() -> None:
     assert "Change(path='locked/in/f', old=None, new='y\\n')" in lines[2]  # read though locked
     assert lines[3] == "original"  # the repository, as the view left it
     assert lines[4] == "False"
+
+
+def _spare_ready(base: Path) -> Path:
+    """The view directory the reaper made ahead in `base`, once it is there."""
+    from smol_instruments.base import overlay
+
+    for _ in range(500):
+        with overlay._reaper._lock:
+            spare = overlay._reaper._spares.get(base)
+        if spare is not None:
+            return spare
+        subprocess.run(["sleep", "0.01"], check=True)
+    raise AssertionError("no view directory was made ahead")
+
+
+def test_the_next_views_directory_is_made_ahead_fresh_and_used_once(repo: Path) -> None:
+    """A view's directory is made ahead, off the command's path (overlay._Reaper); the view
+    that takes it is as fresh as one made on the spot: empty, 0700, ours, its own."""
+    base = Path(tempfile.gettempdir()).resolve()
+    View.create(repo).close()
+    spare = _spare_ready(base)
+    assert sorted(p.name for p in spare.iterdir()) == ["upper", "view1", "work1"]
+    with View.create(repo) as view:
+        assert view.scratch == spare
+        assert os.stat(spare).st_mode & 0o777 == 0o700 and os.stat(spare).st_uid == os.geteuid()
+        assert list(view.upper.iterdir()) == []
+        with View.create(repo) as other:  # taken once: the next view has another
+            assert other.scratch != spare
+        done = _contained(repo, view, "echo new > new.txt")
+        assert done.exit_code == 0, done.stderr
+        assert (view.upper / "new.txt").read_text() == "new\n"
+        # a second command in the same view gets a fresh work directory of its own
+        again = _contained(repo, view, "cat new.txt")
+        assert again.exit_code == 0 and again.stdout == "new\n", again.stderr
+    assert not (repo / "new.txt").exists()
+
+
+SPARE_AT_EXIT = """
+import os, sys
+from pathlib import Path
+sys.path[:0] = [sys.argv[2]]
+from smol_instruments.base.overlay import View
+from tests.test_views import _spare_ready
+import tempfile
+View.create(Path(sys.argv[1])).close()
+spare = _spare_ready(Path(tempfile.gettempdir()).resolve())
+print(spare, spare.exists(), flush=True)
+child = os.fork()
+if child == 0:  # a forked process never takes its parent's spare
+    from smol_instruments.base import overlay
+    os._exit(3 if overlay._reaper.take_spare(spare.parent) is not None else 0)
+print(os.waitpid(child, 0)[1] >> 8, flush=True)
+"""
+
+
+def test_a_view_directory_made_ahead_goes_with_the_process(repo: Path) -> None:
+    """What was made ahead and never used is removed when the process exits; a process
+    forked from it never takes it."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", SPARE_AT_EXIT, str(repo), str(root)],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    made, forked = done.stdout.splitlines()
+    path, existed = made.rsplit(" ", 1)
+    assert existed == "True"  # the control: it was there while the process ran
+    assert forked == "0"
+    assert not Path(path).exists()

@@ -14,7 +14,7 @@ from smolagents.memory import AgentMemory, TaskStep
 
 from ..base.testruns import COUNT_KINDS, failing_tests
 from .outcome import needs_a_change
-from .prompts import READ_FIRST, UNGROUNDED, WRITE_THE_CHANGE, is_placeholder
+from .prompts import READ_FIRST, UNGROUNDED, how_to_write, is_placeholder
 from .watch import RunWatch
 
 # smolagents wraps a failing check as "Check <name> failed with error: <message>": the names
@@ -265,9 +265,8 @@ def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None)
     if not needs_a_change(watch.intent, str(answer)):
         return True
     watch.nudged.add("change")
-    path = watch.named_files[0] if len(watch.named_files) == 1 else "<path>"
     raise ValueError(
         "no change has been proposed for this task yet. Reply with the change: "
-        + WRITE_THE_CHANGE.format(path=path)
+        + how_to_write(watch.intent, watch.named_file)
         + ". If you cannot make the change, say why in plain sentences."
     )

@@ -45,6 +45,8 @@ BUDGET_CHARS = 4500
 #: A named file this short is shown whole; a longer one is shown by its definitions.
 WHOLE_FILE_LINES = 80
 MAX_FILES = 2
+#: Lines shown before and after each line of a long named file that holds the task's words.
+PASSAGE_AROUND = 6
 MAX_DEFINITIONS = 4
 MAX_USES = 6
 #: Tests that use a named function, shown whole beside it.
@@ -71,10 +73,23 @@ _STOP = frozenset(
     python please also only just like use used uses using given want need""",
     )
 )
+#: Configuration files people name without their suffix ("in pyproject", "the tsconfig").
+_CONFIG_STEMS = frozenset({"pyproject", "tsconfig", "jsconfig", "mkdocs", "noxfile", "tox"})
 _DEFINITION = r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn)\s+({names})\b"
 _BUILTINS = frozenset(dir(builtins))
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_LANGUAGE = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
+_LANGUAGE = {
+    ".py": "python",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".go": "go",
+    ".rs": "rust",
+    ".toml": "toml",
+    ".md": "markdown",
+    ".yml": "yaml",
+    ".yaml": "yaml",
+    ".json": "json",
+}
 
 
 @dataclass
@@ -208,6 +223,8 @@ class _Gatherer:
                 whole.end = len(text.splitlines())
                 self._add(whole)
                 self.whole.add(path)
+            elif text is not None:
+                self._add_passages(path, text, task)
         for name, path, line in found[:MAX_DEFINITIONS]:
             self._add_definition(name, path, line)
         for name in dict.fromkeys(name for name, _, _ in found[:MAX_DEFINITIONS]):
@@ -226,11 +243,14 @@ class _Gatherer:
         by_name: dict[str, list[str]] = {}
         for path in self.files:
             by_name.setdefault(PurePosixPath(path).name, []).append(path)
-        # a top-level file whose stem is in capitals is named by it too ("the README")
+        # a top-level file whose stem is in capitals is named by it too ("the README"), and
+        # a tool's configuration by its tool's word ("the classifiers in pyproject")
         capitals: dict[str, list[str]] = {}
         for path in self.files:
             stem = PurePosixPath(path).stem
-            if "/" not in path and stem.isupper() and len(stem) >= 4:
+            if "/" not in path and (
+                (stem.isupper() and len(stem) >= 4) or stem.lower() in _CONFIG_STEMS
+            ):
                 capitals.setdefault(stem.lower(), []).append(path)
         hits: list[tuple[int, str]] = []
         for path in self.files:
@@ -243,6 +263,39 @@ class _Gatherer:
             if at >= 0:
                 hits.append((at, path))
         return [path for _, path in sorted(hits)]
+
+    def _add_passages(self, path: str, text: str, task: str) -> None:
+        """A named file too long to show whole: the lines where the task's words occur, with
+        a few around each (a change to `classifiers` in a 100-line pyproject.toml needs those
+        lines, copied exactly); where none occurs, a file that is not Python is shown from its
+        start (its title, its first section)."""
+        lines = text.splitlines()
+        # the word that named the file ("in pyproject") is not what the task is about in it
+        own = {PurePosixPath(path).stem.lower(), PurePosixPath(path).name.lower()}
+        words = [word.lower() for word in self._names(task) if word.lower() not in own]
+        hits = [i for i, line in enumerate(lines) if any(w in line.lower() for w in words)]
+        if not hits:
+            if path.endswith(".py"):
+                return
+            hits = [0]
+        spans: list[list[int]] = []
+        for hit in hits:
+            start = max(0, hit - PASSAGE_AROUND)
+            end = min(len(lines), max(hit + PASSAGE_AROUND, _nested_end(lines, hit)) + 1)
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end])
+        room = DEFINITION_LINES
+        for start, end in spans:
+            end = min(end, start + room)
+            if end <= start:
+                break
+            room -= end - start
+            body = "\n".join(lines[start:end]) + "\n"
+            title = f"{path}, lines {start + 1}-{end} of {len(lines)}"
+            self._add(_Piece(path, title, body, _language(path), start + 1, end))
+            self.shown.add((path, start + 1))
 
     def _names(self, task: str) -> list[str]:
         seen: dict[str, None] = {}
@@ -401,6 +454,22 @@ class _Gatherer:
 def _find_word(text: str, word: str) -> int:
     hit = re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", text)
     return hit.start() if hit else -1
+
+
+def _nested_end(lines: list[str], at: int) -> int:
+    """The last line of what line `at` opens: the lines indented deeper below it, and the
+    bracket that closes them (a TOML or JSON list, a YAML mapping)."""
+    def indent(line: str) -> int:
+        return len(line) - len(line.lstrip())
+
+    end = at
+    while end + 1 < len(lines) and lines[end + 1].strip() and indent(lines[end + 1]) > indent(
+        lines[at]
+    ):
+        end += 1
+    if end + 1 < len(lines) and lines[end + 1].strip()[:1] in ("]", "}", ")"):
+        end += 1
+    return end
 
 
 def _language(path: str) -> str:

@@ -16,7 +16,14 @@ from typing import Any
 
 from ..base.errors import ToolError
 from ..tools.base import ToolContext
-from ..tools.edit import edit_changes, parse_edit_blocks, propose_changes, rename_changes
+from ..tools.edit import (
+    edit_changes,
+    has_edit_blocks,
+    parse_edit_blocks,
+    propose_changes,
+    rename_changes,
+    rewrite_block,
+)
 from .events import RunOutcome, RunStatus, ToolEvent
 from .intent import TaskIntent
 from .outcome import NOT_VERIFIED, describe_proposal, failed_checks
@@ -28,9 +35,13 @@ OneStep = Callable[[str, RunStatus, ToolEvent | None], RunOutcome]
 
 
 def edit_blocks(ctx: ToolContext, reply: str, default_path: str | None) -> dict[str, Any]:
-    """A reply's SEARCH/REPLACE blocks proposed as one patch, or the error schema."""
+    """A reply's SEARCH/REPLACE blocks (or, without them, the lines of a file it writes again
+    in a fence, tools/edit.py `rewrite_block`) proposed as one patch, or the error schema."""
     try:
-        blocks = parse_edit_blocks(reply, default_path)
+        if has_edit_blocks(reply):
+            blocks = parse_edit_blocks(reply, default_path)
+        else:
+            blocks = [rewrite_block(ctx, reply, default_path)]
         paths = ", ".join(dict.fromkeys(block.path for block in blocks))
         changes = edit_changes(ctx, blocks)
         return propose_changes(ctx, changes, f"Edit {paths}")

@@ -70,16 +70,18 @@ from .edits import (
     file_header,
 )
 from .executor import ToolFunctionsExecutor
-from .model import quotes_code
+from .model import TEXT_BLOCK_CODE, calls_a_tool, quotes_code
 from .outcome import describe_proposal, failed_checks
 from .prompts import (
     AFTER_FAILED_CHECK,
     AFTER_OBSERVATION,
     AFTER_OBSERVATION_CHANGE,
+    AFTER_OBSERVATION_TEXT_CHANGE,
     AFTER_PROPOSAL,
     AFTER_STILL_FAILING,
     ANSWER_NOW,
     CHANGE_NOW,
+    CHANGE_NOW_TEXT,
     DO_IT_NOW,
     SHORT_FORMAT_ERROR,
     is_placeholder,
@@ -224,10 +226,16 @@ class SmolCodeAgent(CodeAgent):
         reply = self._reply if has_edit_blocks(self._reply) else code
         if has_edit_blocks(reply):
             return self._search_replace(reply)
+        if code.strip() == TEXT_BLOCK_CODE:  # lines of a data or prose file
+            if self._rewrites_text(code):
+                return self._search_replace(self._reply)
+            return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
         path, body = file_header(code, files)
         if path is not None:
             body = complete_prefix(body)  # a reply cut at its token limit mid-line
         names = defined_names(body, tools)
+        if names is None and path is None and self._rewrites_text(code):
+            return self._search_replace(self._reply)
         if names is None:
             if (
                 path is None
@@ -251,6 +259,15 @@ class SmolCodeAgent(CodeAgent):
         if len(prose) >= ILLUSTRATED_ANSWER_CHARS and not is_plan(prose.rstrip(": \n")):
             return CodeOutput(output=self._reply.strip(), logs="", is_final_answer=True)
         return code
+
+    def _rewrites_text(self, code: str) -> bool:
+        """In a run that changes a file that is not Python, a block that calls no tool is
+        that file's lines written again (tools/edit.py `rewrite_block`), never code to run."""
+        watch = self.watch
+        if watch is None or not watch.intent.change or not watch.writes_text:
+            return False
+        tools = set(self.tools) | {"final_answer"}
+        return code.strip() == TEXT_BLOCK_CODE or not calls_a_tool(code, tools)
 
     def _search_replace(self, reply: str) -> CodeOutput:
         """A reply of SEARCH/REPLACE blocks: proposed as one patch (tools/edit.py); the run's
@@ -333,7 +350,7 @@ class SmolCodeAgent(CodeAgent):
         if watch is not None and watch.intent.change:
             proposed = len(watch.patches) > watch.patches_seen
             last = watch.last_patch()
-            after = AFTER_OBSERVATION_CHANGE
+            after = AFTER_OBSERVATION_TEXT_CHANGE if watch.writes_text else AFTER_OBSERVATION_CHANGE
             if proposed and last is not None:
                 failed = failed_checks(last.validation, held=watch.intent.held)
                 after = AFTER_FAILED_CHECK if failed else AFTER_PROPOSAL
@@ -349,7 +366,9 @@ class SmolCodeAgent(CodeAgent):
         if watch is not None and watch.loops() > self._loops_seen:
             self._shake()  # a refused repeat: at a low temperature the next reply is the same
             # it has what it needs and asks for it again: say what to do with it instead
-            wanted = CHANGE_NOW if watch.intent.change and not watch.changed() else ANSWER_NOW
+            wanted = ANSWER_NOW
+            if watch.intent.change and not watch.changed():
+                wanted = CHANGE_NOW_TEXT if watch.writes_text else CHANGE_NOW
             step.observations = (
                 (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.intent.task)
             )
@@ -431,7 +450,7 @@ class SmolCodeAgent(CodeAgent):
         steps = [s for s in self.memory.steps if isinstance(s, ActionStep)]
         for floor in range(max(self._trim_floor, 1), (steps[-1].step_number if steps else 1) + 1):
             trimmed = self._messages(summary_mode, floor)
-            if _estimate(trimmed) <= budget or floor == steps[-1].step_number:
+            if _estimate(trimmed) <= budget or not steps or floor == steps[-1].step_number:
                 if floor > self._trim_floor:
                     log.info("history trimmed below step %d to fit %d tokens", floor, limit)
                     self._trim_floor = floor

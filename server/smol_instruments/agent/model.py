@@ -48,6 +48,8 @@ from .edits import called_names, is_change_block
 
 #: The code of a reply that is SEARCH/REPLACE blocks: nothing to run; the loop reads the reply.
 EDIT_BLOCKS_CODE = "# the SEARCH/REPLACE blocks above"
+#: The code of a reply whose block is lines of a data or prose file: nothing to run.
+TEXT_BLOCK_CODE = "# the lines of text above"
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,12 @@ _PY_BLOCK = re.compile(r"```(?:python|py)\b", re.IGNORECASE)
 _FIRST_BLOCK = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n.*?\n```", re.DOTALL)
 _XML_CODE = re.compile(r"<code>(.*?)(?:</code>|$)", re.DOTALL)
 _BARE_FENCE = re.compile(r"```[ \t]*(?:[a-z_0-9]*)?[ \t]*\n(.*?)(?:\n```|$)", re.DOTALL)
+#: A fence in the language of a file that is not code to run (a fragment of pyproject.toml,
+#: a README's section): `[tool.x]` and `key = "3.14"` parse as Python, but running them
+#: only says "`tool` is not defined".
+_DATA_FENCE = re.compile(
+    r"```[ \t]*(?:toml|ya?ml|json|ini|cfg|rst|md|markdown|text|txt|html|xml|css)\b", re.I
+)
 
 
 def _json_objects(text: str) -> list[Any]:
@@ -112,13 +120,15 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
         return None
     if has_edit_blocks(text):  # SEARCH/REPLACE blocks: a change (agent/loop.py proposes it)
         return EDIT_BLOCKS_CODE
+    if _DATA_FENCE.search(text):  # lines of a file, perhaps changed (agent/loop.py decides)
+        return json_tool_calls(text, tool_names | {"final_answer"}) or TEXT_BLOCK_CODE
     for pattern in (_XML_CODE, _BARE_FENCE):
         blocks = [b.strip() for b in pattern.findall(text) if b.strip()]
         code = "\n\n".join(b for b in blocks if not b.lstrip().startswith("{"))
         if code and parsed(code) is not None:
             return code
     unfenced = text.strip().removesuffix("```").strip()
-    if _calls_a_tool(unfenced, tool_names | {"final_answer"}) or is_change_block(unfenced):
+    if calls_a_tool(unfenced, tool_names | {"final_answer"}) or is_change_block(unfenced):
         return unfenced  # code written without its fence ("# Read it.\nprint(read_file(...))")
     return json_tool_calls(text, tool_names | {"final_answer"})
 
@@ -133,7 +143,7 @@ def code_before_an_empty_block(text: str, tool_names: set[str]) -> str | None:
     if any(_statements(block) for block in blocks):
         return None
     before = text[: opened.start()].strip()
-    return before if _calls_a_tool(before, tool_names | {"final_answer"}) else None
+    return before if calls_a_tool(before, tool_names | {"final_answer"}) else None
 
 
 def _statements(code: str) -> bool:
@@ -142,7 +152,7 @@ def _statements(code: str) -> bool:
     return tree is None or bool(tree.body)
 
 
-def _calls_a_tool(code: str, names: set[str]) -> bool:
+def calls_a_tool(code: str, names: set[str]) -> bool:
     """`code` is Python that calls one of `names` (prose never parses as such)."""
     tree = parsed(code)
     return tree is not None and bool(called_names(tree) & names)
@@ -196,6 +206,7 @@ REPEATED_LINE_CHARS = 30
 #: (`assert truncate("...", 1) == "..."`, then 2, 3, ... until the token limit).
 SAME_SHAPE_RUN = 8
 _LITERALS = re.compile(r"\d+|\"[^\"]*\"|'[^']*'")
+_CODE_WORD = re.compile(r"[A-Za-z]")
 
 
 def before_repetition(text: str) -> str:
@@ -213,7 +224,9 @@ def before_repetition(text: str) -> str:
                 return text[:offset]
             seen.add(key)
             this = _LITERALS.sub("_", key)
-            run = run + 1 if this == shape else 1
+            # lines of data alone (a list of classifiers, of dependencies) are what the file
+            # holds, not a runaway: only a run of code lines of the same shape is cut
+            run = run + 1 if this == shape and _CODE_WORD.search(this) else 1
             shape = this
             if run > SAME_SHAPE_RUN:
                 return text[:offset]

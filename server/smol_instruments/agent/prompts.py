@@ -152,6 +152,16 @@ CHANGE_NOW = (
     + WRITE_THE_CHANGE.format(path="<path>")
     + "."
 )
+#: The two above for a change to a file that is not Python (`writes_text`).
+AFTER_OBSERVATION_TEXT_CHANGE = (
+    "If no change is proposed yet, reply with it now: " + WRITE_A_TEXT_CHANGE + ". Once it is "
+    "proposed, say in a sentence what you changed."
+)
+CHANGE_NOW_TEXT = (
+    "You already have that result above. Do not call it again. Make the change now: "
+    + WRITE_A_TEXT_CHANGE
+    + "."
+)
 
 SHORT_FORMAT_ERROR = (
     "Your reply had no ```python code block. Reply with exactly one block that starts with a "
@@ -223,13 +233,26 @@ def is_placeholder(answer: str) -> bool:
     return text in PLACEHOLDERS or bool(re.fullmatch(r"<[^<>]{0,80}>", text))
 
 
+def writes_text(intent: TaskIntent, path: str | None) -> bool:
+    """The change is written as SEARCH/REPLACE blocks (a file that is not Python: the task
+    says so, or the one file it names), not as whole Python definitions."""
+    return intent.edits_text or (path is not None and not path.endswith(".py"))
+
+
+def how_to_write(intent: TaskIntent, path: str | None) -> str:
+    """The form the change is asked in: SEARCH/REPLACE for text, definitions for Python."""
+    if writes_text(intent, path):
+        return WRITE_A_TEXT_CHANGE
+    return WRITE_THE_CHANGE.format(path=path or "<path>")
+
+
 def task_message(intent: TaskIntent, context: str, *, path: str | None = None) -> str:
     """The task as the model gets it: the code read for it first, then the task itself, then
     how to reply. Small models answer the last thing they read: a question put before a page
     of code is answered from memory, after it from the code. `path`: the one file the task
     names, for a change's header."""
     task = intent.task
-    if intent.change and (intent.edits_text or (path is not None and not path.endswith(".py"))):
+    if intent.change and writes_text(intent, path):
         how = HOW_TO_CHANGE_TEXT
     elif intent.change:
         how = (HOW_TO_CHANGE if context else HOW_TO_CHANGE_UNREAD).format(path=path or "<path>")

@@ -294,8 +294,7 @@ class AgentSession:
         watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
         watch.named_files = context.named_files
         watch.computed = context.computed
-        named = context.named_files[0] if len(context.named_files) == 1 else None
-        prompt = task_message(intent, context.text, path=named)
+        prompt = task_message(intent, context.text, path=watch.named_file)
         try:
             self._connect()
             stream = self.agent.run(

@@ -13,6 +13,7 @@ from typing import Any
 from ..base.errors import ErrorType
 from ..patches.model import Patch
 from .intent import TaskIntent
+from .prompts import writes_text
 from .state import AgentState
 
 #: The tools whose result is what code really gives (not what it says).
@@ -48,6 +49,16 @@ class RunWatch:
     computed: list[str] = field(default_factory=list)
     #: The repository's files the task names (agent/context.py).
     named_files: list[str] = field(default_factory=list)
+
+    @property
+    def named_file(self) -> str | None:
+        """The one file the task names, if it names exactly one (the change's file)."""
+        return self.named_files[0] if len(self.named_files) == 1 else None
+
+    @property
+    def writes_text(self) -> bool:
+        """The change is asked for as SEARCH/REPLACE blocks, not Python definitions."""
+        return writes_text(self.intent, self.named_file)
 
     @classmethod
     def begin(

@@ -22,6 +22,7 @@ holds unsaved is refused, naming the file to save (rope cannot be handed the edi
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -127,6 +128,79 @@ def apply_replacement(text: str, block: Replacement) -> str:
         )
     start = starts[0]
     return "".join(lines[:start]) + block.replace + "".join(lines[start + len(wanted) :])
+
+
+#: A fenced block anywhere in a reply, with any language or none.
+_ANY_FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)(?:^[ \t]*```|\Z)", re.M | re.S)
+#: Lines of the file a rewritten block may span beyond its own length (lines it drops).
+REWRITE_SLACK = 3
+
+
+def rewrite_block(ctx: ToolContext, reply: str, default_path: str | None) -> Replacement:
+    """A reply that writes lines of a file again, changed, in a fence (small models copy the
+    lines they were shown with the change in them, rather than a SEARCH/REPLACE block): the
+    lines of the file it aligns with, first to last, are what it replaces; where that is not
+    clear, nothing is guessed (NO_MATCH, `_rewritten_region`)."""
+    found = _ANY_FENCE.search(reply)
+    if found is None:
+        raise ToolError(ErrorType.INVALID_ARGUMENT, "the reply holds no block of lines")
+    path = default_path
+    for line in reply[: found.start()].splitlines():
+        named = _PATH_LINE.match(line)
+        if named:
+            path = named.group(1).removeprefix("./")
+    if path is None:
+        raise ToolError(
+            ErrorType.INVALID_ARGUMENT,
+            "the block does not say which file it changes",
+            recovery_suggestion="Put the file's path on its own line above the block.",
+        )
+    text = ctx.file_text(path)
+    if text is None:
+        raise ToolError(
+            ErrorType.FILE_NOT_FOUND,
+            f"{path} does not exist",
+            recovery_suggestion="To create it, write a SEARCH/REPLACE block with an empty "
+            "SEARCH part.",
+        )
+    block = found.group(1)
+    return Replacement(path, _rewritten_region(text, block, path), block)
+
+
+def _rewritten_region(text: str, block: str, path: str) -> str:
+    """The lines of `text` that `block` is a new version of, its lines aligned with the
+    file's in order (difflib, blank lines aside): from the line its first line is to the one
+    its last line is; lines between that the file lacks are new or changed text. Refused
+    (NO_MATCH) when its first or last line is not a line of the file, when less than half of
+    its lines are, or when they spread over more of the file than the block holds (a block
+    that would silently drop lines it never showed)."""
+    lines = text.splitlines(keepends=True)
+    ours = [(i, line.strip()) for i, line in enumerate(lines) if line.strip()]
+    theirs = [line.strip() for line in block.splitlines() if line.strip()]
+    matcher = difflib.SequenceMatcher(None, [k for _, k in ours], theirs, autojunk=False)
+    pairs = [(m.a + k, m.b + k) for m in matcher.get_matching_blocks() for k in range(m.size)]
+    if not pairs or pairs[0][1] != 0 or pairs[-1][1] != len(theirs) - 1:
+        pairs = []  # the block's first and last lines must be the file's: its two ends
+    matched = [ours[a][0] for a, _ in pairs]
+    substantial = [i for i in matched if len(lines[i].strip()) > 2]  # not a lone bracket
+    spread = matched[-1] - matched[0] + 1 if matched else 0
+    if (
+        not substantial
+        or 2 * len(matched) < len(theirs)
+        or spread > len(block.splitlines()) + REWRITE_SLACK
+    ):
+        raise ToolError(
+            ErrorType.NO_MATCH,
+            f"the block's lines are not lines of {path} as it is, so what it replaces is not "
+            "clear",
+            recovery_suggestion=(
+                f"Write the change as a SEARCH/REPLACE block: {path} on its own line, then "
+                "<<<<<<< SEARCH, the lines to change copied exactly, =======, the new lines, "
+                ">>>>>>> REPLACE (an empty SEARCH part adds the new lines at the end)."
+            ),
+            context={"path": path},
+        )
+    return "".join(lines[matched[0] : matched[-1] + 1])
 
 
 def edit_changes(
