@@ -95,19 +95,6 @@ def test_every_call_is_recorded_with_its_details() -> None:
     assert as_dict["error"] == "FILE_NOT_FOUND"
 
 
-def test_summary_counts_calls_errors_and_loops() -> None:
-    state = AgentState()
-    call(state, "read_file", path="a.py")
-    call(state, "read_file", error="FILE_NOT_FOUND", path="b.py")
-    call(state, "rg_search", pattern="x")
-    assert state.loop_check("rg_search", {"pattern": "x"}) is not None
-    summary = state.summary()
-    assert summary["calls"] == 3
-    assert summary["by_tool"] == {"read_file": 2, "rg_search": 1}
-    assert summary["errors"] == {"FILE_NOT_FOUND": 1}
-    assert summary["loops_detected"] == 1
-
-
 def test_history_is_bounded() -> None:
     state = AgentState(history_limit=5)
     for i in range(12):

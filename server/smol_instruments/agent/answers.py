@@ -88,7 +88,7 @@ def the_answer_is_new(answer: Any, memory: AgentMemory, agent: Any = None) -> bo
         return True
     watch.nudged.add("new-answer")
     raise ValueError(
-        f"that is your answer to the previous question, word for word. Answer this one: {watch.task}"
+        f"that is your answer to the previous question, word for word. Answer this one: {watch.intent.task}"
     )
 
 

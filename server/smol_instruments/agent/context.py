@@ -27,10 +27,11 @@ import ast
 import builtins
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
-from ..base.pyast import parse
+from ..base.pyast import parsed
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
@@ -99,8 +100,6 @@ class Context:
     text: str = ""
     sources: list[str] = field(default_factory=list)
     named_files: list[str] = field(default_factory=list)
-    #: The repository's history was read for it (the task asks about commits).
-    history: bool = False
     #: Names the task writes as code that occur nowhere in the repository (agent/evidence.py).
     absent: list[str] = field(default_factory=list)
     #: Code was shown (a definition, a file, a use), not only evidence.
@@ -161,16 +160,24 @@ def defining_files(
     if not names:
         return {}
     listed = {path for path in repo_files if not _SECRET.search(path)}
-    pattern = _DEFINITION.format(names="|".join(re.escape(n) for n in names))
-    result = RgSearchTool(ctx).forward(pattern=pattern, max_results=200)
     found: dict[str, list[str]] = {}
+    for name, path, _ in _definition_lines(ctx, names, listed, 200):
+        paths = found.setdefault(name, [])
+        if path not in paths:
+            paths.append(path)
+    return found
+
+
+def _definition_lines(
+    ctx: ToolContext, names: list[str], listed: set[str], most: int
+) -> Iterator[tuple[str, str, int]]:
+    """(name, path, line) of each line of the listed files that defines one of `names`."""
+    pattern = _DEFINITION.format(names="|".join(re.escape(n) for n in names))
+    result = RgSearchTool(ctx).forward(pattern=pattern, max_results=most)
     for match in result.get("matches", []):
         hit = re.match(_DEFINITION.format(names=r"\w+"), match["text"])
         if hit and hit.group(1) in names and match["path"] in listed:
-            paths = found.setdefault(hit.group(1), [])
-            if match["path"] not in paths:
-                paths.append(match["path"])
-    return found
+            yield hit.group(1), match["path"], match["line"]
 
 
 class _Gatherer:
@@ -224,12 +231,10 @@ class _Gatherer:
             self._add_uses(name)
         # one hop: what the shown definitions call, when the repository defines it
         called = self._called_names() if not self.whole else []
-        if called:
-            for name, path, line in self._definitions(called)[:2]:
-                self._add_definition(name, path, line)
+        for name, path, line in self._definitions(called)[:2]:
+            self._add_definition(name, path, line)
         context = self._render()
         context.named_files = named
-        context.history = any(part.kind == "history" for part in self.evidence)
         return context
 
     # --- what the task names -----------------------------------------------------------------
@@ -304,16 +309,9 @@ class _Gatherer:
         """(name, path, line) of each name's definition, in the order the names came."""
         if not names:
             return []
-        pattern = _DEFINITION.format(names="|".join(re.escape(n) for n in names))
-        result = RgSearchTool(self.ctx).forward(pattern=pattern, max_results=50)
         found: dict[str, tuple[str, str, int]] = {}
-        for match in result.get("matches", []):
-            if match["path"] not in self.listed:
-                continue
-            hit = re.match(_DEFINITION.format(names=r"\w+"), match["text"])
-            name = hit.group(1) if hit else ""
-            if name in names and name not in found:
-                found[name] = (name, match["path"], match["line"])
+        for name, path, line in _definition_lines(self.ctx, names, self.listed, 50):
+            found.setdefault(name, (name, path, line))
         return sorted(found.values(), key=lambda item: names.index(item[0]))
 
     # --- reading -----------------------------------------------------------------------------
@@ -401,11 +399,7 @@ class _Gatherer:
 
     def _tree(self, path: str) -> ast.Module | None:
         if path not in self.trees:
-            text = self._text(path)
-            try:
-                self.trees[path] = parse(text) if text is not None else None
-            except SyntaxError:
-                self.trees[path] = None
+            self.trees[path] = parsed(self._text(path))
         return self.trees[path]
 
     def _inside_shown(self, path: str, line: int) -> bool:

@@ -20,7 +20,7 @@ import ast
 import re
 from collections.abc import Callable
 
-from ..base.pyast import parse
+from ..base.pyast import parsed
 
 #: `# file: calc/ops.py`, `# path: calc/ops.py`, `# File: `calc/ops.py``.
 _HEADER = re.compile(r"^\s*#\s*(?:file|path|filename)\s*:\s*`?([^\s`]+)`?\s*$", re.IGNORECASE)
@@ -53,11 +53,8 @@ def complete_prefix(code: str) -> str:
     lines = code.rstrip().splitlines()
     for drop in range(min(CUT_LINES, len(lines) - 1) + 1):
         candidate = "\n".join(lines[: len(lines) - drop]) + "\n"
-        try:
-            parse(candidate)
-        except SyntaxError:
-            continue
-        return candidate if drop else code
+        if parsed(candidate) is not None:
+            return candidate if drop else code
     return code
 
 
@@ -80,12 +77,7 @@ def is_change_block(code: str) -> bool:
     lines = code.strip().splitlines()
     if not lines or _HEADER.match(lines[0]) is None:
         return False
-    rest = complete_prefix("\n".join(lines[1:]))
-    try:
-        parse(rest)
-    except SyntaxError:
-        return False
-    return True
+    return parsed(complete_prefix("\n".join(lines[1:]))) is not None
 
 
 def defined_names(code: str, tool_names: set[str]) -> list[str] | None:
@@ -93,16 +85,15 @@ def defined_names(code: str, tool_names: set[str]) -> list[str] | None:
     constants, a docstring or a `__main__` guard beside them), else None.
 
     A block that calls a tool at its top level is an action, not a change."""
-    try:
-        tree = parse(code)
-    except SyntaxError:
+    tree = parsed(code)
+    if tree is None:
         return None
     names: list[str] = []
     for index, node in enumerate(tree.body):
         if isinstance(node, _DEFINITIONS):
             names.append(node.name)
         elif isinstance(node, _ALSO_ALLOWED) or _is_main_guard(node):
-            if _calls(node, tool_names):
+            if called_names(node) & tool_names:
                 return None
         elif not (index == 0 and _is_docstring(node)):
             return None
@@ -149,10 +140,10 @@ def _is_main_guard(node: ast.stmt) -> bool:
     )
 
 
-def _calls(node: ast.AST, tool_names: set[str]) -> bool:
-    return any(
-        isinstance(inner, ast.Call)
-        and isinstance(inner.func, ast.Name)
-        and inner.func.id in tool_names
-        for inner in ast.walk(node)
-    )
+def called_names(tree: ast.AST) -> set[str]:
+    """The names `tree` calls directly (`f(...)`, not `x.f(...)`)."""
+    return {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }

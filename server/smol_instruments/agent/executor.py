@@ -45,7 +45,8 @@ from smolagents.local_python_executor import (
     nodunder_getattr,
 )
 
-from ..base.pyast import parse, retried
+from ..base.pyast import parsed, retried
+from .edits import called_names
 from .prompts import is_plan
 
 FORMAT_METHODS = frozenset({"format", "format_map"})
@@ -141,10 +142,10 @@ def _reaching_fields(template: str) -> list[str]:
     """Replacement fields of `template` that read an attribute or an item (`{0.x}`, `{a[k]}`)."""
     found = []
     try:
-        parsed = list(string.Formatter().parse(template))
+        fields = list(string.Formatter().parse(template))
     except ValueError:
         return []  # str.format itself will refuse the template
-    for _, field, spec, _ in parsed:
+    for _, field, spec, _ in fields:
         if field and ("." in field or "[" in field):
             found.append(field)
         if spec and "{" in spec:
@@ -213,22 +214,13 @@ class _RouteFormatting(ast.NodeTransformer):
 
 def route_formatting(code: str) -> str:
     """The code with every str.format call routed through the check, frame walks refused."""
-    try:
-        tree = parse(code)
-    except SyntaxError:
+    tree = parsed(code)
+    if tree is None:
         return code  # the interpreter reports the syntax error in its own words
     router = _RouteFormatting()
     routed = router.visit(tree)
     # Unchanged code runs as written, so line numbers in its errors stay the model's own.
     return ast.unparse(ast.fix_missing_locations(routed)) if router.changed else code
-
-
-def _called_names(tree: ast.AST) -> set[str]:
-    return {
-        node.func.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    }
 
 
 class _HoldBack(ast.NodeTransformer):
@@ -243,11 +235,10 @@ def hold_back_final_answer(code: str, tool_names: set[str]) -> str:
     """The code with `final_answer(...)` neutralised when the same code calls other tools."""
     if "final_answer" not in code:
         return code
-    try:
-        tree = parse(code)
-    except SyntaxError:
+    tree = parsed(code)
+    if tree is None:
         return code
-    called = _called_names(tree)
+    called = called_names(tree)
     if "final_answer" not in called or not called & (tool_names - {"final_answer"}):
         return code
     return ast.unparse(ast.fix_missing_locations(_HoldBack().visit(tree)))
@@ -312,10 +303,8 @@ ONLY_A_COMMENT = (
 
 def comments_only(code: str) -> str | None:
     """The comments' text when `code` has comments and no statement, else None."""
-    try:
-        if parse(code).body:
-            return None
-    except SyntaxError:
+    tree = parsed(code)
+    if tree is None or tree.body:
         return None
     lines = [line.strip().lstrip("#").strip() for line in code.splitlines()]
     lines = [line for line in lines if not line.startswith("Call id:")]

@@ -1,8 +1,8 @@
 """What a task asks, decided once at the start of a run and read by every part of the agent.
 
 A `TaskIntent` says what kind of request a message is (a question, a change, a command to run
-and report, or something to decline) and what it mentions: code names, repository files, and
-calls written with literal arguments (`average([2, 4])`). Context, evidence, prompts, loop,
+and report, or something to decline) and what it mentions: code names and calls written
+with literal arguments (`average([2, 4])`). Context, evidence, prompts, loop,
 final-answer checks and outcome read it; none guesses from the task's words again.
 
 Who decides (`decide`):
@@ -34,13 +34,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .mentions import code_names, literal_calls
 
 IntentKind = Literal["question", "change", "command", "decline"]
-KINDS: tuple[IntentKind, ...] = ("question", "change", "command", "decline")
 #: Which failures that were there before a change still count against it.
 Held = Literal["all", "related", "none"]
 #: How a question's answer is asked for (agent/prompts.py HOW_TO_*).
@@ -236,9 +235,6 @@ class TaskIntent:
     kind: IntentKind = "question"
     names: tuple[str, ...] = ()
     calls: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()
-    #: Why a declined request is declined, for the user.
-    reason: str = ""
     decided_by: Literal["model", "rules"] = "rules"
     #: Names the conversation established for a follow-up that points back ("what about it?").
     carried: tuple[str, ...] = field(default=())
@@ -373,7 +369,7 @@ class TaskIntent:
         call = self.first_call()
         if call is not None:
             return call
-        for path in [*self.files, *repo_files]:
+        for path in repo_files:
             if path in self.task:
                 return f'read_file(path="{path}")'
         if self.asks_value:  # only running it says what code gives
@@ -407,13 +403,11 @@ def plain_change(task: str) -> bool:
 
 def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
     """The intent by the rules alone."""
-    kind = rules_kind(task)
     return TaskIntent(
         task=task,
-        kind=kind,
+        kind=rules_kind(task),
         names=tuple(code_names(task)),
         calls=tuple(literal_calls(task)),
-        reason=_reason(task) if kind == "decline" else "",
         carried=carried if _REFERS_BACK.search(task) else (),
     )
 
@@ -475,13 +469,15 @@ def from_model_reply(
     if not isinstance(data, dict) or data.get("request") not in _MODEL_KINDS:
         return None
     kind = _MODEL_KINDS[data["request"]]
-    ruled = rules_kind(task)
-    if ruled == "decline" or (ruled == "change" and (kind != "decline" or plain_change(task))):
+    ruled = from_rules(task, carried=carried)
+    if ruled.kind == "decline" or (
+        ruled.kind == "change" and (kind != "decline" or plain_change(task))
+    ):
         # Safety is never left to a model's reading (a destructive request is declined
         # whatever it says), and a request the words make a change is not turned into a
         # question or a command: measured on the 1.5B model, "can you add ..." came back a
         # question and "Fix the bug ... so that the tests pass" run-and-report
-        kind = ruled
+        kind = ruled.kind
     given = data.get("names")
     said: list[Any] = given if isinstance(given, list) else []
     known = task + "\n" + conversation
@@ -491,29 +487,23 @@ def from_model_reply(
         if isinstance(name, str) and re.fullmatch(r"[A-Za-z_][\w.]*(?:\(\))?", name.strip("` "))
     ]
     names = [name for name in names if name and re.search(rf"\b{re.escape(name)}\b", known)]
-    merged = list(dict.fromkeys([*code_names(task), *names]))
+    merged = list(dict.fromkeys([*ruled.names, *names]))
     # a call the model writes counts when it is literal and calls a name the task or the
     # conversation mentions (it is then run, not imagined: agent/evidence.py)
     given_calls = data.get("calls")
     written = [
         c for c in (given_calls if isinstance(given_calls, list) else []) if isinstance(c, str)
     ]
-    calls = list(literal_calls(task))
+    calls = list(ruled.calls)
     for call in (found for text in written for found in literal_calls(text)):
         callee = call.split("(", 1)[0].rsplit(".", 1)[-1]
         if re.search(rf"\b{re.escape(callee)}\b", known) and call not in calls:
             calls.append(call)
-    return TaskIntent(
-        task=task,
-        kind=kind,
-        names=tuple(merged),
-        calls=tuple(calls[:4]),
-        reason=_reason(task) if kind == "decline" else "",
-        decided_by="model",
-        carried=carried if _REFERS_BACK.search(task) else (),
+    return replace(
+        ruled, kind=kind, names=tuple(merged), calls=tuple(calls[:4]), decided_by="model"
     )
 
 
 def declined_answer(intent: TaskIntent) -> str:
     """The one-step answer to a request the agent declines."""
-    return DECLINED.format(reason=intent.reason or _reason(intent.task))
+    return DECLINED.format(reason=_reason(intent.task))

@@ -161,8 +161,8 @@ class SmolCodeAgent(CodeAgent):
         self,
         *args: Any,
         context_tokens: Callable[[], int | None],
-        locate: Callable[[list[str]], dict[str, list[str]]] | None = None,
-        edit_blocks: Callable[[str, str | None], dict[str, Any]] | None = None,
+        locate: Callable[[list[str]], dict[str, list[str]]],
+        edit_blocks: Callable[[str, str | None], dict[str, Any]],
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault(
@@ -185,7 +185,7 @@ class SmolCodeAgent(CodeAgent):
         self.watch: RunWatch | None = None
         self.context_tokens = context_tokens
         #: Where the repository defines names (for a change written without its file).
-        self.locate = locate or (lambda names: {})
+        self.locate = locate
         #: Proposes the SEARCH/REPLACE blocks of a reply as one patch (tools/edit.py).
         self.edit_blocks = edit_blocks
         self._reply = ""  # the model's reply in the step being run
@@ -224,7 +224,7 @@ class SmolCodeAgent(CodeAgent):
         tools = set(self.tools)
         files = set(watch.repo_files) if watch is not None else set()
         reply = self._reply if has_edit_blocks(self._reply) else code
-        if self.edit_blocks is not None and has_edit_blocks(reply):
+        if has_edit_blocks(reply):
             return self._search_replace(reply)
         if code.strip() == TEXT_BLOCK_CODE:  # lines of a data or prose file
             if self._rewrites_text(code):
@@ -237,13 +237,18 @@ class SmolCodeAgent(CodeAgent):
         if names is None and path is None and self._rewrites_text(code):
             return self._search_replace(self._reply)
         if names is None:
-            if path is None and watch is not None and not watch.change and self._quotes(code):
+            if (
+                path is None
+                and watch is not None
+                and not watch.intent.change
+                and self._quotes(code)
+            ):
                 return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
             return code
-        if path is not None and watch is not None and not watch.change:
+        if path is not None and watch is not None and not watch.intent.change:
             # a task that asks nothing to change gets no patch (the model writes one anyway)
             raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
-        if path is None and watch is not None and watch.change:
+        if path is None and watch is not None and watch.intent.change:
             path = choose_file(names, self.locate, watch.named_files)
             if path is None:
                 raise InterpreterError(NO_FILE.format(names=", ".join(names)))
@@ -259,7 +264,7 @@ class SmolCodeAgent(CodeAgent):
         """In a run that changes a file that is not Python, a block that calls no tool is
         that file's lines written again (tools/edit.py `rewrite_block`), never code to run."""
         watch = self.watch
-        if watch is None or not watch.change or not watch.writes_text:
+        if watch is None or not watch.intent.change or not watch.writes_text:
             return False
         tools = set(self.tools) | {"final_answer"}
         return code.strip() == TEXT_BLOCK_CODE or not calls_a_tool(code, tools)
@@ -268,16 +273,14 @@ class SmolCodeAgent(CodeAgent):
         """A reply of SEARCH/REPLACE blocks: proposed as one patch (tools/edit.py); the run's
         end when the same blocks were proposed already."""
         watch = self.watch
-        if watch is not None and not watch.change:
+        if watch is not None and not watch.intent.change:
             raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
         key = ("<search/replace>", reply.strip())
         last = watch.last_patch() if watch is not None else None
         if watch is not None and key in watch.blocks and last is not None:
-            return CodeOutput(
-                output=describe_proposal(last, held=watch.held), logs="", is_final_answer=True
-            )
+            said = describe_proposal(last, held=watch.intent.held)
+            return CodeOutput(output=said, logs="", is_final_answer=True)
         named = watch.named_files if watch is not None else []
-        assert self.edit_blocks is not None
         result = self.edit_blocks(reply, named[0] if len(named) == 1 else None)
         if watch is not None and "error" not in result:
             watch.blocks.add(key)
@@ -304,7 +307,7 @@ class SmolCodeAgent(CodeAgent):
         key = (path, body.strip())
         last = watch.last_patch()
         if key in watch.blocks and last is not None:
-            said = describe_proposal(last, held=watch.held)
+            said = describe_proposal(last, held=watch.intent.held)
             return CodeOutput(output=said, logs="", is_final_answer=True)
         watch.blocks.add(key)
         return edit_call(path, body)
@@ -344,12 +347,12 @@ class SmolCodeAgent(CodeAgent):
             # "Last output from code snippet: <the answer>" under the answer: a later turn's
             # model copies it as its next answer
             step.observations = None
-        if watch is not None and watch.change:
+        if watch is not None and watch.intent.change:
             proposed = len(watch.patches) > watch.patches_seen
             last = watch.last_patch()
             after = AFTER_OBSERVATION_TEXT_CHANGE if watch.writes_text else AFTER_OBSERVATION_CHANGE
             if proposed and last is not None:
-                failed = failed_checks(last.validation, held=watch.held)
+                failed = failed_checks(last.validation, held=watch.intent.held)
                 after = AFTER_FAILED_CHECK if failed else AFTER_PROPOSAL
                 if failed and all(check.get("fails_without_patch") for check in failed):
                     after = AFTER_STILL_FAILING
@@ -364,13 +367,16 @@ class SmolCodeAgent(CodeAgent):
             self._shake()  # a refused repeat: at a low temperature the next reply is the same
             # it has what it needs and asks for it again: say what to do with it instead
             wanted = ANSWER_NOW
-            if watch.change and not watch.changed():
+            if watch.intent.change and not watch.changed():
                 wanted = CHANGE_NOW_TEXT if watch.writes_text else CHANGE_NOW
             step.observations = (
-                (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.task)
+                (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.intent.task)
             )
         self._loops_seen = watch.loops() if watch is not None else 0
-        previous = self._previous_action(step)
+        previous = next(
+            (s for s in reversed(self.memory.steps) if isinstance(s, ActionStep) and s is not step),
+            None,
+        )
         failing = step.error is not None and not step.is_final_answer
         if (
             failing
@@ -397,19 +403,13 @@ class SmolCodeAgent(CodeAgent):
         if callable(shake):
             shake()
 
-    def _previous_action(self, step: ActionStep) -> ActionStep | None:
-        for earlier in reversed(self.memory.steps):
-            if isinstance(earlier, ActionStep) and earlier is not step:
-                return earlier
-        return None
-
     # --- the step-limit summary -------------------------------------------------------------
 
     def provide_final_answer(self, task: str) -> ChatMessage:
         """The summary at the step limit, asked after the unchanged history (cached prefix)."""
         messages = self.write_memory_to_messages()
         if self.watch is not None:
-            task = self.watch.task  # the user's words, without the context given with them
+            task = self.watch.intent.task  # the user's words, without the context given with them
         instruction = populate_template(
             self.prompt_templates["final_answer"]["post_messages"], variables={"task": task}
         )
@@ -528,13 +528,5 @@ def _text_of(message: ChatMessage) -> str:
 
 
 def _estimate(messages: list[ChatMessage]) -> int:
-    size = 0
-    for message in messages:
-        content = message.content
-        if isinstance(content, str):
-            size += len(content)
-        elif isinstance(content, list):
-            size += sum(
-                len(str(part.get("text", ""))) for part in content if isinstance(part, dict)
-            )
+    size = sum(len(_text_of(message)) for message in messages)
     return int(size / CHARS_PER_TOKEN) + 4 * len(messages)

@@ -42,9 +42,9 @@ from typing import Any
 from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
 from ..base.config import Settings
-from ..base.pyast import parse
+from ..base.pyast import parsed
 from ..tools.edit import has_edit_blocks
-from .edits import is_change_block
+from .edits import called_names, is_change_block
 
 #: The code of a reply that is SEARCH/REPLACE blocks: nothing to run; the loop reads the reply.
 EDIT_BLOCKS_CODE = "# the SEARCH/REPLACE blocks above"
@@ -125,7 +125,7 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
     for pattern in (_XML_CODE, _BARE_FENCE):
         blocks = [b.strip() for b in pattern.findall(text) if b.strip()]
         code = "\n\n".join(b for b in blocks if not b.lstrip().startswith("{"))
-        if code and _parses(code):
+        if code and parsed(code) is not None:
             return code
     unfenced = text.strip().removesuffix("```").strip()
     if calls_a_tool(unfenced, tool_names | {"final_answer"}) or is_change_block(unfenced):
@@ -146,30 +146,16 @@ def code_before_an_empty_block(text: str, tool_names: set[str]) -> str | None:
     return before if calls_a_tool(before, tool_names | {"final_answer"}) else None
 
 
-def _tree(code: str) -> ast.Module | None:
-    try:
-        return parse(code)
-    except SyntaxError:
-        return None
-
-
 def _statements(code: str) -> bool:
     """`code` is more than comments (broken code counts: the model is told about it)."""
-    tree = _tree(code)
+    tree = parsed(code)
     return tree is None or bool(tree.body)
 
 
 def calls_a_tool(code: str, names: set[str]) -> bool:
     """`code` is Python that calls one of `names` (prose never parses as such)."""
-    tree = _tree(code)
-    return tree is not None and any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
-        for node in ast.walk(tree)
-    )
-
-
-def _parses(code: str) -> bool:
-    return _tree(code) is not None
+    tree = parsed(code)
+    return tree is not None and bool(called_names(tree) & names)
 
 
 #: What follows a closed block when a model goes on writing, never an opening fence. A server
@@ -201,7 +187,7 @@ def first_block_only(text: str, tool_names: set[str] | frozenset[str] = frozense
 def quotes_code(code: str, tool_names: set[str] | frozenset[str]) -> bool:
     """Code that can do nothing when run: it parses, names no tool, prints nothing, defines
     nothing and heads no file (an empty block, or one that does not parse, is no quote)."""
-    tree = _tree(code)
+    tree = parsed(code)
     if tree is None or not tree.body or is_change_block(code):
         return False
     names = set(tool_names) | {"final_answer", "print"}
@@ -356,13 +342,12 @@ class AgentModel(LiteLLMModel):
         self.max_reply_chars = max_reply_chars
         self.reply_timeout_s = reply_timeout_s
         self._hot_once = False
-        #: Told how far the server has read each prompt, when it says (`report_progress`).
-        self.on_prompt_progress: PromptProgress | None = None
 
     def report_progress(self, report: PromptProgress) -> None:
         """Ask the server to stream how far it has read each prompt (llama.cpp's
         `return_progress`) and pass each report to `report`."""
-        self.on_prompt_progress = report
+        if isinstance(self.client, _StreamTracker):
+            self.client.on_prompt_progress = report
         self.kwargs["extra_body"] = {**self.kwargs.get("extra_body", {}), "return_progress": True}
 
     def shake_next_reply(self) -> None:
@@ -385,13 +370,7 @@ class AgentModel(LiteLLMModel):
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        tracker = _StreamTracker(litellm)
-        tracker.on_prompt_progress = lambda read, total: self._prompt_progress(read, total)
-        return tracker
-
-    def _prompt_progress(self, read: int, total: int) -> None:
-        if self.on_prompt_progress is not None:
-            self.on_prompt_progress(read, total)
+        return _StreamTracker(litellm)
 
     def abort(self) -> None:
         """Called from another thread on cancel: close the stream being read."""

@@ -12,7 +12,7 @@ import ast
 import re
 from typing import Any
 
-from ..base.pyast import parse
+from ..base.pyast import parsed
 from ..base.testruns import test_summary
 from ..patches.model import Patch
 from .events import RunStatus
@@ -62,11 +62,11 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
         status, answer = "incomplete", f"{NOT_DONE}\n\n{answer}".strip()
     last = watch.last_patch()
     if status == "completed" and last is not None and intent.change:
-        said = describe_proposal(last, held=watch.held)
+        said = describe_proposal(last, held=intent.held)
         rest = answer.strip()
         if rest and rest != said and rest not in said:
             said += f"\n\nThe model's summary: {rest}"
-        if failed_checks(last.validation, held=watch.held):
+        if failed_checks(last.validation, held=intent.held):
             status, said = "incomplete", f"{NOT_VERIFIED} {said}"
         answer = said
     return status, answer
@@ -105,11 +105,8 @@ def _counts(check: dict[str, Any], held: Held) -> bool:
 def definitions_of(text: str | None) -> dict[str, str]:
     """Each function and class of a Python text by qualified name (`C.m`, `f.<locals>.g`),
     with its source; {} when it does not parse."""
-    if not text:
-        return {}
-    try:
-        tree = parse(text)
-    except SyntaxError:
+    tree = parsed(text)
+    if text is None or tree is None:
         return {}
     found: dict[str, str] = {}
 

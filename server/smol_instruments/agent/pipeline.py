@@ -56,13 +56,8 @@ def check_arguments(inputs: dict[str, dict[str, Any]], arguments: dict[str, Any]
         if isinstance(value, bool) and bool not in allowed:
             return f"{name} must be a {kind}, got a boolean"
         if not isinstance(value, allowed):
-            return f"{name} must be a {kind}, got {type(value).__name__} {_short(value)}"
+            return f"{name} must be a {kind}, got {type(value).__name__} {_clip(repr(value), 60)}"
     return None
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _clip(text: str, limit: int) -> str:
@@ -147,9 +142,8 @@ class InstrumentedTool(Tool):
                     result = self.wrapped(*args, **kwargs)
                 except RunCancelled:
                     raise
-                except (
-                    Exception
-                ) as exc:  # tools should not raise; if one does, the model still gets the schema
+                except Exception as exc:
+                    # tools should not raise; if one does, the model still gets the schema
                     result = error_dict(
                         ErrorType.INTERNAL_ERROR,
                         f"{self.name} failed: {exc.__class__.__name__}: {exc}",

@@ -180,8 +180,6 @@ class AgentSession:
         """One tiny streamed request through this session's model, as a run makes them: the
         model client's first-call costs (LiteLLM's lazy imports, its HTTP client) are then paid
         before the user's first question, not in it (measured: 1-7 s on a busy 2-core CPU)."""
-        from smolagents.models import ChatMessage, MessageRole
-
         self._connect()
         messages = [
             ChatMessage(
@@ -269,7 +267,7 @@ class AgentSession:
         )
         if renamed is not None:
             return renamed
-        self._watch = self.agent.watch = RunWatch.begin(
+        watch = self._watch = self.agent.watch = RunWatch.begin(
             intent,
             self.state,
             self.repo_files,
@@ -284,23 +282,19 @@ class AgentSession:
         elif context:
             self._topic = task
             self._topic_names = intent.names or self._topic_names
+        shown = ToolEvent(
+            step=1, name="context", args={"read": context.sources}, duration_ms=context_ms
+        )
         if context.nowhere(intent):  # about names that exist nowhere: said, nothing invented
             said = NOWHERE.format(names=", ".join(f"`{name}`" for name in intent.names))
-            read = {"read": context.sources}
-            return end(
-                said,
-                "completed",
-                ToolEvent(step=1, name="context", args=read, duration_ms=context_ms),
-            )
+            return end(said, "completed", shown)
         # what was given grounds the answer only when it answers the task (a computed call for
         # what code gives); code read in an earlier turn is in the history too ("which test
         # checks it?"), but no earlier turn ran what this one asks
-        self._watch.context_given = context.answers(intent) or (
-            self._code_read and not intent.asks_value
-        )
-        self._watch.named_files = context.named_files
-        self._watch.computed = context.computed
-        prompt = task_message(intent, context.text, path=self._watch.named_file)
+        watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
+        watch.named_files = context.named_files
+        watch.computed = context.computed
+        prompt = task_message(intent, context.text, path=watch.named_file)
         try:
             self._connect()
             stream = self.agent.run(
@@ -315,14 +309,7 @@ class AgentSession:
                     step_open = True
                     emit(StepEvent(step=steps, max_steps=self.max_steps))
                     if steps == 1 and context:  # shown in the step whose prompt had it
-                        emit(
-                            ToolEvent(
-                                step=1,
-                                name="context",
-                                args={"read": context.sources},
-                                duration_ms=context_ms,
-                            )
-                        )
+                        emit(shown)
                 if isinstance(item, ChatMessageStreamDelta):
                     if item.content:
                         emit(TextEvent(text=item.content))
@@ -334,10 +321,11 @@ class AgentSession:
                     self._report_step(item, steps, usage)
                 elif isinstance(item, FinalAnswerStep):
                     answer = _answer_text(item.output)
-            if self._hit_max_steps():
+            memory = self.agent.memory.steps
+            if memory and isinstance(getattr(memory[-1], "error", None), AgentMaxStepsError):
                 status = "max_steps"
             # smolagents yields the step before the step-limit summary again, not the summary.
-            for step in self.agent.memory.steps[first:]:
+            for step in memory[first:]:
                 if isinstance(step, ActionStep) and id(step) not in reported:
                     _count(step, usage)
         except RunCancelled:
@@ -346,29 +334,26 @@ class AgentSession:
             status, error = "failed", f"stopped early: {exc}"
             if exc.step is not None and id(exc.step) not in reported:
                 self._report_step(exc.step, steps, usage)
-            last = self._watch.last_patch() if self._watch is not None else None
-            if last is not None and self._watch is not None and self._watch.change:
+            last = watch.last_patch()
+            if last is not None and watch.intent.change:
                 # the change was proposed before the model began repeating itself: that is
                 # the outcome, and the checks below judge it
-                said = describe_proposal(last, held=self._watch.held)
+                said = describe_proposal(last, held=watch.intent.held)
                 status, error, answer = "completed", None, said
-        except ModelSetupError as exc:  # no model to talk to: one line with its fix
-            status = "cancelled" if self.cancel_event.is_set() else "failed"
-            error = None if status == "cancelled" else str(exc)
-        except AgentError as exc:
+        except Exception as exc:  # a fault anywhere must end the run, not the host
+            if not isinstance(exc, ModelSetupError | AgentError):
+                log.exception("run failed")
             if self.cancel_event.is_set():
                 status = "cancelled"
+            elif isinstance(exc, ModelSetupError):  # no model to talk to: one line with its fix
+                status, error = "failed", str(exc)
             else:
                 status, error = "failed", self._model_failure(exc)
-        except Exception as exc:  # a fault anywhere must end the run, not the host
-            log.exception("run failed")
-            status = "cancelled" if self.cancel_event.is_set() else "failed"
-            error = None if status == "cancelled" else self._model_failure(exc)
-        watch, self._watch, self.agent.watch = self._watch, None, None
-        self._code_read = self._code_read or (watch is not None and watch.grounded())
-        if status == "completed" and watch is not None:
+        self._watch = self.agent.watch = None
+        self._code_read = self._code_read or watch.grounded()
+        if status == "completed":
             status, answer = judge(answer, watch)
-        elif watch is not None and watch.corrections and answer:
+        elif watch.corrections and answer:
             answer = "\n\n".join([answer.rstrip(), *watch.corrections])
         if status == "cancelled":
             answer = answer or "Cancelled."
@@ -505,10 +490,6 @@ class AgentSession:
         except Exception:
             return None
         return result.stdout if result.exit_code == 0 else None
-
-    def _hit_max_steps(self) -> bool:
-        steps = self.agent.memory.steps
-        return bool(steps) and isinstance(getattr(steps[-1], "error", None), AgentMaxStepsError)
 
 
 def _count(step: ActionStep, usage: Usage) -> None:

@@ -12,7 +12,6 @@ import hashlib
 import json
 import threading
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -164,15 +163,3 @@ class AgentState:
         """Something outside the tools changed the repository (e.g. the user edited a file)."""
         with self._lock:
             self.epoch += 1
-
-    def summary(self) -> dict[str, Any]:
-        with self._lock:
-            counts = Counter(c.name for c in self.calls)
-            errors = Counter(c.error for c in self.calls if c.error)
-            return {
-                "calls": len(self.calls),
-                "by_tool": dict(counts),
-                "errors": dict(errors),
-                "loops_detected": self.loops_detected,
-                "truncated": sum(1 for c in self.calls if c.truncated),
-            }

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..base.errors import ErrorType
 from ..patches.model import Patch
-from .intent import Held, TaskIntent
+from .intent import TaskIntent
 from .prompts import writes_text
 from .state import AgentState
 
@@ -59,20 +59,6 @@ class RunWatch:
     def writes_text(self) -> bool:
         """The change is asked for as SEARCH/REPLACE blocks, not Python definitions."""
         return writes_text(self.intent, self.named_file)
-
-    @property
-    def task(self) -> str:
-        return self.intent.task
-
-    @property
-    def change(self) -> bool:
-        """The task asks for a change (agent/intent.py)."""
-        return self.intent.change
-
-    @property
-    def held(self) -> Held:
-        """Which failures that were there before a change count against it (agent/intent.py)."""
-        return self.intent.held
 
     @classmethod
     def begin(

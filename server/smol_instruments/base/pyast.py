@@ -49,3 +49,13 @@ def parse(source: str, filename: str = ..., *, mode: Literal["eval"]) -> ast.Exp
 def parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
     """`ast.parse`, parsed again when another thread's parse overlapped it."""
     return retried(lambda: ast.parse(source, filename, mode))
+
+
+def parsed(source: str | None) -> ast.Module | None:
+    """The module `source` holds, or None when there is none or it does not parse."""
+    if source is None:
+        return None
+    try:
+        return parse(source)
+    except SyntaxError:
+        return None
