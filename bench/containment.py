@@ -28,7 +28,9 @@ Python readable by that user): 0.93-1.19x in five runs at load 3-6, 1.04-1.23x i
 of 150 rounds at load 4-5.5, against 1.36-1.41x for the same side without the namespace (the
 three programs below; a copy of this script with that one line changed) in runs interleaved
 with them. Measured in-process there at load 4:
-making the view's directory and four directories 0.15 ms, the overlay's mount(2) 0.25-0.5 ms,
+making the view's directory and four directories 0.15 ms (0.3-0.5 ms on an ext4 /tmp; made
+ahead on the reaper's thread since, base/overlay.py), the overlay's mount(2) 0.25-0.5 ms (0.13
+ms quiet; its options xino/uuid change nothing),
 umount2 0.03 ms, reading the empty upper layer 0.13 ms, removing the directory 0.3 ms (on the
 reaper's thread); a view 12.1 ms against 10.7 ms with the repository bound in place.
 `contain_view` is timed in the bench's own process, which does not enter a namespace: run as
