@@ -74,15 +74,20 @@ def parse_edit_blocks(text: str, default_path: str | None = None) -> list[Replac
             search, at = _until(lines, index + 1, DIVIDER)
             replace, end = _until(lines, at + 1, REPLACE)
             if path is None:
-                raise ToolError(
-                    ErrorType.INVALID_ARGUMENT,
-                    "a SEARCH/REPLACE block does not say which file it changes",
-                    recovery_suggestion="Put the file's path on its own line above the block.",
-                )
+                raise _no_file("a SEARCH/REPLACE block")
             blocks.append(Replacement(path.removeprefix("./"), search, replace))
             index = end
         index += 1
     return blocks
+
+
+def _no_file(what: str) -> ToolError:
+    """A block of a change whose file no line above it names."""
+    return ToolError(
+        ErrorType.INVALID_ARGUMENT,
+        f"{what} does not say which file it changes",
+        recovery_suggestion="Put the file's path on its own line above the block.",
+    )
 
 
 def _until(lines: list[str], start: int, marker: re.Pattern[str]) -> tuple[str, int]:
@@ -150,11 +155,7 @@ def rewrite_block(ctx: ToolContext, reply: str, default_path: str | None) -> Rep
         if named:
             path = named.group(1).removeprefix("./")
     if path is None:
-        raise ToolError(
-            ErrorType.INVALID_ARGUMENT,
-            "the block does not say which file it changes",
-            recovery_suggestion="Put the file's path on its own line above the block.",
-        )
+        raise _no_file("the block")
     text = ctx.file_text(path)
     if text is None:
         raise ToolError(
