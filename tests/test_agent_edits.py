@@ -433,3 +433,33 @@ def test_a_block_that_calls_a_tool_is_still_a_call(repo: Path, settings: Setting
     )
     assert len(requests) == 2 and "def add(a, b):" in requests[1].prompt_text()
     assert outcome.answer == "add subtracts: `return a - b`."
+
+
+def test_a_new_tests_wrong_expectation_is_answered_with_what_the_code_gives(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model ("add a test for truncate"): it expected a value from its head,
+    and proposed the same failing test three times. The call in the failing assertion is run
+    with the repository's code and its real value told."""
+    guessed = "# file: tests/test_calc.py\ndef test_mul_negative():\n    assert mul(-2, 3) == 6\n"
+    outcome, model = _checked_run(
+        repo, settings, [guessed, "Added test_mul_negative."], "add a test for mul with a negative"
+    )
+    seen = model.requests[1].last_user_text()
+    assert "the failing assertions' calls give: mul(-2, 3) returns -6" in seen, seen
+    assert outcome.status == "incomplete"
+
+
+def test_a_failing_test_of_changed_code_is_not_answered_with_the_old_code(
+    repo: Path, settings: Settings
+) -> None:
+    """Control: the change also edits the code under test, so the repository's code is not
+    what the test runs, and no value is told."""
+    both = (
+        "# file: app/calc.py\ndef mul(a, b):\n    return a * b + 1\n\n\n"
+        "# file: tests/test_calc.py\ndef test_mul_negative():\n    assert mul(-2, 3) == 6\n"
+    )
+    _, model = _checked_run(repo, settings, [both, "Done."], "add a test for mul with a negative")
+    seen = model.requests[1].last_user_text()
+    assert "test_mul_negative" in seen and "failed" in seen, seen
+    assert "the failing assertions' calls give" not in seen

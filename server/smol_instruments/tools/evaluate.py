@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import difflib
 import json
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..base import pyast
 from ..base.containment import availability_for, plan_command
 from ..base.errors import ErrorType, ToolError
 from ..base.truncate import truncate_output
@@ -225,3 +227,82 @@ class EvaluateTool(RepoTool):
     def forward(self, code: str) -> dict[str, Any]:
         code = require_str("code", code, max_chars=MAX_CODE_CHARS, example='"f(2, 3)"')
         return evaluate_code(self.ctx, code)
+
+
+#: Where pytest says an assertion failed: "tests/test_x.py:17: AssertionError".
+_FAILED_AT = re.compile(r"^(\S+\.py):(\d+): (?:AssertionError|assert)", re.M)
+#: How many failing assertions are run, and for how long each.
+ASSERTIONS_RUN = 3
+ASSERTION_TIMEOUT_S = 10.0
+
+
+def assertion_values(
+    ctx: ToolContext, files: dict[str, tuple[str | None, str]], output: str
+) -> list[str]:
+    """What the calls in a proposed test's failing assertions really give, run against the
+    repository's code with the test file's imports: "truncate('A man', 3) returns 'A...'".
+
+    A small model writes a test's expected value from its head (asked to test `truncate`, the
+    1.5B model expected the whole string back, and proposed the same test three times although
+    pytest's output showed the real value); the value, run, is what a test should pin. Only
+    for `files` (path -> its text before and as proposed) that are all tests (with the code
+    under test changed too, the repository's code is not what the test runs), and only the
+    assertions on lines the proposal wrote. [] when nothing can be run."""
+    if not files or not all(_is_test(path) for path in files) or not evaluates_unasked(ctx):
+        return []
+    told: list[str] = []
+    seen: set[str] = set()
+    for path, line in dict.fromkeys(_FAILED_AT.findall(output)):
+        old, new = files.get(path, (None, ""))
+        tree = pyast.parsed(new)
+        if tree is None or len(seen) >= ASSERTIONS_RUN:
+            continue
+        imports = "\n".join(
+            ast.unparse(node)
+            for node in tree.body
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+        )
+        for side in _asserted_calls(tree, int(line), _written_lines(old, new)):
+            if side in seen or len(seen) >= ASSERTIONS_RUN:
+                continue
+            seen.add(side)
+            try:
+                result = evaluate_code(ctx, f"{imports}\n{side}", timeout=ASSERTION_TIMEOUT_S)
+            except ToolError:
+                continue
+            if "value" in result:
+                told.append(f"{side} returns {result['value']}")
+            elif "exception" in result and not result["exception"].startswith("NameError"):
+                told.append(f"{side} raises {result['exception']}")
+    return told
+
+
+def _written_lines(old: str | None, new: str) -> set[int]:
+    """The 1-based lines of `new` that are not `old`'s."""
+    lines = new.splitlines()
+    matcher = difflib.SequenceMatcher(None, (old or "").splitlines(), lines, autojunk=False)
+    return {
+        j + 1
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag in ("replace", "insert")
+        for j in range(j1, j2)
+    }
+
+
+def _asserted_calls(tree: ast.Module, line: int, written: set[int]) -> list[str]:
+    """The sides of the assertion at `line` that call something, as source, when the
+    assertion is on a line in `written`."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assert):
+            continue
+        span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+        if line not in span or not written.intersection(span):
+            continue
+        test = node.test
+        sides = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [test]
+        return [
+            ast.unparse(side)
+            for side in sides
+            if any(isinstance(part, ast.Call) for part in ast.walk(side))
+        ]
+    return []

@@ -23,6 +23,7 @@ from ..patches.merge import merge_definitions
 from ..patches.model import MAX_PATCH_CHARS, Patch, printable
 from ..patches.service import Outcome, diff_of
 from ..safety.approval import ApprovalRequest, Decision
+from . import evaluate  # a module: evaluate -> shell -> patch import each other
 from .base import RepoTool, ToolContext, guarded
 from .commands import detect_test_command, runs_unasked
 from .files import read_repo_text
@@ -80,7 +81,23 @@ def propose(
         session_id=ctx.session_id,
         validate=validate,
     )
-    return patch_result(patch)
+    result = patch_result(patch)
+    failed = [
+        str(check.get("output") or "")
+        for check in patch.validation.get("checks", [])
+        if not check.get("passed") and not check.get("fails_without_patch")
+    ]
+    proposed = {path: (old, new) for path, old, new in changes if new is not None}
+    told = evaluate.assertion_values(ctx, proposed, "\n".join(failed)) if failed else []
+    if told:
+        result["actual"] = told
+        result["next"] += (
+            " Run just now with the repository's code, the failing assertions' calls give: "
+            + "; ".join(told)
+            + ". A test states what the code gives: expect these values, unless the task says "
+            "the code is wrong."
+        )
+    return result
 
 
 def _from_disk(ctx: ToolContext, changes: list[tuple[str, str | None, str | None]]) -> str | None:
