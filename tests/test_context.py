@@ -116,6 +116,20 @@ def test_a_task_that_names_nothing_gets_nothing(repo: Path) -> None:
     assert context_for(repo, "What did the last commit change?") == ""
 
 
+def test_a_question_that_names_no_code_gets_the_definitions_its_words_name(repo: Path) -> None:
+    """Seen on the dev task tc-explain-colour ("how does it decide whether to print colours
+    or not?"): nothing was shown and the 1.5B model answered from a guess at another library,
+    in one step. The definitions whose names hold the question's words are shown, most words
+    first, said to be found that way; a word that names no definition brings nothing."""
+    (repo / "calc" / "ops.py").write_text(
+        OPS + "\n\ndef rounded_averages(rows):\n    return [round(average(r)) for r in rows]\n"
+    )
+    text = context_for(repo, "how are averages rounded here?")
+    assert "calc/ops.py, lines 12-13: `rounded_averages` (found by a word of the task" in text
+    assert text.index("`rounded_averages`") < text.index("`average`")  # two words before one
+    assert context_for(repo, "how is the weather decided?") == ""
+
+
 def test_secrets_and_paths_outside_are_never_read(repo: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.py"
     outside.write_text("def leaked():\n    return 'outside-secret'\n")

@@ -14,7 +14,10 @@ question); this does the same from the task's words:
   use each name (whole, two at most) and the other places that use it, so "which test checks
   it?" has its answer in the history;
 - one hop further: functions a shown definition calls that the repository defines
-  (`test_average` shows `average`).
+  (`test_average` shows `average`);
+- for a question or change that names no code, no file and nothing else to show: the
+  definitions whose names hold its words ("colours" meets `_can_do_colour`, "resolved"
+  `resolve_pointer`), said to be found that way.
 
 Everything shown is bounded (`budget` characters) and says where it came from and whether it
 was cut. Only files of the repository's own listing (`.gitignore` honoured) are read, never a
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from ..base.pyast import parsed
+from ..base.testruns import is_test_path
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
@@ -48,6 +52,8 @@ MAX_FILES = 2
 #: Lines shown before and after each line of a long named file that holds the task's words.
 PASSAGE_AROUND = 6
 MAX_DEFINITIONS = 4
+#: Definitions shown for a task that names no code, found by its words (`_related`).
+MAX_RELATED = 2
 MAX_USES = 6
 #: Tests that use a named function, shown whole beside it.
 MAX_TESTS = 2
@@ -77,6 +83,8 @@ _STOP = frozenset(
 _CONFIG_STEMS = frozenset({"pyproject", "tsconfig", "jsconfig", "mkdocs", "noxfile", "tox"})
 _DEFINITION = r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn)\s+({names})\b"
 _BUILTINS = frozenset(dir(builtins))
+#: The words of an identifier: `_can_do_colour` and `canDoColour` are can, do, colour.
+_NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _LANGUAGE = {
     ".py": "python",
@@ -204,6 +212,10 @@ class _Gatherer:
         failing = [name for part in self.evidence for name in part.names]
         names = list(dict.fromkeys(failing + names))
         found = self._definitions(names)
+        named = self._named_files(task)
+        related = not (found or named or self.evidence) and intent.kind in ("question", "change")
+        if related:  # it names no code: the definitions its words are in the names of
+            found = self._related(task)
         if intent.literal is not None:
             # "what does it give for 'x'?": the one function the question is about, called
             # with the one value it names, is run rather than imagined
@@ -213,7 +225,6 @@ class _Gatherer:
         computed = computed_calls(self.ctx, intent)
         absent = missing_names(self.ctx, list(intent.names), {name for name, _, _ in found})
         self.evidence.extend(part for part in (computed, absent) if part is not None)
-        named = self._named_files(task)
         for path in named[:MAX_FILES]:
             if any(where == path for _, where, _ in found[:MAX_DEFINITIONS]):
                 continue  # the task names code in it: that code is shown, not the whole file
@@ -226,7 +237,7 @@ class _Gatherer:
             elif text is not None:
                 self._add_passages(path, text, task)
         for name, path, line in found[:MAX_DEFINITIONS]:
-            self._add_definition(name, path, line)
+            self._add_definition(name, path, line, related=related)
         for name in dict.fromkeys(name for name, _, _ in found[:MAX_DEFINITIONS]):
             self._add_uses(name)
         # one hop: what the shown definitions call, when the repository defines it
@@ -305,6 +316,29 @@ class _Gatherer:
             seen.setdefault(word, None)
         return list(seen)[:30]
 
+    def _related(self, task: str) -> list[tuple[str, str, int]]:
+        """(name, path, line) of the definitions whose names hold a word of a task that names
+        no code, most words first, code before tests ("how does it decide whether to print
+        colours?": `_can_do_colour`). A lexical search of the repository's definitions, as an
+        editor's codebase retrieval gives a question that names nothing: without it the 1.5B
+        model answered such a question from a guess at the library, in one step."""
+        words = [_forms(word) for word in self._names(task) if len(word) >= 4]
+        if not words:
+            return []
+        pattern = _DEFINITION.format(names=r"\w+")
+        result = RgSearchTool(self.ctx).forward(pattern=pattern, max_results=1000)
+        ranked = []
+        for match in result.get("matches", []):
+            hit = re.match(pattern, match["text"])
+            if hit is None or match["path"] not in self.listed:
+                continue
+            name, path = hit.group(1), match["path"]
+            parts = [_forms(part).pop() for part in _NAME_PART.findall(name)]
+            shared = sum(any(_meets(part, forms) for part in parts) for forms in words)
+            if shared:
+                ranked.append((-shared, is_test_path(path), len(name), name, path, match["line"]))
+        return [(name, path, line) for *_, name, path, line in sorted(ranked)[:MAX_RELATED]]
+
     def _definitions(self, names: list[str]) -> list[tuple[str, str, int]]:
         """(name, path, line) of each name's definition, in the order the names came."""
         if not names:
@@ -325,7 +359,7 @@ class _Gatherer:
             self.texts[path] = None if text is None or "\0" in text else text
         return self.texts[path]
 
-    def _add_definition(self, name: str, path: str, line: int) -> None:
+    def _add_definition(self, name: str, path: str, line: int, *, related: bool = False) -> None:
         if path in self.whole or (path, line) in self.shown:
             return
         text = self._text(path)
@@ -340,6 +374,8 @@ class _Gatherer:
         title = f"{path}, lines {start}-{last}: `{name}`" + (
             f" (cut: it ends at line {end})" if cut else ""
         )
+        if related:
+            title += " (found by a word of the task in its name: check it is what is asked)"
         self._add(_Piece(path, title, body, _language(path), start, last, name))
 
     def _add_uses(self, name: str) -> None:
@@ -451,6 +487,28 @@ class _Gatherer:
         return Context("\n\n".join(parts), sources, absent=absent, code=code, computed=ran)
 
 
+def _forms(word: str) -> list[str]:
+    """A word's forms in lower case, its plural, past or -ing ending taken off: "resolved" is
+    resolve or resolv, "colours" colour; the last is the shortest."""
+    word = word.lower()
+    forms = [word]
+    if word.endswith("ies") and len(word) > 4:
+        forms.append(word[:-3] + "y")
+    elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        forms.append(word[:-1])
+    elif word.endswith("ed") and len(word) > 4:
+        forms += [word[:-1], word[:-2]]
+    elif word.endswith("ing") and len(word) > 5:
+        forms += [word[:-3] + "e", word[:-3]]
+    return forms
+
+
+def _meets(part: str, forms: list[str]) -> bool:
+    """A part of a name is one of a word's forms, or starts with one long enough to be more
+    than a prefix by chance ("plural" meets `pluralize`)."""
+    return any(part == form or (len(form) >= 5 and part.startswith(form)) for form in forms)
+
+
 def _find_word(text: str, word: str) -> int:
     hit = re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", text)
     return hit.start() if hit else -1
@@ -459,12 +517,15 @@ def _find_word(text: str, word: str) -> int:
 def _nested_end(lines: list[str], at: int) -> int:
     """The last line of what line `at` opens: the lines indented deeper below it, and the
     bracket that closes them (a TOML or JSON list, a YAML mapping)."""
+
     def indent(line: str) -> int:
         return len(line) - len(line.lstrip())
 
     end = at
-    while end + 1 < len(lines) and lines[end + 1].strip() and indent(lines[end + 1]) > indent(
-        lines[at]
+    while (
+        end + 1 < len(lines)
+        and lines[end + 1].strip()
+        and indent(lines[end + 1]) > indent(lines[at])
     ):
         end += 1
     if end + 1 < len(lines) and lines[end + 1].strip()[:1] in ("]", "}", ")"):

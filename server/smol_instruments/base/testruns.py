@@ -9,6 +9,7 @@ pytest's (`FAILED path::name`, `ERROR path::name`), the runner this project dete
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 
 #: The kinds of count pytest's summary gives, as an alternation for a pattern.
 COUNT_KINDS = "passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected"
@@ -70,3 +71,9 @@ def failing_tests(output: str) -> list[str]:
 def failing_lines(output: str) -> list[str]:
     """pytest's short-summary lines of failures, as printed."""
     return [line for line in output.splitlines() if FAILED_ID.match(line)]
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a repository path is a test's: test_*.py, *_test.py, or under a tests folder."""
+    name = PurePosixPath(path).name
+    return name.startswith("test_") or name.endswith("_test.py") or "tests" in path.split("/")

@@ -25,10 +25,10 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
+from ..base.testruns import is_test_path
 from .base import ToolContext
 from .patch import propose
 
@@ -192,8 +192,7 @@ def _rewritten_region(text: str, block: str, path: str) -> str:
     ):
         raise ToolError(
             ErrorType.NO_MATCH,
-            f"the block's lines are not lines of {path} as it is, so what it replaces is not "
-            "clear",
+            f"the block's lines are not lines of {path} as it is, so what it replaces is not clear",
             recovery_suggestion=(
                 f"Write the change as a SEARCH/REPLACE block: {path} on its own line, then "
                 "<<<<<<< SEARCH, the lines to change copied exactly, =======, the new lines, "
@@ -255,7 +254,7 @@ def rename_changes(
         readable.append(path)
         found = definition.search(text)
         if found is not None:
-            homes.append((_is_test(path), path, found.end() - len(short)))
+            homes.append((is_test_path(path), path, found.end() - len(short)))
     if not homes:
         raise ToolError(
             ErrorType.NO_MATCH,
@@ -295,11 +294,6 @@ def rename_changes(
     finally:
         project.close()
     return edits
-
-
-def _is_test(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name.startswith("test_") or name.endswith("_test.py") or "tests" in path.split("/")
 
 
 def propose_changes(

@@ -32,6 +32,7 @@ from typing import Any
 from ..base import pyast
 from ..base.containment import availability_for, plan_command
 from ..base.errors import ErrorType, ToolError
+from ..base.testruns import is_test_path
 from ..base.truncate import truncate_output
 from ..safety.policy.verdicts import PolicyDecision
 from .base import RepoTool, ToolContext, guarded
@@ -139,16 +140,11 @@ def find_imports(ctx: ToolContext, names: list[str]) -> list[tuple[str, str]]:
             homes.setdefault(name, []).append(match["path"])
     imports = []
     for name in names:
-        paths = sorted(set(homes.get(name, [])), key=lambda p: (_is_test(p), len(p), p))
+        paths = sorted(set(homes.get(name, [])), key=lambda p: (is_test_path(p), len(p), p))
         module = next((m for m in map(module_of, paths) if m is not None), None)
         if module is not None:
             imports.append((module, name))
     return imports
-
-
-def _is_test(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name.startswith("test_") or name.endswith("_test.py") or "tests" in path.split("/")
 
 
 def evaluates_unasked(ctx: ToolContext) -> bool:
@@ -248,7 +244,7 @@ def assertion_values(
     for `files` (path -> its text before and as proposed) that are all tests (with the code
     under test changed too, the repository's code is not what the test runs), and only the
     assertions on lines the proposal wrote. [] when nothing can be run."""
-    if not files or not all(_is_test(path) for path in files) or not evaluates_unasked(ctx):
+    if not files or not all(is_test_path(path) for path in files) or not evaluates_unasked(ctx):
         return []
     told: list[str] = []
     seen: set[str] = set()
