@@ -463,3 +463,31 @@ def test_a_failing_test_of_changed_code_is_not_answered_with_the_old_code(
     seen = model.requests[1].last_user_text()
     assert "test_mul_negative" in seen and "failed" in seen, seen
     assert "the failing assertions' calls give" not in seen
+
+
+def test_a_fix_told_by_its_symptom_is_checked_by_the_call_it_names(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model (a symptom-told bug, "ordinalize(-1021) gives '-1021th', it
+    should be '-1021st'"): the "fix" was the function copied unchanged. Each proposal is
+    checked by the call the task names, run without and with it: one that leaves what the
+    call gives unchanged fails that check and the run is not done until one changes it."""
+    unchanged = '# file: app/calc.py\ndef add(a, b):\n    """Add a and b."""\n    return a - b\n'
+    fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
+    task = "add(2, 3) gives -1, it should be 5"
+    assert from_rules(task).symptom_calls == ("add(2, 3)",)
+    outcome, model = _checked_run(repo, settings, [unchanged, fixed, "add adds now."], task)
+    first = model.requests[1].last_user_text()
+    assert "add(2, 3) returns -1 without this patch and returns -1 with it: the same" in first
+    second = model.requests[2].last_user_text()
+    assert "add(2, 3) returns -1 without this patch and returns 5 with it" in second, second
+    assert outcome.status == "completed", outcome.answer
+    assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
+
+
+def test_a_change_that_is_not_told_by_a_symptom_is_not_held_to_its_calls(
+    repo: Path, settings: Settings
+) -> None:
+    """Control: a change that writes a call but tells no symptom keeps no such check."""
+    assert from_rules("make add(2, 3) also log its arguments").symptom_calls == ()
+    assert from_rules("what does add(2, 3) give?").symptom_calls == ()

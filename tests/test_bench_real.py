@@ -206,6 +206,12 @@ def test_tests_run_in_a_view_are_seen_by_the_count_that_reached_the_model(
     )
     assert not task.check(claimed).ok  # the control: the model's own words are no witness
     assert not task.check(tasks.Outcome(repo, [right], sys.executable)).ok
+    # the count as the agent words it, in the tests' output it gives with the task (seen on
+    # the dev task tc-run-tests: the tests ran before the first step and the check missed it)
+    worded = "The tests, run with `python -m pytest -q`: 1 test failed, 4 tests passed (0.41 s)"
+    assert task.check(tasks.Outcome(repo, [right], sys.executable, observed=worded)).ok
+    claimed = tasks.Outcome(repo, [right], sys.executable, observed=worded, model_wrote=worded)
+    assert not task.check(claimed).ok
 
 
 def test_a_contained_test_run_through_the_real_command_line_counts_as_run(tmp_path: Path) -> None:

@@ -252,6 +252,13 @@ class TaskIntent:
         )
 
     @property
+    def symptom_calls(self) -> tuple[str, ...]:
+        """The calls a change told by its symptom writes ("ordinalize(-1021) gives '-1021th',
+        it should be '-1021st'"): a fix must change what they give (tools/patch.py checks
+        each proposal by them)."""
+        return self.calls if self.change and _SHOULD.search(self.task) else ()
+
+    @property
     def held(self) -> Held:
         """Which failures that were there before a change still count against it:
         "all" when the task speaks of failing tests or asks for them to pass; "related" for a

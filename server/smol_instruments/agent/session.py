@@ -259,6 +259,7 @@ class AgentSession:
             target=lambda: before.set_result(self._tree_state()), name="smol-tree", daemon=True
         ).start()
         intent = self._decide(task)
+        self.ctx.symptom_calls = intent.symptom_calls
         end = self._one_step(trace_id)
         if intent.kind == "decline":  # one step, nothing run: the request is not carried out
             return end(declined_answer(intent), "completed", None)

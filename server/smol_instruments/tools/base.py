@@ -89,6 +89,9 @@ class ToolContext:
     buffers: BufferReader | None = None
     #: Files whose editor text differed from the disk when last read: searches look at that text.
     unsaved: set[str] = field(default_factory=set)
+    #: Calls the task names with a symptom ("f(2) gives 3, it should be 4"), set by the agent
+    #: for each task: every proposal is checked by what they give with it (tools/patch.py).
+    symptom_calls: tuple[str, ...] = ()
 
     @property
     def root(self) -> Path:

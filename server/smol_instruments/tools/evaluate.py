@@ -157,8 +157,11 @@ def evaluates_unasked(ctx: ToolContext) -> bool:
     return not plan.ask and plan.refuse is None
 
 
-def evaluate_code(ctx: ToolContext, code: str, timeout: float | None = None) -> dict[str, Any]:
-    """Run `code` against the repository as the tool does (ToolError when it cannot run)."""
+def evaluate_code(
+    ctx: ToolContext, code: str, timeout: float | None = None, *, patch: str | None = None
+) -> dict[str, Any]:
+    """Run `code` against the repository as the tool does (ToolError when it cannot run);
+    with a `patch` (a unified diff), against the repository as accepting it would make it."""
     try:
         names = used_names(code)
     except SyntaxError as exc:
@@ -185,6 +188,7 @@ def evaluate_code(ctx: ToolContext, code: str, timeout: float | None = None) -> 
         argv=[python_command(), "-c", RUNNER],
         stdin_text=payload,
         propose_changes=False,  # the model's own code: what it writes goes with its view
+        patch=patch,
     )
     stdout = result.stdout
     if RESULT_MARK not in stdout:
@@ -302,3 +306,39 @@ def _asserted_calls(tree: ast.Module, line: int, written: set[int]) -> list[str]
             if any(isinstance(part, ast.Call) for part in ast.walk(side))
         ]
     return []
+
+
+def _gives(result: dict[str, Any]) -> str:
+    if "exception" in result:
+        return f"raises {str(result['exception']).split(':', 1)[0]}"
+    return f"returns {result.get('value', 'nothing')}"
+
+
+def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Each call a task names with its symptom, run without and with a proposed `diff`: a
+    check (as validation reports them) that passes when the patch changes what the call
+    gives. Necessary, not sufficient: a fix that leaves the call giving what the task says is
+    wrong fixed nothing, whatever the project's tests say (on the 1.5B model, a "fix" that
+    copied the function unchanged was otherwise a proposal like any other). [] when nothing
+    can be run unasked."""
+    if not calls or not evaluates_unasked(ctx):
+        return []
+    checks: list[dict[str, Any]] = []
+    for call in calls[:ASSERTIONS_RUN]:
+        try:
+            before = _gives(evaluate_code(ctx, call, timeout=ASSERTION_TIMEOUT_S))
+            after = _gives(evaluate_code(ctx, call, timeout=ASSERTION_TIMEOUT_S, patch=diff))
+        except ToolError:
+            continue
+        changed = after != before
+        said = f"{call} {before} without this patch and {after} with it"
+        checks.append(
+            {
+                "command": f"{call} (the call the task says is wrong)",
+                "passed": changed,
+                "output": said
+                + ("" if changed else ": the same, so the patch does not change what it gives"),
+                "exit_code": 0 if changed else 1,
+            }
+        )
+    return checks

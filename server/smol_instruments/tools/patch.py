@@ -65,8 +65,9 @@ def propose(
     checks = patch_checks(ctx)
 
     def validate(diff: str) -> dict[str, Any]:
+        checked = _from_disk(ctx, changes) or diff
         try:
-            return ctx.sandbox.validate(_from_disk(ctx, changes) or diff, checks).to_dict()
+            validation = ctx.sandbox.validate(checked, checks).to_dict()
         except Exception as exc:  # a broken sandbox must not lose the proposal
             return {
                 "backend": getattr(ctx.sandbox, "name", "unknown"),
@@ -74,6 +75,10 @@ def propose(
                 "checks": [],
                 "message": f"validation could not run: {exc}",
             }
+        if validation.get("applies") is not False and ctx.symptom_calls:
+            told = evaluate.symptom_checks(ctx, checked, ctx.symptom_calls)
+            validation["checks"] = [*validation.get("checks", []), *told]
+        return validation
 
     patch = ctx.patches.propose(
         changes,

@@ -29,7 +29,7 @@ from typing import Any
 from ..base.changes import Changes, classify
 from ..base.containment import Containment, read_paths
 from ..base.errors import ErrorType, ToolError
-from ..base.git import ignored_paths, user_identity
+from ..base.git import ignored_paths, run_git, user_identity
 from ..base.overlay import View, ViewError
 from ..base.process import ProcessResult, run_process
 from ..base.testruns import failing_tests, test_summary
@@ -67,6 +67,7 @@ def gated_run(
     argv: list[str] | None = None,
     stdin_text: str | None = None,
     propose_changes: bool = True,
+    patch: str | None = None,
 ) -> tuple[ProcessResult, dict[str, Any]]:
     """Run `command` as the gate decides (ToolError when it must not run), contained in a
     view of the repository; what it changed is proposed, said in the returned report.
@@ -74,7 +75,9 @@ def gated_run(
     A tool that runs a program of its own (not a shell command the model wrote) passes the
     policy's `decision` for it and its `argv`; `command` is then how it is shown. With
     `propose_changes=False` whatever it wrote is discarded with its view, never proposed
-    (`evaluate`: the model's own code, which reads the repository and changes nothing)."""
+    (`evaluate`: the model's own code, which reads the repository and changes nothing).
+    With a `patch` (a unified diff), it is applied in the view first: the command runs on the
+    repository as accepting the patch would make it (ToolError when it does not apply)."""
     decided = decide(ctx, command, decision)
     plan, gate = decided.plan, decided.gate
     contain = None
@@ -88,6 +91,8 @@ def gated_run(
     ctx.check_cancelled()
     view = _view(ctx, command, gate) if contain is not None else None
     try:
+        if patch is not None:
+            _apply_in(ctx, command, view, patch)
         result = run_process(
             argv or [*_shell(), command],
             stdin_text=stdin_text,
@@ -115,6 +120,28 @@ def gated_run(
             context=gate | {"command": command, "partial_output": head},
         )
     return result, gate
+
+
+def _apply_in(ctx: ToolContext, command: str, view: View | None, patch: str) -> None:
+    """`patch` applied in `view`, never in the repository (ToolError when it cannot be)."""
+    applied = None
+    if view is not None:
+        applied = run_git(
+            ctx.root,
+            "apply",
+            "-",
+            mode=ctx.settings.command_containment,
+            repository=False,
+            view=view,
+            stdin_text=patch,
+        )
+    if applied is None or applied.exit_code != 0:
+        why = "no view to apply it in" if applied is None else applied.stderr.strip()[:300]
+        raise ToolError(
+            ErrorType.COMMAND_FAILED,
+            f"`{command}` was not run on the patched code: the patch did not apply ({why})",
+            recovery_suggestion="Propose the change again against the file as it is now.",
+        )
 
 
 def _view(ctx: ToolContext, command: str, gate: dict[str, Any]) -> View:
