@@ -354,8 +354,12 @@ def hidden_test(source: str, *, name: str = "test_hidden_check.py") -> Check:
 
 
 #: pytest's closing count ("1 failed, 4 passed in 0.40s", with or without its `=` rule).
+#: pytest's closing count as pytest prints it ("1 failed, 4 passed in 0.41s") or as the agent
+#: words it (base/testruns.py `test_summary`: "1 test failed, 4 tests passed (0.41 s)").
 _PYTEST_COUNTS = re.compile(
-    r"\b\d+ (?:passed|failed|errors?)\b[^\n]*? in \d+(?:\.\d+)?s\b", re.IGNORECASE
+    r"\b\d+ (?:passed|failed|errors?)\b[^\n]*? in \d+(?:\.\d+)?s\b"
+    r"|\b\d+ tests? (?:passed|failed)\b[^\n]*? \(\d+(?:\.\d+)? s\)",
+    re.IGNORECASE,
 )
 
 
