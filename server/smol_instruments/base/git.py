@@ -187,6 +187,29 @@ def run_git(
     )
 
 
+
+def apply_diff(
+    root: Path,
+    diff: str,
+    *flags: str,
+    mode: Mode = "auto",
+    view: View | None = None,
+    timeout: float = GIT_TIMEOUT_S,
+) -> ProcessResult:
+    """`git apply FLAGS -` with `diff` on stdin, in `root` as a plain directory (no repository
+    found there or above), writing into `view` when one is given (`--check` writes nothing)."""
+    return run_git(
+        root,
+        "apply",
+        *flags,
+        "-",
+        mode=mode,
+        repository=False,
+        view=view,
+        timeout=timeout,
+        stdin_text=diff,
+    )
+
 def ignored_paths(root: Path, paths: list[str], *, mode: Mode = "auto") -> set[str]:
     """Which of `paths` (relative; a directory as "dir/") git ignores in the repository at
     `root`. A tracked file is never ignored. Empty outside a repository, and when git cannot

@@ -35,7 +35,7 @@ from pathlib import Path
 from ..base.beneath import Beneath, Refused
 from ..base.config import Settings
 from ..base.containment import Containment, availability_for, read_paths
-from ..base.git import GitUnavailable, run_git, workspace_files
+from ..base.git import GitUnavailable, apply_diff, workspace_files
 from ..base.overlay import FAILURE, View, ViewError
 from ..base.process import ProcessResult, child_env, run_process
 from ..patches.diff import changed_files, changed_python_files
@@ -112,16 +112,13 @@ class LocalSandbox:
 
     def _git_apply(self, diff: str, *flags: str, view: View | None) -> Validation | None:
         try:
-            applied = run_git(
+            applied = apply_diff(
                 self.repo_root,
-                "apply",
+                diff,
                 *flags,
-                "-",
                 mode=self.settings.command_containment,
-                repository=False,
                 view=view,
                 timeout=self.timeout_s,
-                stdin_text=diff,
             )
         except GitUnavailable as exc:
             return Validation(backend=self.name, applies=False, message=str(exc))

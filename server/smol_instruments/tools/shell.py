@@ -29,7 +29,7 @@ from typing import Any
 from ..base.changes import Changes, classify
 from ..base.containment import Containment, read_paths
 from ..base.errors import ErrorType, ToolError
-from ..base.git import ignored_paths, run_git, user_identity
+from ..base.git import apply_diff, ignored_paths, user_identity
 from ..base.overlay import View, ViewError
 from ..base.process import ProcessResult, run_process
 from ..base.testruns import failing_tests, test_summary
@@ -126,15 +126,7 @@ def _apply_in(ctx: ToolContext, command: str, view: View | None, patch: str) -> 
     """`patch` applied in `view`, never in the repository (ToolError when it cannot be)."""
     applied = None
     if view is not None:
-        applied = run_git(
-            ctx.root,
-            "apply",
-            "-",
-            mode=ctx.settings.command_containment,
-            repository=False,
-            view=view,
-            stdin_text=patch,
-        )
+        applied = apply_diff(ctx.root, patch, mode=ctx.settings.command_containment, view=view)
     if applied is None or applied.exit_code != 0:
         why = "no view to apply it in" if applied is None else applied.stderr.strip()[:300]
         raise ToolError(
