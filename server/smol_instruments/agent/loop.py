@@ -30,27 +30,22 @@ What a small model does wrong, and what the loop does about it (the loop itself 
   fit the window the server reports.
 
 smolagents' console (rich's live Markdown of every reply, for a terminal nobody sees here) is
-turned off here too: hosts render our events.
+turned off here too: hosts render our events. The last two points and the console are done
+below smolagents' public seams, in agent/adapter.py (pinned to the version it was written for);
+this module decides, through that adapter's hooks.
 """
 
 from __future__ import annotations
 
-import copy
-import logging
-import re
-from collections.abc import Callable, Generator
-from io import StringIO
+from collections.abc import Callable
 from typing import Any
 
-from smolagents import ActionStep, CodeAgent
-from smolagents.agents import ActionOutput, populate_template
+from smolagents import ActionStep
 from smolagents.local_python_executor import CodeOutput, InterpreterError
-from smolagents.memory import ToolCall
-from smolagents.models import ChatMessage, MessageRole
-from smolagents.monitoring import AgentLogger, LogLevel
 from smolagents.utils import AgentMaxStepsError, AgentParsingError
 
 from ..tools.edit import has_edit_blocks
+from .adapter import FENCE, PinnedCodeAgent
 from .answers import (
     the_answer_is_grounded,
     the_answer_is_new,
@@ -69,7 +64,6 @@ from .edits import (
     edit_call,
     file_header,
 )
-from .executor import ToolFunctionsExecutor
 from .model import TEXT_BLOCK_CODE, calls_a_tool, quotes_code
 from .outcome import describe_proposal, failed_checks
 from .prompts import (
@@ -89,19 +83,12 @@ from .prompts import (
 )
 from .watch import RunWatch
 
-log = logging.getLogger(__name__)
-
-_FENCE = "```"
 #: Identical failing replies, or calls refused as loops, before a run is stopped.
 STUCK_AFTER = 3
 #: Prose at least this long before a block that changes nothing is a written answer.
 ILLUSTRATED_ANSWER_CHARS = 120
 #: Prose at least this long around a block that calls no tool is an answer quoting code.
 QUOTING_ANSWER_CHARS = 60
-_NO_OUTPUT = "Last output from code snippet:\nNone"
-_CALL_ID = re.compile(r"Call id: \S+\n")
-#: Characters per token when estimating a history's size (code is dense; err on the safe side).
-CHARS_PER_TOKEN = 3.0
 
 
 class RunStuck(Exception):
@@ -116,45 +103,7 @@ class RunStuck(Exception):
         self.step = step
 
 
-class _NoLive:
-    """Stands in for rich's Live display in smolagents' step loop: nothing is shown."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __enter__(self) -> _NoLive:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _no_markdown(*args: Any, **kwargs: Any) -> None:
-    return None
-
-
-def skip_console_rendering() -> None:
-    """smolagents re-renders the whole reply as rich Markdown on every streamed delta, for a
-    console nobody sees here (hosts render our events): about 45 ms per step, measured.
-    Its `Live` and `Markdown` are used only for that display, so they become no-ops."""
-    import smolagents.agents as upstream
-
-    if getattr(upstream, "Live", None) is not _NoLive:
-        upstream.Live = _NoLive
-        upstream.Markdown = _no_markdown
-
-
-def quiet_logger() -> AgentLogger:
-    """smolagents' rich console writes even at level OFF; send it to a buffer, never stdout."""
-    from rich.console import Console
-
-    return AgentLogger(level=LogLevel.OFF, console=Console(file=StringIO(), force_terminal=False))
-
-
-class SmolCodeAgent(CodeAgent):
+class SmolCodeAgent(PinnedCodeAgent):
     """CodeAgent with small-model recovery in its step generator (the loop itself is upstream's)."""
 
     def __init__(
@@ -177,46 +126,21 @@ class SmolCodeAgent(CodeAgent):
                 the_failures_are_named,
             ],
         )
-        self._system_prompt: str | None = None
-        kwargs.setdefault("logger", quiet_logger())
-        kwargs.setdefault("verbosity_level", LogLevel.OFF)
-        skip_console_rendering()
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, context_tokens=context_tokens, **kwargs)
         self.watch: RunWatch | None = None
-        self.context_tokens = context_tokens
         #: Where the repository defines names (for a change written without its file).
         self.locate = locate
         #: Proposes the SEARCH/REPLACE blocks of a reply as one patch (tools/edit.py).
         self.edit_blocks = edit_blocks
-        self._reply = ""  # the model's reply in the step being run
         #: What each step's observation ends with (by the run it belongs to), id(step) -> text.
         self._after: dict[int, str] = {}
-        self._trim_floor = 0  # steps below this number have their outputs shortened
         self._same_failures = 0
         self._loops_seen = 0
         self.step_callbacks.register(ActionStep, self._check_progress)
 
-    def initialize_system_prompt(self) -> str:
-        """Rendered once per agent: its templates and tools do not change once it is built
-        (upstream compiles the Jinja template at construction and again at every reset, 25-50 ms
-        each before a new conversation's first request)."""
-        if self._system_prompt is None:
-            self._system_prompt = super().initialize_system_prompt()
-        return self._system_prompt
-
-    def create_python_executor(self) -> ToolFunctionsExecutor:
-        """The interpreter gets plain functions for the tools, never the tool objects."""
-        executor = ToolFunctionsExecutor(
-            self.additional_authorized_imports,
-            max_print_outputs_length=self.max_print_outputs_length,
-            **self.executor_kwargs,
-        )
-        executor.route = self._route
-        return executor
-
     # --- a block that is a change, or an illustration -----------------------------------------
 
-    def _route(self, code: str) -> str | CodeOutput:
+    def route_block(self, code: str) -> str | CodeOutput:
         """The code to run for a reply's block (agent/edits.py): a block of definitions headed
         by `# file: <path>` (or, in a run that asks for a change, one whose file is clear) is
         proposed as a change; in a question, one under a written answer is part of it."""
@@ -314,29 +238,17 @@ class SmolCodeAgent(CodeAgent):
 
     # --- replies without code --------------------------------------------------------------
 
-    def _step_stream(self, memory_step: ActionStep) -> Generator[Any]:
-        try:
-            for item in super()._step_stream(memory_step):
-                if isinstance(item, ToolCall):  # the reply is complete: its block runs next
-                    self._reply = memory_step.model_output or ""
-                yield item
-        except AgentParsingError:
-            prose = (memory_step.model_output or "").strip()
-            if prose.endswith(_FENCE) and _FENCE not in prose[:-3]:
-                prose = prose[:-3].rstrip()  # smolagents appended a closing fence
-            watch = self.watch
-            if prose and is_plan(prose) and watch is not None:
-                # "I will read the file." is not an answer: the model stopped before its code.
-                raise AgentParsingError(
-                    DO_IT_NOW.format(call=watch.first_read()), self.logger
-                ) from None
-            if prose and not is_placeholder(prose):
-                # A plain answer: it passes the same final-answer checks as any other ending
-                # (agent/answers.py), which send it back when nothing grounds it.
-                memory_step.action_output = prose
-                yield ActionOutput(output=prose, is_final_answer=True)
-                return
-            raise AgentParsingError(SHORT_FORMAT_ERROR, self.logger) from None
+    def answer_without_code(self, prose: str) -> str:
+        """A reply with no block: a plain answer, or sent back (a plan, a placeholder)."""
+        watch = self.watch
+        if prose and is_plan(prose) and watch is not None:
+            # "I will read the file." is not an answer: the model stopped before its code.
+            raise AgentParsingError(DO_IT_NOW.format(call=watch.first_read()), self.logger)
+        if prose and not is_placeholder(prose):
+            # A plain answer: it passes the same final-answer checks as any other ending
+            # (agent/answers.py), which send it back when nothing grounds it.
+            return prose
+        raise AgentParsingError(SHORT_FORMAT_ERROR, self.logger)
 
     # --- stuck -------------------------------------------------------------------------------
 
@@ -403,130 +315,31 @@ class SmolCodeAgent(CodeAgent):
         if callable(shake):
             shake()
 
-    # --- the step-limit summary -------------------------------------------------------------
+    # --- what the adapter asks of the history ------------------------------------------------
 
-    def provide_final_answer(self, task: str) -> ChatMessage:
-        """The summary at the step limit, asked after the unchanged history (cached prefix)."""
-        messages = self.write_memory_to_messages()
-        if self.watch is not None:
-            task = self.watch.intent.task  # the user's words, without the context given with them
-        instruction = populate_template(
-            self.prompt_templates["final_answer"]["post_messages"], variables={"task": task}
-        )
-        messages.append(
-            ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": instruction}])
-        )
-        try:
-            message: ChatMessage = self.model.generate(messages)
-        except Exception as exc:
-            if getattr(self.model, "cancel", None) is not None and self.model.cancel.is_set():
-                raise
-            log.warning("the step-limit summary failed: %s", exc)
-            reason = (
-                str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-            )
-            return ChatMessage(
-                role=MessageRole.ASSISTANT,
-                content=(
-                    "The step limit was reached before the task was done, and the model could "
-                    f"not summarise the work ({reason})."
-                ),
-            )
-        text = message.content if isinstance(message.content, str) else str(message.content)
-        message.content = text.replace(_FENCE, "").strip() or "The step limit was reached."
-        return message
+    def words_after(self, step: Any) -> str:
+        return self._after.get(id(step), AFTER_OBSERVATION)
 
-    # --- the context window ------------------------------------------------------------------
-
-    def write_memory_to_messages(self, summary_mode: bool = False) -> list[ChatMessage]:
-        messages = self._messages(summary_mode)
-        limit = self.context_tokens()
-        if not limit:
-            return messages
-        reply = int(getattr(self.model, "kwargs", {}).get("max_tokens") or 1024)
-        budget = max(512, limit - reply - 256)
-        if _estimate(messages) <= budget:
-            return messages
-        steps = [s for s in self.memory.steps if isinstance(s, ActionStep)]
-        for floor in range(max(self._trim_floor, 1), (steps[-1].step_number if steps else 1) + 1):
-            trimmed = self._messages(summary_mode, floor)
-            if _estimate(trimmed) <= budget or not steps or floor == steps[-1].step_number:
-                if floor > self._trim_floor:
-                    log.info("history trimmed below step %d to fit %d tokens", floor, limit)
-                    self._trim_floor = floor
-                return trimmed
-        return messages
-
-    def _messages(self, summary_mode: bool, floor: int = 0) -> list[ChatMessage]:
-        """The history, tidied (`_tidy`); outputs of steps below `floor` cut to a line."""
-        messages = _tidy(self.memory.system_prompt.to_messages(summary_mode=summary_mode))
-        for step in self.memory.steps:
-            after = self._after.get(id(step), AFTER_OBSERVATION)
-            if isinstance(step, ActionStep) and step.step_number < floor and step.observations:
-                step = copy.copy(step)
-                size = len(step.observations)
-                step.observations = (
-                    f"[the output of step {step.step_number} ({size} characters) was cut to fit "
-                    "the model's context window; call the tool again if you need it]"
-                )
-            messages.extend(_tidy(step.to_messages(summary_mode=summary_mode), after))
-        return messages
-
-
-def _tidy(messages: list[ChatMessage], after: str = AFTER_OBSERVATION) -> list[ChatMessage]:
-    """The history as a small model reads it best.
-
-    smolagents repeats each code block as a "Calling tools: [{'id': ...}]" message (a small
-    model then writes that text itself), heads each error with "Call id: call_3" (copied too)
-    and ends each observation with "Last output from code snippet: None". All three go; each
-    observation ends with what to do next (`after`: the words of the run it belongs to, fixed
-    once written, so the server's cached prefix stays valid).
-    """
-    tidy = []
-    for message in messages:
-        if message.role == MessageRole.TOOL_CALL:
-            continue
-        text = _text_of(message)
-        if message.role == MessageRole.TOOL_RESPONSE and _CALL_ID.match(text):
-            # "Call id: call_3" heads every error; the model then starts its replies with it
-            text = _CALL_ID.sub("", text, count=1)
-            message = ChatMessage(role=message.role, content=[{"type": "text", "text": text}])
-        if message.role == MessageRole.TOOL_RESPONSE and text.startswith("Observation:"):
-            text = text.removesuffix(_NO_OUTPUT).rstrip() + "\n" + after
-            message = ChatMessage(role=message.role, content=[{"type": "text", "text": text}])
-        tidy.append(message)
-    return tidy
+    def summary_task(self, task: str) -> str:
+        # the user's words, without the context given with them
+        return self.watch.intent.task if self.watch is not None else task
 
 
 def _closed(reply: str) -> str:
     """The reply as the model wrote it: smolagents appends a fence to a reply that does not
     end with one (for a block cut by a stop sequence), which a written answer does not need."""
     text = reply.strip()
-    if text.endswith(_FENCE) and text.count(_FENCE) % 2:
-        text = text[: -len(_FENCE)].rstrip()
+    if text.endswith(FENCE) and text.count(FENCE) % 2:
+        text = text[: -len(FENCE)].rstrip()
     return text
 
 
 def _outside_blocks(reply: str) -> str:
     """The prose of a reply, its fenced blocks left out."""
-    parts = reply.split(_FENCE)
+    parts = reply.split(FENCE)
     return " ".join(part.strip() for part in parts[::2]).strip()
 
 
 def _before_first_block(reply: str) -> str:
     """The prose a reply starts with, up to its first fence."""
-    return reply.split(_FENCE, 1)[0].strip()
-
-
-def _text_of(message: ChatMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
-
-
-def _estimate(messages: list[ChatMessage]) -> int:
-    size = sum(len(_text_of(message)) for message in messages)
-    return int(size / CHARS_PER_TOKEN) + 4 * len(messages)
+    return reply.split(FENCE, 1)[0].strip()
