@@ -47,7 +47,7 @@ from smolagents.local_python_executor import (
 
 from ..base.pyast import parsed, retried
 from .edits import called_names
-from .prompts import is_plan
+from .prompts import Nudge, is_plan
 
 FORMAT_METHODS = frozenset({"format", "format_map"})
 #: Attributes that lead from a generator, coroutine or exception to frames and their variables.
@@ -281,7 +281,7 @@ class ToolFunctionsExecutor(LocalPythonExecutor):
         answer = comments_only(code_action)
         if answer is not None:
             if len(answer) < ANSWER_IN_COMMENTS_CHARS or is_plan(answer):
-                raise InterpreterError(ONLY_A_COMMENT)
+                raise InterpreterError(Nudge.ONLY_A_COMMENT.says())
             return CodeOutput(output=answer, logs="", is_final_answer=True)
         code = route_formatting(hold_back_final_answer(code_action, self.tool_names))
         run = super().__call__
@@ -295,10 +295,6 @@ class ToolFunctionsExecutor(LocalPythonExecutor):
 
 #: Comments at least this long, with no code under them, are the model's answer.
 ANSWER_IN_COMMENTS_CHARS = 60
-ONLY_A_COMMENT = (
-    "The block had only a comment and no code, so nothing ran. Write the call under the "
-    'comment (e.g. print(read_file(path="<a file>"))), or final_answer("<your answer>").'
-)
 
 
 def comments_only(code: str) -> str | None:

@@ -56,8 +56,6 @@ from .answers import (
     the_failures_are_named,
 )
 from .edits import (
-    NO_FILE,
-    NOT_ASKED,
     choose_file,
     complete_prefix,
     defined_names,
@@ -66,21 +64,7 @@ from .edits import (
 )
 from .model import TEXT_BLOCK_CODE, calls_a_tool, quotes_code
 from .outcome import describe_proposal, failed_checks
-from .prompts import (
-    AFTER_FAILED_CHECK,
-    AFTER_OBSERVATION,
-    AFTER_OBSERVATION_CHANGE,
-    AFTER_OBSERVATION_TEXT_CHANGE,
-    AFTER_PROPOSAL,
-    AFTER_STILL_FAILING,
-    ANSWER_NOW,
-    CHANGE_NOW,
-    CHANGE_NOW_TEXT,
-    DO_IT_NOW,
-    SHORT_FORMAT_ERROR,
-    is_placeholder,
-    is_plan,
-)
+from .prompts import Nudge, is_placeholder, is_plan
 from .watch import RunWatch
 
 #: Identical failing replies, or calls refused as loops, before a run is stopped.
@@ -171,11 +155,11 @@ class SmolCodeAgent(PinnedCodeAgent):
             return code
         if path is not None and watch is not None and not watch.intent.change:
             # a task that asks nothing to change gets no patch (the model writes one anyway)
-            raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
+            raise InterpreterError(Nudge.NOT_ASKED.says(call=watch.first_read()))
         if path is None and watch is not None and watch.intent.change:
             path = choose_file(names, self.locate, watch.named_files)
             if path is None:
-                raise InterpreterError(NO_FILE.format(names=", ".join(names)))
+                raise InterpreterError(Nudge.NO_FILE.says(names=", ".join(names)))
         if path is not None:
             return self._edit(path, body)
         prose = _before_first_block(self._reply)
@@ -198,7 +182,7 @@ class SmolCodeAgent(PinnedCodeAgent):
         end when the same blocks were proposed already."""
         watch = self.watch
         if watch is not None and not watch.intent.change:
-            raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
+            raise InterpreterError(Nudge.NOT_ASKED.says(call=watch.first_read()))
         key = ("<search/replace>", reply.strip())
         last = watch.last_patch() if watch is not None else None
         if watch is not None and key in watch.blocks and last is not None:
@@ -243,12 +227,12 @@ class SmolCodeAgent(PinnedCodeAgent):
         watch = self.watch
         if prose and is_plan(prose) and watch is not None:
             # "I will read the file." is not an answer: the model stopped before its code.
-            raise AgentParsingError(DO_IT_NOW.format(call=watch.first_read()), self.logger)
+            raise AgentParsingError(Nudge.PLAN.says(call=watch.first_read()), self.logger)
         if prose and not is_placeholder(prose):
             # A plain answer: it passes the same final-answer checks as any other ending
             # (agent/answers.py), which send it back when nothing grounds it.
             return prose
-        raise AgentParsingError(SHORT_FORMAT_ERROR, self.logger)
+        raise AgentParsingError(Nudge.NO_BLOCK.says(), self.logger)
 
     # --- stuck -------------------------------------------------------------------------------
 
@@ -260,15 +244,7 @@ class SmolCodeAgent(PinnedCodeAgent):
             # model copies it as its next answer
             step.observations = None
         if watch is not None and watch.intent.change:
-            proposed = len(watch.patches) > watch.patches_seen
-            last = watch.last_patch()
-            after = AFTER_OBSERVATION_TEXT_CHANGE if watch.writes_text else AFTER_OBSERVATION_CHANGE
-            if proposed and last is not None:
-                failed = failed_checks(last.validation, held=watch.intent.held)
-                after = AFTER_FAILED_CHECK if failed else AFTER_PROPOSAL
-                if failed and all(check.get("fails_without_patch") for check in failed):
-                    after = AFTER_STILL_FAILING
-            self._after[id(step)] = after
+            self._after[id(step)] = _observed(watch).says(text=watch.writes_text)
             watch.patches_seen = len(watch.patches)
         if isinstance(step.error, AgentMaxStepsError):
             return
@@ -278,12 +254,11 @@ class SmolCodeAgent(PinnedCodeAgent):
         if watch is not None and watch.loops() > self._loops_seen:
             self._shake()  # a refused repeat: at a low temperature the next reply is the same
             # it has what it needs and asks for it again: say what to do with it instead
-            wanted = ANSWER_NOW
+            wanted = Nudge.REPEATED_CALL
             if watch.intent.change and not watch.changed():
-                wanted = CHANGE_NOW_TEXT if watch.writes_text else CHANGE_NOW
-            step.observations = (
-                (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.intent.task)
-            )
+                wanted = Nudge.REPEATED_CALL_CHANGE
+            said = wanted.says(text=watch.writes_text, task=watch.intent.task)
+            step.observations = (step.observations or "").rstrip() + "\n" + said
         self._loops_seen = watch.loops() if watch is not None else 0
         previous = next(
             (s for s in reversed(self.memory.steps) if isinstance(s, ActionStep) and s is not step),
@@ -318,11 +293,25 @@ class SmolCodeAgent(PinnedCodeAgent):
     # --- what the adapter asks of the history ------------------------------------------------
 
     def words_after(self, step: Any) -> str:
-        return self._after.get(id(step), AFTER_OBSERVATION)
+        return self._after.get(id(step), Nudge.OBSERVED.says())
 
     def summary_task(self, task: str) -> str:
         # the user's words, without the context given with them
         return self.watch.intent.task if self.watch is not None else task
+
+
+def _observed(watch: RunWatch) -> Nudge:
+    """Where a step leaves a run that asks for a change: a change proposed in it, failing its
+    checks (or with the task's failing tests failing still), or no change yet."""
+    last = watch.last_patch()
+    if len(watch.patches) <= watch.patches_seen or last is None:
+        return Nudge.OBSERVED_CHANGE
+    failed = failed_checks(last.validation, held=watch.intent.held)
+    if not failed:
+        return Nudge.PROPOSED
+    if all(check.get("fails_without_patch") for check in failed):
+        return Nudge.STILL_FAILING
+    return Nudge.CHECK_FAILED
 
 
 def _closed(reply: str) -> str:
