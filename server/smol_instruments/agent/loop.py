@@ -17,6 +17,9 @@ What a small model does wrong, and what the loop does about it (the loop itself 
   under `# file: <path>` is proposed as that change (agent/edits.py); the same change written
   again ends the run with what was proposed. In a task that asks for no change, it is refused.
   Prose long enough to be an answer, above a block that changes nothing, is the answer.
+- It writes its answer as a block of nothing but comments ("# The function lower-cases the
+  title ..."): comments of a sentence or more are taken as the answer (the final-answer checks
+  still judge it), a shorter one is sent back asking for the call; such a block runs nothing.
 - It says "fixed" when nothing was proposed: a task that asks for a change gets one reminder
   to propose it; the session then judges the outcome by what really happened.
 - It gets stuck: a refused repeat is told to answer now (or, for a change, to propose it now);
@@ -44,6 +47,7 @@ from smolagents import ActionStep
 from smolagents.local_python_executor import CodeOutput, InterpreterError
 from smolagents.utils import AgentMaxStepsError, AgentParsingError
 
+from ..base.pyast import parsed
 from ..tools.edit import has_edit_blocks
 from .adapter import FENCE, PinnedCodeAgent
 from .answers import (
@@ -73,6 +77,8 @@ STUCK_AFTER = 3
 ILLUSTRATED_ANSWER_CHARS = 120
 #: Prose at least this long around a block that calls no tool is an answer quoting code.
 QUOTING_ANSWER_CHARS = 60
+#: Comments at least this long, with no code under them, are the model's answer.
+ANSWER_IN_COMMENTS_CHARS = 60
 
 
 class RunStuck(Exception):
@@ -125,6 +131,19 @@ class SmolCodeAgent(PinnedCodeAgent):
     # --- a block that is a change, or an illustration -----------------------------------------
 
     def route_block(self, code: str) -> str | CodeOutput:
+        """What a reply's block is, decided here only: a change or part of an answer (`_route`),
+        an answer written as comments (`comments_only`), or code to run."""
+        routed = self._route(code)
+        if isinstance(routed, CodeOutput):
+            return routed
+        answer = comments_only(routed)
+        if answer is None:
+            return routed
+        if len(answer) < ANSWER_IN_COMMENTS_CHARS or is_plan(answer):
+            raise InterpreterError(Nudge.ONLY_A_COMMENT.says())
+        return CodeOutput(output=answer, logs="", is_final_answer=True)
+
+    def _route(self, code: str) -> str | CodeOutput:
         """The code to run for a reply's block (agent/edits.py): a block of definitions headed
         by `# file: <path>` (or, in a run that asks for a change, one whose file is clear) is
         proposed as a change; in a question, one under a written answer is part of it."""
@@ -312,6 +331,17 @@ def _observed(watch: RunWatch) -> Nudge:
     if all(check.get("fails_without_patch") for check in failed):
         return Nudge.STILL_FAILING
     return Nudge.CHECK_FAILED
+
+
+def comments_only(code: str) -> str | None:
+    """The comments' text when `code` has comments and no statement, else None."""
+    tree = parsed(code)
+    if tree is None or tree.body:
+        return None
+    lines = [line.strip().lstrip("#").strip() for line in code.splitlines()]
+    lines = [line for line in lines if not line.startswith("Call id:")]
+    text = " ".join(line for line in lines if line)
+    return text or None
 
 
 def _closed(reply: str) -> str:

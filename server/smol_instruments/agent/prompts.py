@@ -166,9 +166,9 @@ PLACEHOLDERS = frozenset(
 class Nudge(Enum):
     """Every reminder the agent sends the model back, by the situation that sends it: after
     each observation (agent/loop.py `SmolCodeAgent.words_after`), for a reply that is not what
-    it should be (agent/loop.py, agent/executor.py), and from the final-answer checks
-    (agent/answers.py). A pair is the words for a change to Python definitions, then for a
-    change to a file that is not Python (SEARCH/REPLACE blocks, `writes_text`)."""
+    it should be (agent/loop.py), and from the final-answer checks (agent/answers.py). A pair
+    is the words for a change to Python definitions, then for a change to a file that is not
+    Python (SEARCH/REPLACE blocks, `writes_text`)."""
 
     OBSERVED = AFTER_OBSERVATION
     OBSERVED_CHANGE = (
