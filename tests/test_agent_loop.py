@@ -7,6 +7,8 @@ run's status and answer.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -547,3 +549,17 @@ def test_a_request_to_act_outside_the_repository_is_declined_in_one_step(
     assert outcome.answer.startswith("I won't do that: it acts outside this repository")
     assert outcome.answer.endswith("Nothing was changed.")
     assert tree_digest(repo) == before
+
+
+def test_another_smolagents_version_is_refused_saying_what_to_do() -> None:
+    """agent/adapter.py overrides private methods of the smolagents version it names: under
+    another version it is not imported, and the error says what to do."""
+    code = (
+        "import smolagents\nsmolagents.__version__ = '9.9.9'\nimport smol_instruments.agent.adapter"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode != 0
+    assert "smolagents 9.9.9 is installed" in result.stderr, result.stderr
+    assert "bash .ci/setup" in result.stderr and "WRITTEN_FOR" in result.stderr

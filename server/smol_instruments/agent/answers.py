@@ -14,7 +14,7 @@ from smolagents.memory import AgentMemory, TaskStep
 
 from ..base.testruns import COUNT_KINDS, failing_tests
 from .outcome import needs_a_change
-from .prompts import READ_FIRST, UNGROUNDED, how_to_write, is_placeholder
+from .prompts import UNGROUNDED, Nudge, is_placeholder
 from .watch import RunWatch
 
 # smolagents wraps a failing check as "Check <name> failed with error: <message>": the names
@@ -24,15 +24,9 @@ from .watch import RunWatch
 def the_answer_is_real(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
     """A final answer that is an instruction's slot ("...", "<answer>") is no answer."""
     if isinstance(answer, str) and is_placeholder(answer):
-        raise ValueError(
-            "that is the placeholder from the instructions, not an answer. Call final_answer "
-            "with what you found, in your own words."
-        )
+        raise ValueError(Nudge.PLACEHOLDER.says())
     if isinstance(answer, str) and _echoes_an_error(answer, memory):
-        raise ValueError(
-            "that is the text of an error message, not an answer. Do what its suggestion says "
-            "first; call final_answer when you have found what the task asks."
-        )
+        raise ValueError(Nudge.ERROR_RETOLD.says())
     return True
 
 
@@ -83,13 +77,11 @@ def the_answer_is_new(answer: Any, memory: AgentMemory, agent: Any = None) -> bo
     text = " ".join(answer.split())
     if len(text) < REPEATED_ANSWER_CHARS or earlier is None or " ".join(earlier.split()) != text:
         return True  # "Yes." twice can be right
-    if "new-answer" in watch.nudged:
+    if Nudge.PREVIOUS_ANSWER in watch.nudged:
         watch.repeated = True
         return True
-    watch.nudged.add("new-answer")
-    raise ValueError(
-        f"that is your answer to the previous question, word for word. Answer this one: {watch.intent.task}"
-    )
+    watch.nudged.add(Nudge.PREVIOUS_ANSWER)
+    raise ValueError(Nudge.PREVIOUS_ANSWER.says(task=watch.intent.task))
 
 
 def _previous_answer(memory: AgentMemory) -> str | None:
@@ -140,23 +132,22 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
         return True
     return _sent_back_once(
         watch,
-        "counts",
+        Nudge.COUNTS_DIFFER,
         f"Note: the tests printed '{shown_line}'; the counts above are the model's and differ.",
-        f"the tests printed '{shown_line}', but this answer says "
-        + ", ".join(f"{said[kind]} {kind}" for kind in wrong)
-        + ". Answer again with the numbers the output shows.",
+        shown=shown_line,
+        said=", ".join(f"{said[kind]} {kind}" for kind in wrong),
     )
 
 
-def _sent_back_once(watch: RunWatch, nudge: str, note: str, again: str) -> bool:
-    """The answer is sent back once (`again`, raised); the same miss a second time is let
+def _sent_back_once(watch: RunWatch, nudge: Nudge, note: str, **slots: str) -> bool:
+    """The answer is sent back once (`nudge`, raised); the same miss a second time is let
     through with `note` below it, never alone."""
     if nudge in watch.nudged:
         if note not in watch.corrections:
             watch.corrections.append(note)
         return True
     watch.nudged.add(nudge)
-    raise ValueError(again)
+    raise ValueError(nudge.says(text=False, **slots))
 
 
 def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
@@ -173,11 +164,10 @@ def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) 
     listed = ", ".join(failed)
     return _sent_back_once(
         watch,
-        "failures",
+        Nudge.FAILURES_NOT_NAMED,
         f"Note: the test runner reported these tests failing: {listed}.",
-        f"the test runner reported these tests failing: {listed}; this answer does not name "
-        + ", ".join(test.rsplit("::", 1)[-1] for test in missing)
-        + ". Answer again, naming each failing test.",
+        listed=listed,
+        missing=", ".join(test.rsplit("::", 1)[-1] for test in missing),
     )
 
 
@@ -214,13 +204,11 @@ def the_answer_is_grounded(answer: Any, memory: AgentMemory, agent: Any = None) 
         return True
     return _sent_back_once(
         watch,
-        "read-first",
+        Nudge.READ_FIRST,
         UNGROUNDED,
-        READ_FIRST.format(
-            what="what the code gives" if watch.intent.asks_value else "the repository's code",
-            done="run" if watch.intent.asks_value else "read",
-            call=watch.first_read(),
-        ),
+        what="what the code gives" if watch.intent.asks_value else "the repository's code",
+        done="run" if watch.intent.asks_value else "read",
+        call=watch.first_read(),
     )
 
 
@@ -245,10 +233,9 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
     results = "; ".join(missing)
     return _sent_back_once(
         watch,
-        "computed",
+        Nudge.VALUE_NOT_TOLD,
         f"Note: run with the repository's code, {results}.",
-        f"the question asks what the code gives, and it was run: {results}. Answer again, "
-        "saying that result first, then why.",
+        results=results,
     )
 
 
@@ -260,13 +247,11 @@ def _bare(text: str) -> str:
 def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
     """A task that asks for a change gets one reminder when nothing was proposed yet."""
     watch: RunWatch | None = getattr(agent, "watch", None)
-    if watch is None or "change" in watch.nudged or watch.changed():
+    if watch is None or Nudge.NO_CHANGE in watch.nudged or watch.changed():
         return True
     if not needs_a_change(watch.intent, str(answer)):
         return True
-    watch.nudged.add("change")
+    watch.nudged.add(Nudge.NO_CHANGE)
     raise ValueError(
-        "no change has been proposed for this task yet. Reply with the change: "
-        + how_to_write(watch.intent, watch.named_file)
-        + ". If you cannot make the change, say why in plain sentences."
+        Nudge.NO_CHANGE.says(text=watch.writes_text, path=watch.named_file or "<path>")
     )

@@ -32,17 +32,6 @@ _FENCE_PATH = re.compile(r"^\s*([\w.-]+(?:/[\w.-]+)*\.py)\s*$")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _ALSO_ALLOWED = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)
 
-NO_FILE = (
-    "This block only defines {names}: that changes no file. To change a file, put "
-    "`# file: <path>` as the block's first line, then the complete new version of each "
-    "function you change."
-)
-
-
-NOT_ASKED = (
-    "This task does not ask to change any file, so nothing was proposed. Do what it asks: "
-    "start with print({call}), then answer in plain sentences."
-)
 #: Lines dropped at most from the end of a block cut off mid-line (the token limit).
 CUT_LINES = 3
 

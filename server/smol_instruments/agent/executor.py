@@ -25,9 +25,8 @@ A reply that calls tools and `final_answer` in the same block would give the ans
 model saw the tools' results (smolagents runs the whole block): there `final_answer` is held
 back, the tools run, and the observation says why no answer was taken.
 
-A block of nothing but comments runs nothing. Small models write their answer that way
-("# The function lower-cases the title ..."): comments of a sentence or more are taken as the
-answer (the final-answer checks still judge it), a shorter one is sent back asking for the call.
+What a block is (code to run, a change, an answer written in it) is decided before it gets
+here, by the agent's `route` (agent/loop.py); this module only runs code.
 """
 
 from __future__ import annotations
@@ -47,7 +46,6 @@ from smolagents.local_python_executor import (
 
 from ..base.pyast import parsed, retried
 from .edits import called_names
-from .prompts import is_plan
 
 FORMAT_METHODS = frozenset({"format", "format_map"})
 #: Attributes that lead from a generator, coroutine or exception to frames and their variables.
@@ -278,11 +276,6 @@ class ToolFunctionsExecutor(LocalPythonExecutor):
             if isinstance(routed, CodeOutput):
                 return routed
             code_action = routed
-        answer = comments_only(code_action)
-        if answer is not None:
-            if len(answer) < ANSWER_IN_COMMENTS_CHARS or is_plan(answer):
-                raise InterpreterError(ONLY_A_COMMENT)
-            return CodeOutput(output=answer, logs="", is_final_answer=True)
         code = route_formatting(hold_back_final_answer(code_action, self.tool_names))
         run = super().__call__
         try:
@@ -291,25 +284,6 @@ class ToolFunctionsExecutor(LocalPythonExecutor):
             return retried(lambda: run(code))
         except InterpreterError as exc:
             raise InterpreterError(_with_a_way_forward(str(exc))) from None
-
-
-#: Comments at least this long, with no code under them, are the model's answer.
-ANSWER_IN_COMMENTS_CHARS = 60
-ONLY_A_COMMENT = (
-    "The block had only a comment and no code, so nothing ran. Write the call under the "
-    'comment (e.g. print(read_file(path="<a file>"))), or final_answer("<your answer>").'
-)
-
-
-def comments_only(code: str) -> str | None:
-    """The comments' text when `code` has comments and no statement, else None."""
-    tree = parsed(code)
-    if tree is None or tree.body:
-        return None
-    lines = [line.strip().lstrip("#").strip() for line in code.splitlines()]
-    lines = [line for line in lines if not line.startswith("Call id:")]
-    text = " ".join(line for line in lines if line)
-    return text or None
 
 
 _IMPORT_REFUSED = re.compile(r"Import (?:from )?([\w.]+) is not allowed")

@@ -17,6 +17,9 @@ What a small model does wrong, and what the loop does about it (the loop itself 
   under `# file: <path>` is proposed as that change (agent/edits.py); the same change written
   again ends the run with what was proposed. In a task that asks for no change, it is refused.
   Prose long enough to be an answer, above a block that changes nothing, is the answer.
+- It writes its answer as a block of nothing but comments ("# The function lower-cases the
+  title ..."): comments of a sentence or more are taken as the answer (the final-answer checks
+  still judge it), a shorter one is sent back asking for the call; such a block runs nothing.
 - It says "fixed" when nothing was proposed: a task that asks for a change gets one reminder
   to propose it; the session then judges the outcome by what really happened.
 - It gets stuck: a refused repeat is told to answer now (or, for a change, to propose it now);
@@ -30,27 +33,23 @@ What a small model does wrong, and what the loop does about it (the loop itself 
   fit the window the server reports.
 
 smolagents' console (rich's live Markdown of every reply, for a terminal nobody sees here) is
-turned off here too: hosts render our events.
+turned off here too: hosts render our events. The last two points and the console are done
+below smolagents' public seams, in agent/adapter.py (pinned to the version it was written for);
+this module decides, through that adapter's hooks.
 """
 
 from __future__ import annotations
 
-import copy
-import logging
-import re
-from collections.abc import Callable, Generator
-from io import StringIO
+from collections.abc import Callable
 from typing import Any
 
-from smolagents import ActionStep, CodeAgent
-from smolagents.agents import ActionOutput, populate_template
+from smolagents import ActionStep
 from smolagents.local_python_executor import CodeOutput, InterpreterError
-from smolagents.memory import ToolCall
-from smolagents.models import ChatMessage, MessageRole
-from smolagents.monitoring import AgentLogger, LogLevel
 from smolagents.utils import AgentMaxStepsError, AgentParsingError
 
+from ..base.pyast import parsed
 from ..tools.edit import has_edit_blocks
+from .adapter import FENCE, PinnedCodeAgent
 from .answers import (
     the_answer_is_grounded,
     the_answer_is_new,
@@ -61,47 +60,25 @@ from .answers import (
     the_failures_are_named,
 )
 from .edits import (
-    NO_FILE,
-    NOT_ASKED,
     choose_file,
     complete_prefix,
     defined_names,
     edit_call,
     file_header,
 )
-from .executor import ToolFunctionsExecutor
 from .model import TEXT_BLOCK_CODE, calls_a_tool, quotes_code
 from .outcome import describe_proposal, failed_checks
-from .prompts import (
-    AFTER_FAILED_CHECK,
-    AFTER_OBSERVATION,
-    AFTER_OBSERVATION_CHANGE,
-    AFTER_OBSERVATION_TEXT_CHANGE,
-    AFTER_PROPOSAL,
-    AFTER_STILL_FAILING,
-    ANSWER_NOW,
-    CHANGE_NOW,
-    CHANGE_NOW_TEXT,
-    DO_IT_NOW,
-    SHORT_FORMAT_ERROR,
-    is_placeholder,
-    is_plan,
-)
+from .prompts import Nudge, is_placeholder, is_plan
 from .watch import RunWatch
 
-log = logging.getLogger(__name__)
-
-_FENCE = "```"
 #: Identical failing replies, or calls refused as loops, before a run is stopped.
 STUCK_AFTER = 3
 #: Prose at least this long before a block that changes nothing is a written answer.
 ILLUSTRATED_ANSWER_CHARS = 120
 #: Prose at least this long around a block that calls no tool is an answer quoting code.
 QUOTING_ANSWER_CHARS = 60
-_NO_OUTPUT = "Last output from code snippet:\nNone"
-_CALL_ID = re.compile(r"Call id: \S+\n")
-#: Characters per token when estimating a history's size (code is dense; err on the safe side).
-CHARS_PER_TOKEN = 3.0
+#: Comments at least this long, with no code under them, are the model's answer.
+ANSWER_IN_COMMENTS_CHARS = 60
 
 
 class RunStuck(Exception):
@@ -116,45 +93,7 @@ class RunStuck(Exception):
         self.step = step
 
 
-class _NoLive:
-    """Stands in for rich's Live display in smolagents' step loop: nothing is shown."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __enter__(self) -> _NoLive:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _no_markdown(*args: Any, **kwargs: Any) -> None:
-    return None
-
-
-def skip_console_rendering() -> None:
-    """smolagents re-renders the whole reply as rich Markdown on every streamed delta, for a
-    console nobody sees here (hosts render our events): about 45 ms per step, measured.
-    Its `Live` and `Markdown` are used only for that display, so they become no-ops."""
-    import smolagents.agents as upstream
-
-    if getattr(upstream, "Live", None) is not _NoLive:
-        upstream.Live = _NoLive
-        upstream.Markdown = _no_markdown
-
-
-def quiet_logger() -> AgentLogger:
-    """smolagents' rich console writes even at level OFF; send it to a buffer, never stdout."""
-    from rich.console import Console
-
-    return AgentLogger(level=LogLevel.OFF, console=Console(file=StringIO(), force_terminal=False))
-
-
-class SmolCodeAgent(CodeAgent):
+class SmolCodeAgent(PinnedCodeAgent):
     """CodeAgent with small-model recovery in its step generator (the loop itself is upstream's)."""
 
     def __init__(
@@ -177,44 +116,32 @@ class SmolCodeAgent(CodeAgent):
                 the_failures_are_named,
             ],
         )
-        self._system_prompt: str | None = None
-        kwargs.setdefault("logger", quiet_logger())
-        kwargs.setdefault("verbosity_level", LogLevel.OFF)
-        skip_console_rendering()
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, context_tokens=context_tokens, **kwargs)
         self.watch: RunWatch | None = None
-        self.context_tokens = context_tokens
         #: Where the repository defines names (for a change written without its file).
         self.locate = locate
         #: Proposes the SEARCH/REPLACE blocks of a reply as one patch (tools/edit.py).
         self.edit_blocks = edit_blocks
-        self._reply = ""  # the model's reply in the step being run
         #: What each step's observation ends with (by the run it belongs to), id(step) -> text.
         self._after: dict[int, str] = {}
-        self._trim_floor = 0  # steps below this number have their outputs shortened
         self._same_failures = 0
         self._loops_seen = 0
         self.step_callbacks.register(ActionStep, self._check_progress)
 
-    def initialize_system_prompt(self) -> str:
-        """Rendered once per agent: its templates and tools do not change once it is built
-        (upstream compiles the Jinja template at construction and again at every reset, 25-50 ms
-        each before a new conversation's first request)."""
-        if self._system_prompt is None:
-            self._system_prompt = super().initialize_system_prompt()
-        return self._system_prompt
-
-    def create_python_executor(self) -> ToolFunctionsExecutor:
-        """The interpreter gets plain functions for the tools, never the tool objects."""
-        executor = ToolFunctionsExecutor(
-            self.additional_authorized_imports,
-            max_print_outputs_length=self.max_print_outputs_length,
-            **self.executor_kwargs,
-        )
-        executor.route = self._route
-        return executor
-
     # --- a block that is a change, or an illustration -----------------------------------------
+
+    def route_block(self, code: str) -> str | CodeOutput:
+        """What a reply's block is, decided here only: a change or part of an answer (`_route`),
+        an answer written as comments (`comments_only`), or code to run."""
+        routed = self._route(code)
+        if isinstance(routed, CodeOutput):
+            return routed
+        answer = comments_only(routed)
+        if answer is None:
+            return routed
+        if len(answer) < ANSWER_IN_COMMENTS_CHARS or is_plan(answer):
+            raise InterpreterError(Nudge.ONLY_A_COMMENT.says())
+        return CodeOutput(output=answer, logs="", is_final_answer=True)
 
     def _route(self, code: str) -> str | CodeOutput:
         """The code to run for a reply's block (agent/edits.py): a block of definitions headed
@@ -247,11 +174,11 @@ class SmolCodeAgent(CodeAgent):
             return code
         if path is not None and watch is not None and not watch.intent.change:
             # a task that asks nothing to change gets no patch (the model writes one anyway)
-            raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
+            raise InterpreterError(Nudge.NOT_ASKED.says(call=watch.first_read()))
         if path is None and watch is not None and watch.intent.change:
             path = choose_file(names, self.locate, watch.named_files)
             if path is None:
-                raise InterpreterError(NO_FILE.format(names=", ".join(names)))
+                raise InterpreterError(Nudge.NO_FILE.says(names=", ".join(names)))
         if path is not None:
             return self._edit(path, body)
         prose = _before_first_block(self._reply)
@@ -274,7 +201,7 @@ class SmolCodeAgent(CodeAgent):
         end when the same blocks were proposed already."""
         watch = self.watch
         if watch is not None and not watch.intent.change:
-            raise InterpreterError(NOT_ASKED.format(call=watch.first_read()))
+            raise InterpreterError(Nudge.NOT_ASKED.says(call=watch.first_read()))
         key = ("<search/replace>", reply.strip())
         last = watch.last_patch() if watch is not None else None
         if watch is not None and key in watch.blocks and last is not None:
@@ -314,29 +241,17 @@ class SmolCodeAgent(CodeAgent):
 
     # --- replies without code --------------------------------------------------------------
 
-    def _step_stream(self, memory_step: ActionStep) -> Generator[Any]:
-        try:
-            for item in super()._step_stream(memory_step):
-                if isinstance(item, ToolCall):  # the reply is complete: its block runs next
-                    self._reply = memory_step.model_output or ""
-                yield item
-        except AgentParsingError:
-            prose = (memory_step.model_output or "").strip()
-            if prose.endswith(_FENCE) and _FENCE not in prose[:-3]:
-                prose = prose[:-3].rstrip()  # smolagents appended a closing fence
-            watch = self.watch
-            if prose and is_plan(prose) and watch is not None:
-                # "I will read the file." is not an answer: the model stopped before its code.
-                raise AgentParsingError(
-                    DO_IT_NOW.format(call=watch.first_read()), self.logger
-                ) from None
-            if prose and not is_placeholder(prose):
-                # A plain answer: it passes the same final-answer checks as any other ending
-                # (agent/answers.py), which send it back when nothing grounds it.
-                memory_step.action_output = prose
-                yield ActionOutput(output=prose, is_final_answer=True)
-                return
-            raise AgentParsingError(SHORT_FORMAT_ERROR, self.logger) from None
+    def answer_without_code(self, prose: str) -> str:
+        """A reply with no block: a plain answer, or sent back (a plan, a placeholder)."""
+        watch = self.watch
+        if prose and is_plan(prose) and watch is not None:
+            # "I will read the file." is not an answer: the model stopped before its code.
+            raise AgentParsingError(Nudge.PLAN.says(call=watch.first_read()), self.logger)
+        if prose and not is_placeholder(prose):
+            # A plain answer: it passes the same final-answer checks as any other ending
+            # (agent/answers.py), which send it back when nothing grounds it.
+            return prose
+        raise AgentParsingError(Nudge.NO_BLOCK.says(), self.logger)
 
     # --- stuck -------------------------------------------------------------------------------
 
@@ -348,15 +263,7 @@ class SmolCodeAgent(CodeAgent):
             # model copies it as its next answer
             step.observations = None
         if watch is not None and watch.intent.change:
-            proposed = len(watch.patches) > watch.patches_seen
-            last = watch.last_patch()
-            after = AFTER_OBSERVATION_TEXT_CHANGE if watch.writes_text else AFTER_OBSERVATION_CHANGE
-            if proposed and last is not None:
-                failed = failed_checks(last.validation, held=watch.intent.held)
-                after = AFTER_FAILED_CHECK if failed else AFTER_PROPOSAL
-                if failed and all(check.get("fails_without_patch") for check in failed):
-                    after = AFTER_STILL_FAILING
-            self._after[id(step)] = after
+            self._after[id(step)] = _observed(watch).says(text=watch.writes_text)
             watch.patches_seen = len(watch.patches)
         if isinstance(step.error, AgentMaxStepsError):
             return
@@ -366,12 +273,11 @@ class SmolCodeAgent(CodeAgent):
         if watch is not None and watch.loops() > self._loops_seen:
             self._shake()  # a refused repeat: at a low temperature the next reply is the same
             # it has what it needs and asks for it again: say what to do with it instead
-            wanted = ANSWER_NOW
+            wanted = Nudge.REPEATED_CALL
             if watch.intent.change and not watch.changed():
-                wanted = CHANGE_NOW_TEXT if watch.writes_text else CHANGE_NOW
-            step.observations = (
-                (step.observations or "").rstrip() + "\n" + wanted.format(task=watch.intent.task)
-            )
+                wanted = Nudge.REPEATED_CALL_CHANGE
+            said = wanted.says(text=watch.writes_text, task=watch.intent.task)
+            step.observations = (step.observations or "").rstrip() + "\n" + said
         self._loops_seen = watch.loops() if watch is not None else 0
         previous = next(
             (s for s in reversed(self.memory.steps) if isinstance(s, ActionStep) and s is not step),
@@ -403,130 +309,56 @@ class SmolCodeAgent(CodeAgent):
         if callable(shake):
             shake()
 
-    # --- the step-limit summary -------------------------------------------------------------
+    # --- what the adapter asks of the history ------------------------------------------------
 
-    def provide_final_answer(self, task: str) -> ChatMessage:
-        """The summary at the step limit, asked after the unchanged history (cached prefix)."""
-        messages = self.write_memory_to_messages()
-        if self.watch is not None:
-            task = self.watch.intent.task  # the user's words, without the context given with them
-        instruction = populate_template(
-            self.prompt_templates["final_answer"]["post_messages"], variables={"task": task}
-        )
-        messages.append(
-            ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": instruction}])
-        )
-        try:
-            message: ChatMessage = self.model.generate(messages)
-        except Exception as exc:
-            if getattr(self.model, "cancel", None) is not None and self.model.cancel.is_set():
-                raise
-            log.warning("the step-limit summary failed: %s", exc)
-            reason = (
-                str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-            )
-            return ChatMessage(
-                role=MessageRole.ASSISTANT,
-                content=(
-                    "The step limit was reached before the task was done, and the model could "
-                    f"not summarise the work ({reason})."
-                ),
-            )
-        text = message.content if isinstance(message.content, str) else str(message.content)
-        message.content = text.replace(_FENCE, "").strip() or "The step limit was reached."
-        return message
+    def words_after(self, step: Any) -> str:
+        return self._after.get(id(step), Nudge.OBSERVED.says())
 
-    # --- the context window ------------------------------------------------------------------
-
-    def write_memory_to_messages(self, summary_mode: bool = False) -> list[ChatMessage]:
-        messages = self._messages(summary_mode)
-        limit = self.context_tokens()
-        if not limit:
-            return messages
-        reply = int(getattr(self.model, "kwargs", {}).get("max_tokens") or 1024)
-        budget = max(512, limit - reply - 256)
-        if _estimate(messages) <= budget:
-            return messages
-        steps = [s for s in self.memory.steps if isinstance(s, ActionStep)]
-        for floor in range(max(self._trim_floor, 1), (steps[-1].step_number if steps else 1) + 1):
-            trimmed = self._messages(summary_mode, floor)
-            if _estimate(trimmed) <= budget or not steps or floor == steps[-1].step_number:
-                if floor > self._trim_floor:
-                    log.info("history trimmed below step %d to fit %d tokens", floor, limit)
-                    self._trim_floor = floor
-                return trimmed
-        return messages
-
-    def _messages(self, summary_mode: bool, floor: int = 0) -> list[ChatMessage]:
-        """The history, tidied (`_tidy`); outputs of steps below `floor` cut to a line."""
-        messages = _tidy(self.memory.system_prompt.to_messages(summary_mode=summary_mode))
-        for step in self.memory.steps:
-            after = self._after.get(id(step), AFTER_OBSERVATION)
-            if isinstance(step, ActionStep) and step.step_number < floor and step.observations:
-                step = copy.copy(step)
-                size = len(step.observations)
-                step.observations = (
-                    f"[the output of step {step.step_number} ({size} characters) was cut to fit "
-                    "the model's context window; call the tool again if you need it]"
-                )
-            messages.extend(_tidy(step.to_messages(summary_mode=summary_mode), after))
-        return messages
+    def summary_task(self, task: str) -> str:
+        # the user's words, without the context given with them
+        return self.watch.intent.task if self.watch is not None else task
 
 
-def _tidy(messages: list[ChatMessage], after: str = AFTER_OBSERVATION) -> list[ChatMessage]:
-    """The history as a small model reads it best.
+def _observed(watch: RunWatch) -> Nudge:
+    """Where a step leaves a run that asks for a change: a change proposed in it, failing its
+    checks (or with the task's failing tests failing still), or no change yet."""
+    last = watch.last_patch()
+    if len(watch.patches) <= watch.patches_seen or last is None:
+        return Nudge.OBSERVED_CHANGE
+    failed = failed_checks(last.validation, held=watch.intent.held)
+    if not failed:
+        return Nudge.PROPOSED
+    if all(check.get("fails_without_patch") for check in failed):
+        return Nudge.STILL_FAILING
+    return Nudge.CHECK_FAILED
 
-    smolagents repeats each code block as a "Calling tools: [{'id': ...}]" message (a small
-    model then writes that text itself), heads each error with "Call id: call_3" (copied too)
-    and ends each observation with "Last output from code snippet: None". All three go; each
-    observation ends with what to do next (`after`: the words of the run it belongs to, fixed
-    once written, so the server's cached prefix stays valid).
-    """
-    tidy = []
-    for message in messages:
-        if message.role == MessageRole.TOOL_CALL:
-            continue
-        text = _text_of(message)
-        if message.role == MessageRole.TOOL_RESPONSE and _CALL_ID.match(text):
-            # "Call id: call_3" heads every error; the model then starts its replies with it
-            text = _CALL_ID.sub("", text, count=1)
-            message = ChatMessage(role=message.role, content=[{"type": "text", "text": text}])
-        if message.role == MessageRole.TOOL_RESPONSE and text.startswith("Observation:"):
-            text = text.removesuffix(_NO_OUTPUT).rstrip() + "\n" + after
-            message = ChatMessage(role=message.role, content=[{"type": "text", "text": text}])
-        tidy.append(message)
-    return tidy
+
+def comments_only(code: str) -> str | None:
+    """The comments' text when `code` has comments and no statement, else None."""
+    tree = parsed(code)
+    if tree is None or tree.body:
+        return None
+    lines = [line.strip().lstrip("#").strip() for line in code.splitlines()]
+    lines = [line for line in lines if not line.startswith("Call id:")]
+    text = " ".join(line for line in lines if line)
+    return text or None
 
 
 def _closed(reply: str) -> str:
     """The reply as the model wrote it: smolagents appends a fence to a reply that does not
     end with one (for a block cut by a stop sequence), which a written answer does not need."""
     text = reply.strip()
-    if text.endswith(_FENCE) and text.count(_FENCE) % 2:
-        text = text[: -len(_FENCE)].rstrip()
+    if text.endswith(FENCE) and text.count(FENCE) % 2:
+        text = text[: -len(FENCE)].rstrip()
     return text
 
 
 def _outside_blocks(reply: str) -> str:
     """The prose of a reply, its fenced blocks left out."""
-    parts = reply.split(_FENCE)
+    parts = reply.split(FENCE)
     return " ".join(part.strip() for part in parts[::2]).strip()
 
 
 def _before_first_block(reply: str) -> str:
     """The prose a reply starts with, up to its first fence."""
-    return reply.split(_FENCE, 1)[0].strip()
-
-
-def _text_of(message: ChatMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
-
-
-def _estimate(messages: list[ChatMessage]) -> int:
-    size = sum(len(_text_of(message)) for message in messages)
-    return int(size / CHARS_PER_TOKEN) + 4 * len(messages)
+    return reply.split(FENCE, 1)[0].strip()

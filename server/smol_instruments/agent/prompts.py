@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+from enum import Enum
 from typing import Any
 
 from .intent import AnswerStyle, TaskIntent
@@ -142,38 +143,6 @@ HOW_TO_CHANGE_UNREAD = (
     "Read the code you need first; then reply with the change: " + WRITE_THE_CHANGE + "."
 )
 
-#: After a call refused as a repeat: the model has what it needs and keeps asking for it.
-ANSWER_NOW = (
-    "You already have that result above. Do not call it again. Answer the task now, in plain "
-    "sentences with no code: {task}"
-)
-CHANGE_NOW = (
-    "You already have that result above. Do not call it again. Make the change now: "
-    + WRITE_THE_CHANGE.format(path="<path>")
-    + "."
-)
-#: The two above for a change to a file that is not Python (`writes_text`).
-AFTER_OBSERVATION_TEXT_CHANGE = (
-    "If no change is proposed yet, reply with it now: " + WRITE_A_TEXT_CHANGE + ". Once it is "
-    "proposed, say in a sentence what you changed."
-)
-CHANGE_NOW_TEXT = (
-    "You already have that result above. Do not call it again. Make the change now: "
-    + WRITE_A_TEXT_CHANGE
-    + "."
-)
-
-SHORT_FORMAT_ERROR = (
-    "Your reply had no ```python code block. Reply with exactly one block that starts with a "
-    '# comment, e.g.:\n```python\n# Read the file.\nprint(read_file(path="<a file from the list>"))\n```'
-)
-
-#: The answer-grounding check's words (agent/answers.py `the_answer_is_grounded`).
-READ_FIRST = (
-    "this asks about {what}, and nothing has been {done} for it yet. Do that first, in "
-    "exactly one block that starts with a # comment, for example:\n"
-    "```python\n# Look at the code first.\nprint({call})\n```\nthen answer from what it shows."
-)
 UNGROUNDED = (
     "Note: nothing was read or run to check this answer against the repository's code; it is "
     "the model's own reading."
@@ -194,10 +163,105 @@ PLACEHOLDERS = frozenset(
 )
 
 
-DO_IT_NOW = (
-    "You said what you will do, but did not do it. Do it now, in exactly one block that starts "
-    "with a # comment, for example:\n```python\n# Read the code first.\nprint({call})\n```"
-)
+class Nudge(Enum):
+    """Every reminder the agent sends the model back, by the situation that sends it: after
+    each observation (agent/loop.py `SmolCodeAgent.words_after`), for a reply that is not what
+    it should be (agent/loop.py), and from the final-answer checks (agent/answers.py). A pair
+    is the words for a change to Python definitions, then for a change to a file that is not
+    Python (SEARCH/REPLACE blocks, `writes_text`)."""
+
+    OBSERVED = AFTER_OBSERVATION
+    OBSERVED_CHANGE = (
+        AFTER_OBSERVATION_CHANGE,
+        "If no change is proposed yet, reply with it now: "
+        + WRITE_A_TEXT_CHANGE
+        + ". Once it is proposed, say in a sentence what you changed.",
+    )
+    PROPOSED = AFTER_PROPOSAL
+    CHECK_FAILED = AFTER_FAILED_CHECK
+    STILL_FAILING = AFTER_STILL_FAILING
+    # After a call refused as a repeat: the model has what it needs and keeps asking for it.
+    REPEATED_CALL = (
+        "You already have that result above. Do not call it again. Answer the task now, in "
+        "plain sentences with no code: {task}"
+    )
+    REPEATED_CALL_CHANGE = (
+        "You already have that result above. Do not call it again. Make the change now: "
+        + WRITE_THE_CHANGE.format(path="<path>")
+        + ".",
+        "You already have that result above. Do not call it again. Make the change now: "
+        + WRITE_A_TEXT_CHANGE
+        + ".",
+    )
+    # A reply with no block that says what it will do ("I will read the file.").
+    PLAN = (
+        "You said what you will do, but did not do it. Do it now, in exactly one block that "
+        "starts with a # comment, for example:\n```python\n# Read the code first.\n"
+        "print({call})\n```"
+    )
+    # A reply with no block that is no answer either (empty, a placeholder).
+    NO_BLOCK = (
+        "Your reply had no ```python code block. Reply with exactly one block that starts with "
+        'a # comment, e.g.:\n```python\n# Read the file.\nprint(read_file(path="<a file from '
+        'the list>"))\n```'
+    )
+    ONLY_A_COMMENT = (
+        "The block had only a comment and no code, so nothing ran. Write the call under the "
+        'comment (e.g. print(read_file(path="<a file>"))), or final_answer("<your answer>").'
+    )
+    NOT_ASKED = (
+        "This task does not ask to change any file, so nothing was proposed. Do what it asks: "
+        "start with print({call}), then answer in plain sentences."
+    )
+    NO_FILE = (
+        "This block only defines {names}: that changes no file. To change a file, put "
+        "`# file: <path>` as the block's first line, then the complete new version of each "
+        "function you change."
+    )
+    # The final-answer checks' words, read by the model as "Check <name> failed with error: ..."
+    PLACEHOLDER = (
+        "that is the placeholder from the instructions, not an answer. Call final_answer "
+        "with what you found, in your own words."
+    )
+    ERROR_RETOLD = (
+        "that is the text of an error message, not an answer. Do what its suggestion says "
+        "first; call final_answer when you have found what the task asks."
+    )
+    PREVIOUS_ANSWER = (
+        "that is your answer to the previous question, word for word. Answer this one: {task}"
+    )
+    READ_FIRST = (
+        "this asks about {what}, and nothing has been {done} for it yet. Do that first, in "
+        "exactly one block that starts with a # comment, for example:\n"
+        "```python\n# Look at the code first.\nprint({call})\n```\nthen answer from what it "
+        "shows."
+    )
+    VALUE_NOT_TOLD = (
+        "the question asks what the code gives, and it was run: {results}. Answer again, "
+        "saying that result first, then why."
+    )
+    COUNTS_DIFFER = (
+        "the tests printed '{shown}', but this answer says {said}. Answer again with the "
+        "numbers the output shows."
+    )
+    FAILURES_NOT_NAMED = (
+        "the test runner reported these tests failing: {listed}; this answer does not name "
+        "{missing}. Answer again, naming each failing test."
+    )
+    NO_CHANGE = (
+        "no change has been proposed for this task yet. Reply with the change: "
+        + WRITE_THE_CHANGE
+        + ". If you cannot make the change, say why in plain sentences.",
+        "no change has been proposed for this task yet. Reply with the change: "
+        + WRITE_A_TEXT_CHANGE
+        + ". If you cannot make the change, say why in plain sentences.",
+    )
+
+    def says(self, *, text: bool = False, **slots: str) -> str:
+        """The words, the second of a pair when `text`, their `{slots}` filled."""
+        words: str = self.value if isinstance(self.value, str) else self.value[int(text)]
+        return words.format(**slots) if slots else words
+
 
 #: A reply that announces what it will do instead of answering ("I will read the file.").
 _PLAN = re.compile(
@@ -237,13 +301,6 @@ def writes_text(intent: TaskIntent, path: str | None) -> bool:
     """The change is written as SEARCH/REPLACE blocks (a file that is not Python: the task
     says so, or the one file it names), not as whole Python definitions."""
     return intent.edits_text or (path is not None and not path.endswith(".py"))
-
-
-def how_to_write(intent: TaskIntent, path: str | None) -> str:
-    """The form the change is asked in: SEARCH/REPLACE for text, definitions for Python."""
-    if writes_text(intent, path):
-        return WRITE_A_TEXT_CHANGE
-    return WRITE_THE_CHANGE.format(path=path or "<path>")
 
 
 def task_message(intent: TaskIntent, context: str, *, path: str | None = None) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from ..base.errors import ErrorType
 from ..patches.model import Patch
 from .intent import TaskIntent
-from .prompts import writes_text
+from .prompts import Nudge, writes_text
 from .state import AgentState
 
 #: The tools whose result is what code really gives (not what it says).
@@ -37,7 +37,8 @@ class RunWatch:
     patches_seen: int = 0  # patches the model has been told of
     #: Whether the working tree changed since the run began (the session knows how to look).
     tree_changed: Callable[[], bool] = lambda: False
-    nudged: set[str] = field(default_factory=set)
+    #: The reminders sent once in this run (agent/answers.py).
+    nudged: set[Nudge] = field(default_factory=set)
     #: What the run's final answer gets below it: facts the tools showed that the answer
     #: contradicts after being told once (the session appends them).
     corrections: list[str] = field(default_factory=list)
