@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import RepoTool, ToolContext
-from .evaluate import EvaluateTool
+from .evaluate import EvaluateTool, assertion_values, symptom_checks
 from .files import ReadFileSnippetTool, ReadFileTool
 from .git import GitDiffTool, GitLogTool, GitStatusTool
 from .patch import ApplyPatchTool, ProposePatchTool, ProposePatchUnifiedTool, ShowPatchTool
@@ -33,7 +33,10 @@ TOOL_NAMES: tuple[str, ...] = tuple(cls.name for cls in TOOL_CLASSES)
 
 
 def build_tools(ctx: ToolContext) -> dict[str, RepoTool]:
-    """One instance of every tool, bound to `ctx`, by name."""
+    """One instance of every tool, bound to `ctx`, by name; and what runs the repository's
+    code for a proposal given to `ctx` (see ToolContext.symptom_checks)."""
+    ctx.symptom_checks = symptom_checks
+    ctx.assertion_values = assertion_values
     return {cls.name: cls(ctx) for cls in TOOL_CLASSES}
 
 

@@ -68,6 +68,12 @@ ARGUMENT_ALIASES = {
 }
 
 
+#: (ctx, the proposal's diff, the calls) -> validation checks, one per call (tools/evaluate.py).
+SymptomChecks = Callable[["ToolContext", str, tuple[str, ...]], list[dict[str, Any]]]
+#: (ctx, {path: (text before, proposed text)}, failed checks' output) -> "call returns value".
+AssertionValues = Callable[["ToolContext", dict[str, tuple[str | None, str]], str], list[str]]
+
+
 @dataclass
 class ToolContext:
     """Everything the tools of one session share: the repository and its guards."""
@@ -92,6 +98,11 @@ class ToolContext:
     #: Calls the task names with a symptom ("f(2) gives 3, it should be 4"), set by the agent
     #: for each task: every proposal is checked by what they give with it (tools/patch.py).
     symptom_calls: tuple[str, ...] = ()
+    #: What runs the repository's code for a proposal (tools/evaluate.py `symptom_checks` and
+    #: `assertion_values`), set by `build_tools`: patch.py cannot import evaluate.py, which
+    #: runs through shell.py, which proposes. None: a proposal runs no code of the repository.
+    symptom_checks: SymptomChecks | None = None
+    assertion_values: AssertionValues | None = None
 
     @property
     def root(self) -> Path:

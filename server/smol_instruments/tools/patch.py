@@ -23,7 +23,6 @@ from ..patches.merge import merge_definitions
 from ..patches.model import MAX_PATCH_CHARS, Patch, printable
 from ..patches.service import Outcome, diff_of
 from ..safety.approval import ApprovalRequest, Decision
-from . import evaluate  # a module: evaluate -> shell -> patch import each other
 from .base import RepoTool, ToolContext, guarded
 from .commands import detect_test_command, runs_unasked
 from .files import read_repo_text
@@ -75,8 +74,8 @@ def propose(
                 "checks": [],
                 "message": f"validation could not run: {exc}",
             }
-        if validation.get("applies") is not False and ctx.symptom_calls:
-            told = evaluate.symptom_checks(ctx, checked, ctx.symptom_calls)
+        if validation.get("applies") is not False and ctx.symptom_calls and ctx.symptom_checks:
+            told = ctx.symptom_checks(ctx, checked, ctx.symptom_calls)
             validation["checks"] = [*validation.get("checks", []), *told]
         return validation
 
@@ -93,7 +92,9 @@ def propose(
         if not check.get("passed") and not check.get("fails_without_patch")
     ]
     proposed = {path: (old, new) for path, old, new in changes if new is not None}
-    told = evaluate.assertion_values(ctx, proposed, "\n".join(failed)) if failed else []
+    told = []
+    if failed and ctx.assertion_values is not None:
+        told = ctx.assertion_values(ctx, proposed, "\n".join(failed))
     if told:
         result["actual"] = told
         result["next"] += (
