@@ -470,19 +470,45 @@ def test_a_fix_told_by_its_symptom_is_checked_by_the_call_it_names(
 ) -> None:
     """Seen on the 1.5B model (a symptom-told bug, "ordinalize(-1021) gives '-1021th', it
     should be '-1021st'"): the "fix" was the function copied unchanged. Each proposal is
-    checked by the call the task names, run without and with it: one that leaves what the
-    call gives unchanged fails that check and the run is not done until one changes it."""
+    checked by the call the task names, run with it, against the value the task says it should
+    give: one that leaves the call as it was fails, and so does one that changes it to another
+    wrong value; the run is not done until the call gives what the task asks."""
     unchanged = '# file: app/calc.py\ndef add(a, b):\n    """Add a and b."""\n    return a - b\n'
+    wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b\n"
     fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
     task = "add(2, 3) gives -1, it should be 5"
     assert from_rules(task).symptom_calls == ("add(2, 3)",)
+    assert from_rules(task).symptom_wants == {"add(2, 3)": "5"}
+    outcome, model = _checked_run(
+        repo, settings, [unchanged, wrong, fixed, "add adds now."], task
+    )
+    said = "the task says it should give 5"
+    first = model.requests[1].last_user_text()
+    assert f"add(2, 3) returns -1 with this patch; {said}: not yet" in first, first
+    second = model.requests[2].last_user_text()
+    assert f"add(2, 3) returns 6 with this patch; {said}: not yet" in second, second
+    third = model.requests[3].last_user_text()
+    assert f"add(2, 3) returns 5 with this patch; {said}" in third, third
+    assert f"{said}: not yet" not in third
+    assert outcome.status == "completed", outcome.answer
+    assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
+
+
+def test_a_symptom_with_no_value_written_holds_a_fix_to_changing_the_call(
+    repo: Path, settings: Settings
+) -> None:
+    """Where the task says what is wrong but writes no value ("it should be the sum"), the
+    check can only ask that the call give something else than it gives now."""
+    unchanged = '# file: app/calc.py\ndef add(a, b):\n    """Add a and b."""\n    return a - b\n'
+    fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
+    task = "add(2, 3) gives -1, it should be the sum"
+    assert from_rules(task).symptom_wants == {}
     outcome, model = _checked_run(repo, settings, [unchanged, fixed, "add adds now."], task)
     first = model.requests[1].last_user_text()
     assert "add(2, 3) returns -1 without this patch and returns -1 with it: the same" in first
     second = model.requests[2].last_user_text()
     assert "add(2, 3) returns -1 without this patch and returns 5 with it" in second, second
     assert outcome.status == "completed", outcome.answer
-    assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
 
 
 def test_a_change_that_is_not_told_by_a_symptom_is_not_held_to_its_calls(

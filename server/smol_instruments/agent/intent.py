@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .mentions import code_names, literal_calls
+from .mentions import code_names, literal_at, literal_calls
 
 IntentKind = Literal["question", "change", "command", "decline"]
 #: Which failures that were there before a change still count against it.
@@ -257,6 +257,17 @@ class TaskIntent:
         it should be '-1021st'"): a fix must change what they give (tools/patch.py checks
         each proposal by them)."""
         return self.calls if self.change and _SHOULD.search(self.task) else ()
+
+    @property
+    def symptom_wants(self) -> dict[str, str]:
+        """What the task says its one symptom call should give, as the literal it writes
+        ("it should be '-1021st'" -> {"ordinalize(-1021)": "'-1021st'"}): a fix is then checked
+        by that value, not only by a change. {} for several calls, or a value that is no
+        literal ("it should be plural")."""
+        calls = self.symptom_calls
+        found = _SHOULD.search(self.task)
+        wanted = literal_at(self.task[found.end() :]) if found and len(calls) == 1 else None
+        return {calls[0]: wanted} if wanted is not None else {}
 
     @property
     def held(self) -> Held:

@@ -107,3 +107,24 @@ def _closing_paren(text: str, start: int) -> int | None:
                 return index if char == ")" else None
         index += 1
     return None
+
+
+#: What may follow a literal for it to be the whole value: the end, a space, or punctuation
+#: then a space ("'-1021st'.", "3, not 4"); not more of a word or number ("1st", "3.5").
+_LITERAL_ENDS = re.compile(r"[.,;:!?)]*(?:\s|$)")
+
+
+def literal_at(text: str) -> str | None:
+    """The Python literal `text` starts with, as written (`'-1021st'`, `[1, 2]`, `-3`, `None`):
+    the shortest prefix that parses as one and ends where a value can end. None when the text
+    does not start with a literal ("-1021st" unquoted is a word, not a value)."""
+    text = text.lstrip()[:200]
+    for end in range(1, len(text) + 1):
+        if not _LITERAL_ENDS.match(text, end):
+            continue
+        try:
+            ast.literal_eval(text[:end])
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        return text[:end]
+    return None

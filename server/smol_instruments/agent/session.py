@@ -260,6 +260,7 @@ class AgentSession:
         ).start()
         intent = self._decide(task)
         self.ctx.symptom_calls = intent.symptom_calls
+        self.ctx.symptom_wants = intent.symptom_wants
         end = self._one_step(trace_id)
         if intent.kind == "decline":  # one step, nothing run: the request is not carried out
             return end(declined_answer(intent), "completed", None)

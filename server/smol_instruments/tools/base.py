@@ -98,6 +98,8 @@ class ToolContext:
     #: Calls the task names with a symptom ("f(2) gives 3, it should be 4"), set by the agent
     #: for each task: every proposal is checked by what they give with it (tools/patch.py).
     symptom_calls: tuple[str, ...] = ()
+    #: What the task says such a call should give, as the literal it writes ("'-1021st'").
+    symptom_wants: dict[str, str] = field(default_factory=dict)
     #: What runs the repository's code for a proposal (tools/evaluate.py `symptom_checks` and
     #: `assertion_values`), set by `build_tools`: patch.py cannot import evaluate.py, which
     #: runs through shell.py, which proposes. None: a proposal runs no code of the repository.

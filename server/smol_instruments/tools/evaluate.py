@@ -315,30 +315,46 @@ def _gives(result: dict[str, Any]) -> str:
 
 
 def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Each call a task names with its symptom, run without and with a proposed `diff`: a
-    check (as validation reports them) that passes when the patch changes what the call
-    gives. Necessary, not sufficient: a fix that leaves the call giving what the task says is
-    wrong fixed nothing, whatever the project's tests say (on the 1.5B model, a "fix" that
-    copied the function unchanged was otherwise a proposal like any other). [] when nothing
-    can be run unasked."""
+    """Each call a task names with its symptom, run with a proposed `diff`: a check (as
+    validation reports them). Where the task writes the value the call should give
+    (`ctx.symptom_wants`), the check passes when the call gives that value with the patch.
+    Otherwise it passes when the patch changes what the call gives: necessary, not
+    sufficient (on the 1.5B model, a "fix" that copied the function unchanged was otherwise a
+    proposal like any other). [] when nothing can be run unasked."""
     if not calls or not evaluates_unasked(ctx):
         return []
     checks: list[dict[str, Any]] = []
     for call in calls[:ASSERTIONS_RUN]:
+        wanted, before = ctx.symptom_wants.get(call), ""
         try:
-            before = _gives(evaluate_code(ctx, call, timeout=ASSERTION_TIMEOUT_S))
-            after = _gives(evaluate_code(ctx, call, timeout=ASSERTION_TIMEOUT_S, patch=diff))
+            if wanted is None:
+                before = _gives(evaluate_code(ctx, call, timeout=ASSERTION_TIMEOUT_S))
+            result = evaluate_code(ctx, call, timeout=ASSERTION_TIMEOUT_S, patch=diff)
         except ToolError:
             continue
-        changed = after != before
-        said = f"{call} {before} without this patch and {after} with it"
+        after = _gives(result)
+        if wanted is not None:
+            passed = "value" in result and _same_value(result["value"], wanted)
+            said = f"{call} {after} with this patch; the task says it should give {wanted}"
+            said += "" if passed else ": not yet, so the fix is not right"
+        else:
+            passed = after != before
+            said = f"{call} {before} without this patch and {after} with it"
+            said += "" if passed else ": the same, so the patch does not change what it gives"
         checks.append(
             {
                 "command": f"{call} (the call the task says is wrong)",
-                "passed": changed,
-                "output": said
-                + ("" if changed else ": the same, so the patch does not change what it gives"),
-                "exit_code": 0 if changed else 1,
+                "passed": passed,
+                "output": said,
+                "exit_code": 0 if passed else 1,
             }
         )
     return checks
+
+
+def _same_value(shown: str, wanted: str) -> bool:
+    """Whether a value as `evaluate` shows it (its repr) is the literal `wanted` (3 == 3.0)."""
+    try:
+        return bool(ast.literal_eval(shown) == ast.literal_eval(wanted))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return shown == wanted
