@@ -494,6 +494,27 @@ def test_a_fix_told_by_its_symptom_is_checked_by_the_call_it_names(
     assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
 
 
+def test_a_copy_that_changes_nothing_is_told_what_the_symptom_call_must_give(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model: the function copied unchanged, refused as "it changes
+    nothing" before any proposal, again and again. For a task told by its symptom the refusal
+    says what the call must give; the control, a task with no symptom, is not told that."""
+    same = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
+    fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
+    for task, told in [
+        ("add(2, 3) gives -1, it should be 5", "The task says add(2, 3) must give 5"),
+        ("Fix add in app/calc.py", None),
+    ]:
+        outcome, model = _checked_run(repo, settings, [same, fixed, "add adds now."], task)
+        first = model.requests[1].last_user_text()
+        assert "it changes nothing" in first, first
+        if told is None:
+            assert "The task says" not in first
+        else:
+            assert told in first, first
+
+
 def test_a_symptom_with_no_value_written_holds_a_fix_to_changing_the_call(
     repo: Path, settings: Settings
 ) -> None:

@@ -297,10 +297,13 @@ class ProposePatchTool(RepoTool):
         start, end = _find_unique(text, old_text, rel)
         new_file = text[:start] + new_text + text[end:]
         if new_file == text:
-            raise ToolError(
-                ErrorType.INVALID_ARGUMENT,
-                "new_text is the same as old_text: the patch changes nothing",
-                recovery_suggestion="Put the changed code in new_text.",
+            raise _with_symptom(
+                self.ctx,
+                ToolError(
+                    ErrorType.INVALID_ARGUMENT,
+                    "new_text is the same as old_text: the patch changes nothing",
+                    recovery_suggestion="Put the changed code in new_text.",
+                ),
             )
         return propose(self.ctx, [(rel, text, new_file)], description)
 
@@ -315,11 +318,32 @@ class ProposePatchTool(RepoTool):
                     "functions into a file only for Python .py files.)"
                 ),
             )
-        merged = merge_definitions(text, new_text, rel)
+        try:
+            merged = merge_definitions(text, new_text, rel)
+        except ToolError as exc:
+            raise _with_symptom(self.ctx, exc) if "compared" in exc.context else exc from None
         summary = merged.summary()
         result = propose(self.ctx, [(rel, text, merged.text)], description or summary)
         result["merged"] = summary
         return result
+
+
+def _with_symptom(ctx: ToolContext, error: ToolError) -> ToolError:
+    """A proposal that changes nothing, for a task told by its symptom: the error says what
+    the call must give instead (seen on the 1.5B model: the function copied unchanged, again
+    and again, with only "it changes nothing" to go on)."""
+    wrong = [
+        f"{call} must give {ctx.symptom_wants[call]}"
+        if call in ctx.symptom_wants
+        else f"{call} must give something else than it gives now"
+        for call in ctx.symptom_calls
+    ]
+    if wrong:
+        error.recovery_suggestion = (
+            f"{error.recovery_suggestion or ''} The task says {'; '.join(wrong)}: change the "
+            "lines that compute it."
+        ).strip()
+    return error
 
 
 def _not_a_diff(why: str) -> ToolError:
