@@ -509,6 +509,7 @@ def test_a_copy_that_changes_nothing_is_told_what_the_symptom_call_must_give(
         outcome, model = _checked_run(repo, settings, [same, fixed, "add adds now."], task)
         first = model.requests[1].last_user_text()
         assert "it changes nothing" in first, first
+        assert outcome.status == "completed", outcome.answer  # the fix after it is proposed
         if told is None:
             assert "The task says" not in first
         else:
