@@ -482,11 +482,16 @@ def test_a_fix_told_by_its_symptom_is_checked_by_the_call_it_names(
     outcome, model = _checked_run(
         repo, settings, [unchanged, wrong, fixed, "add adds now."], task
     )
+    context = model.requests[0].last_user_text()
+    assert "add(2, 3) returns -1" in context  # and where it comes from, as it ran:
+    assert "app/calc.py:2 (add) return a - b  # a - b = -1" in context, context
     said = "the task says it should give 5"
     first = model.requests[1].last_user_text()
     assert f"add(2, 3) returns -1 with this patch; {said}: not yet" in first, first
     second = model.requests[2].last_user_text()
     assert f"add(2, 3) returns 6 with this patch; {said}: not yet" in second, second
+    assert "What ran with the patch:" in second
+    assert "app/calc.py:2 (add) return a * b  # a * b = 6" in second
     third = model.requests[3].last_user_text()
     assert f"add(2, 3) returns 5 with this patch; {said}" in third, third
     assert f"{said}: not yet" not in third

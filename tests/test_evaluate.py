@@ -288,3 +288,37 @@ def test_the_computed_value_left_out_twice_is_shown_below_the_answer(
     outcome, _ = run(repo, settings, [said, said], "average([2, 4]) -> what do i get")
     assert outcome.answer.startswith(said)
     assert outcome.answer.endswith("Note: run with the repository's code, average([2, 4]) = -3.0.")
+
+
+ORDINAL = '''def ordinal(number):
+    if number % 100 in (11, 12, 13):
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+
+
+def ordinalize(number):
+    return f"{number}{ordinal(number)}"
+'''
+
+
+def test_a_trace_shows_each_line_that_ran_with_the_values_of_its_expressions(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """A small model cannot work out -1021 % 10 in its head (it takes it for 1): the trace of
+    a call shows the statements of the repository's code that ran, in order, with what their
+    operator expressions gave (9) and what each function returned. Control: without `trace`
+    there is none."""
+    from smol_instruments.tools.evaluate import evaluate_code
+
+    repo = tmp_path / "repo"
+    make_repo(repo, {"words.py": ORDINAL})
+    ctx, _ = make_tools(repo, settings)
+    result = evaluate_code(ctx, "ordinalize(-1021)", trace=20)
+    assert result["value"] == "'-1021th'"
+    steps = result["trace"]
+    assert steps[0] == "words.py:8 (ordinalize) return f'{number}{ordinal(number)}'", steps
+    assert "number % 100 = 79" in steps[1] and "number % 100 in (11, 12, 13) = False" in steps[1]
+    assert steps[2].startswith("words.py:4 (ordinal) return {1: 'st'")
+    assert steps[2].endswith("# number % 10 = 9"), steps
+    assert steps[3:] == ["words.py: ordinal returned 'th'", "words.py: ordinalize returned '-1021th'"]
+    assert "trace" not in evaluate_code(ctx, "ordinalize(-1021)")

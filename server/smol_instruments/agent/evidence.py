@@ -42,6 +42,8 @@ DIFF_CHARS = 1500
 HISTORY_COMMITS = 3
 #: How long one call the task writes may run for its context.
 CALL_TIMEOUT_S = 10.0
+#: How many statements of a symptom call's run are shown (tools/evaluate.py TRACER).
+TRACE_STEPS = 24
 
 _FAILURES = re.compile(
     r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ short test summary info =+$", re.M | re.S
@@ -89,8 +91,10 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
         return None
     lines, ran = [], []
     for call in intent.calls:
+        # a bug told by its symptom: where the wrong value comes from is what the fix needs
+        traced = TRACE_STEPS if call in intent.symptom_calls else 0
         try:
-            result = evaluate_code(ctx, call, timeout=CALL_TIMEOUT_S)
+            result = evaluate_code(ctx, call, timeout=CALL_TIMEOUT_S, trace=traced)
         except ToolError as exc:
             lines.append(f"{call} could not be run: {exc.message}")
             continue
@@ -109,6 +113,9 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             lines.append(f"  and prints: {result['printed'].strip()[:300]}")
         for problem in result.get("import_errors", []):
             lines.append(f"  (could not import: {problem})")
+        if result.get("trace"):
+            lines.append("  what ran, statement by statement, with what its expressions gave:")
+            lines.extend(f"    {step}" for step in result["trace"])
     title = "Run just now with the repository's code as it is (these are real results, not guesses)"
     return Evidence(title, "\n".join(lines), ran, kind="computed")
 

@@ -55,6 +55,8 @@ sys.path[:0] = payload["paths"]
 space = {"__name__": "__evaluate__"}
 printed = io.StringIO()
 result = {"imported": []}
+if payload.get("tracer"):  # trace=True: tools/evaluate.py TRACER
+    exec(payload["tracer"], {"payload": payload, "result": result, "sys": sys, "ast": ast})
 try:
     with contextlib.redirect_stdout(printed):
         for module, name in payload["imports"]:
@@ -66,12 +68,17 @@ try:
                     f"from {module} import {name}: {type(exc).__name__}: {exc}")
         tree = ast.parse(payload["code"], "<evaluate>", "exec")
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        start = getattr(sys, "_smol_trace", None)
+        if start is not None:
+            start()
         exec(compile(tree, "<evaluate>", "exec"), space)
+        value = last and eval(compile(ast.Expression(last.value), "<evaluate>", "eval"), space)
+        sys.settrace(None)
         if last is not None:
-            value = eval(compile(ast.Expression(last.value), "<evaluate>", "eval"), space)
             result["value"] = repr(value)
             result["type"] = type(value).__name__
 except BaseException as exc:
+    sys.settrace(None)
     result["exception"] = f"{type(exc).__name__}: {exc}"
     frames = traceback.extract_tb(exc.__traceback__)
     result["raised_at"] = [f"{f.filename}:{f.lineno} in {f.name}: {f.line}" for f in frames
@@ -79,6 +86,86 @@ except BaseException as exc:
 result["printed"] = printed.getvalue()
 sys.__stdout__.write("\n" + MARK + json.dumps(result) + "\n")
 """.replace("MARK", repr(RESULT_MARK))
+
+#: What the runner adds for `trace=True`: each statement of the repository's code that ran
+#: (its first MAX_TRACED), with the values of its operator expressions ("number % 10 = 9"),
+#: and what each function returned. Only expressions of names, constants, attributes and
+#: operators are evaluated (no call, no subscript: nothing that could change what runs).
+TRACER = r"""
+import os
+root = os.path.join(payload["root"], "")
+limit, trees, counts, steps = payload["trace"], {}, {}, []
+result["trace"] = steps
+SAFE = (ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp,
+        ast.Tuple, ast.List, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
+SHOWN = (ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp)
+
+def statements(filename):
+    if filename not in trees:
+        trees[filename] = {}
+        try:
+            with open(filename, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except Exception:
+            return trees[filename]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.stmt):
+                trees[filename].setdefault(node.lineno, node)
+    return trees[filename]
+
+def shown(value):
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+def values(node, frame):
+    expr = getattr(node, "test", None) or getattr(node, "iter", None) or getattr(node, "value", None)
+    if not isinstance(expr, ast.expr):
+        return []
+    said, space = [], {**frame.f_globals, **frame.f_locals}
+    for part in ast.walk(expr):
+        if len(said) >= 3:
+            break
+        if not isinstance(part, SHOWN) or not all(isinstance(n, SAFE) for n in ast.walk(part)):
+            continue
+        try:
+            value = eval(compile(ast.Expression(part), "<trace>", "eval"), space)
+        except Exception:
+            continue
+        said.append(f"{ast.unparse(part)} = {shown(value)}")
+    return said
+
+def record(frame, event, arg):
+    if len(steps) >= limit:
+        return
+    where = os.path.relpath(frame.f_code.co_filename, root)
+    name = frame.f_code.co_name
+    if event == "return":
+        steps.append(f"{where}: {name} returned {shown(arg)}")
+        return
+    node = statements(frame.f_code.co_filename).get(frame.f_lineno)
+    if node is None:
+        return
+    key = (frame.f_code.co_filename, frame.f_lineno)
+    counts[key] = counts.get(key, 0) + 1
+    if counts[key] > 2:
+        return
+    line = ast.unparse(node).splitlines()[0][:100] if node else ""
+    said = values(node, frame)
+    steps.append(f"{where}:{frame.f_lineno} ({name}) {line}" + (f"  # {'; '.join(said)}" if said else ""))
+
+def local(frame, event, arg):
+    if event in ("line", "return"):
+        record(frame, event, arg)
+    return local
+
+def tracer(frame, event, arg):
+    filename = frame.f_code.co_filename
+    if not filename.startswith(root) or "site-packages" in filename:
+        return None
+    return local
+
+sys._smol_trace = lambda: sys.settrace(tracer)
+"""
 
 _BUILTINS = frozenset(dir(builtins))
 _TOP_DEFINITION = r"^(?:async\s+)?(?:def|class)\s+({names})\b|^({names})\s*(?::[^=]*)?="
@@ -158,10 +245,16 @@ def evaluates_unasked(ctx: ToolContext) -> bool:
 
 
 def evaluate_code(
-    ctx: ToolContext, code: str, timeout: float | None = None, *, patch: str | None = None
+    ctx: ToolContext,
+    code: str,
+    timeout: float | None = None,
+    *,
+    patch: str | None = None,
+    trace: int = 0,
 ) -> dict[str, Any]:
     """Run `code` against the repository as the tool does (ToolError when it cannot run);
-    with a `patch` (a unified diff), against the repository as accepting it would make it."""
+    with a `patch` (a unified diff), against the repository as accepting it would make it;
+    with `trace`, up to that many steps of the repository's code that ran (`TRACER`)."""
     try:
         names = used_names(code)
     except SyntaxError as exc:
@@ -179,7 +272,10 @@ def evaluate_code(
         rule=RULE,
         reason="runs the repository's code contained, as its tests do",
     )
-    payload = json.dumps({"code": code, "imports": imports, "paths": import_roots(ctx.root)})
+    sent: dict[str, Any] = {"code": code, "imports": imports, "paths": import_roots(ctx.root)}
+    if trace:
+        sent.update(root=str(ctx.root), trace=trace, tracer=TRACER)
+    payload = json.dumps(sent)
     result, gate = gated_run(
         ctx,
         decision.command,
@@ -231,6 +327,8 @@ class EvaluateTool(RepoTool):
 
 #: Where pytest says an assertion failed: "tests/test_x.py:17: AssertionError".
 _FAILED_AT = re.compile(r"^(\S+\.py):(\d+): (?:AssertionError|assert)", re.M)
+#: How many statements of a symptom call's run with a patch are shown when it is still wrong.
+PATCHED_TRACE_STEPS = 12
 #: How many failing assertions are run, and for how long each.
 ASSERTIONS_RUN = 3
 ASSERTION_TIMEOUT_S = 10.0
@@ -329,7 +427,9 @@ def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[
         try:
             if wanted is None:
                 before = _gives(evaluate_code(ctx, call, timeout=ASSERTION_TIMEOUT_S))
-            result = evaluate_code(ctx, call, timeout=ASSERTION_TIMEOUT_S, patch=diff)
+            result = evaluate_code(
+                ctx, call, timeout=ASSERTION_TIMEOUT_S, patch=diff, trace=PATCHED_TRACE_STEPS
+            )
         except ToolError:
             continue
         after = _gives(result)
@@ -337,6 +437,8 @@ def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[
             passed = "value" in result and _same_value(result["value"], wanted)
             said = f"{call} {after} with this patch; the task says it should give {wanted}"
             said += "" if passed else ": not yet, so the fix is not right"
+            if not passed and result.get("trace"):
+                said += "\nWhat ran with the patch:\n" + "\n".join(result["trace"])
         else:
             passed = after != before
             said = f"{call} {before} without this patch and {after} with it"
