@@ -322,3 +322,45 @@ def test_a_trace_shows_each_line_that_ran_with_the_values_of_its_expressions(
     assert steps[2].endswith("# number % 10 = 9"), steps
     assert steps[3:] == ["words.py: ordinal returned 'th'", "words.py: ordinalize returned '-1021th'"]
     assert "trace" not in evaluate_code(ctx, "ordinalize(-1021)")
+
+
+@pytest.mark.parametrize(
+    ("task", "traced"),
+    [
+        ("The tests fail. Fix the bug.", True),
+        ("One of the tests fails: which function has the bug?", True),
+        ("Run the tests and tell me which ones fail", False),  # a report needs no trace
+    ],
+    ids=["fix", "find-bug", "report"],
+)
+def test_a_failing_assertions_call_is_traced_for_a_fix_or_a_bug_hunt(
+    tmp_path: Path,
+    settings: Settings,
+    python_on_path: None,
+    monkeypatch: pytest.MonkeyPatch,
+    task: str,
+    traced: bool,
+) -> None:
+    """The test says average([2, 4]) should be 3; where the -3.0 comes from is in add, which
+    average calls: the failing assertion's call is run with a trace, so the context shows
+    `a - b = -6` on add's line (a small model cannot follow the call in its head)."""
+    from tests.test_agent import run
+
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    repo = session_repo(tmp_path)
+    fix = "# file: calc/ops.py\ndef add(a, b):\n    return a + b\n"
+    turns = {
+        "The tests fail. Fix the bug.": [fix, "add adds now."],
+        "Run the tests and tell me which ones fail": [
+            "```python\nprint(run_tests())\n```",
+            "Two tests fail: test_add and test_average.",
+        ],
+    }.get(task, ["add subtracts."])
+    _, requests = run(repo, settings, turns, task)
+    prompt = "\n".join(request.last_user_text() for request in requests)
+    assert "test_average" in prompt  # control: the failures are there in every case
+    shown = "calc/ops.py:6 (add) return a - b  # a - b = -6" in prompt
+    assert shown == traced, prompt
+    if traced:
+        assert "average([2, 4]) returns -3.0" in prompt
+        assert "calc/ops.py: average returned -3.0" in prompt

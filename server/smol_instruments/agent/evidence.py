@@ -29,7 +29,7 @@ from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
 from ..tools.base import ToolContext
 from ..tools.commands import detect_test_command, runs_unasked
-from ..tools.evaluate import evaluate_code, evaluates_unasked
+from ..tools.evaluate import evaluate_code, evaluates_unasked, traced_failures
 from ..tools.git import GitLogTool, run_git
 from ..tools.search import RgSearchTool
 from ..tools.shell import gated_run
@@ -44,6 +44,8 @@ HISTORY_COMMITS = 3
 CALL_TIMEOUT_S = 10.0
 #: How many statements of a symptom call's run are shown (tools/evaluate.py TRACER).
 TRACE_STEPS = 24
+#: How many statements of each failing assertion's call are shown.
+FAILURE_TRACE_STEPS = 12
 
 _FAILURES = re.compile(
     r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ short test summary info =+$", re.M | re.S
@@ -81,6 +83,13 @@ def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     detail, _ = truncate_output(detail, FAILURE_CHARS, 60, keep="head" if found else "tail")
     lines = failing_lines(output)[:10]
     body = detail.rstrip() + ("\n" + "\n".join(lines) if lines and found else "")
+    if intent.change or intent.style == "bug":  # where the wrong value comes from
+        traced = traced_failures(ctx, output, FAILURE_TRACE_STEPS)
+        if traced:
+            body += (
+                "\n\nThe calls in the failing assertions, run just now, statement by statement"
+                " with what the expressions gave:\n" + "\n".join(traced)
+            )
     return Evidence(title, body, failing[:4])
 
 

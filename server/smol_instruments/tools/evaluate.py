@@ -37,6 +37,7 @@ from ..base.truncate import truncate_output
 from ..safety.policy.verdicts import PolicyDecision
 from .base import RepoTool, ToolContext, guarded
 from .commands import python_command
+from .files import read_repo_text
 from .search import RgSearchTool
 from .shell import gated_run
 from .validation import require_str
@@ -68,10 +69,12 @@ try:
                     f"from {module} import {name}: {type(exc).__name__}: {exc}")
         tree = ast.parse(payload["code"], "<evaluate>", "exec")
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        start = getattr(sys, "_smol_trace", None)
-        if start is not None:
+        start = getattr(sys, "_smol_trace", None)  # traced: the last expression, else all
+        if start is not None and last is None:
             start()
         exec(compile(tree, "<evaluate>", "exec"), space)
+        if start is not None and last is not None:
+            start()
         value = last and eval(compile(ast.Expression(last.value), "<evaluate>", "eval"), space)
         sys.settrace(None)
         if last is not None:
@@ -349,6 +352,47 @@ def assertion_values(
     if not files or not all(is_test_path(path) for path in files) or not evaluates_unasked(ctx):
         return []
     told: list[str] = []
+    for side, result in failing_assertion_runs(ctx, files, output, written_only=True):
+        if "value" in result:
+            told.append(f"{side} returns {result['value']}")
+        elif "exception" in result and not result["exception"].startswith("NameError"):
+            told.append(f"{side} raises {result['exception']}")
+    return told
+
+
+def traced_failures(ctx: ToolContext, output: str, trace: int) -> list[str]:
+    """The calls in the failing assertions pytest's `output` points at, each run with the
+    repository's code and traced (`TRACER`): what it gives, and how, statement by statement.
+    [] when nothing can be run unasked."""
+    if not evaluates_unasked(ctx):
+        return []
+    files: dict[str, tuple[str | None, str]] = {}
+    for path, _ in _FAILED_AT.findall(output):
+        if path not in files:
+            try:
+                files[path] = (None, read_repo_text(ctx, path)[1])
+            except ToolError:
+                continue
+    lines: list[str] = []
+    for side, result in failing_assertion_runs(ctx, files, output, trace=trace):
+        lines.append(f"{side} {_gives(result)}")
+        lines.extend(f"  {step}" for step in result.get("trace", []))
+    return lines
+
+
+def failing_assertion_runs(
+    ctx: ToolContext,
+    files: dict[str, tuple[str | None, str]],
+    output: str,
+    *,
+    written_only: bool = False,
+    trace: int = 0,
+) -> list[tuple[str, dict[str, Any]]]:
+    """The sides of the failing assertions pytest's `output` points at (in `files`: path ->
+    its text before and now) that call something, each run with its test file's imports
+    (`evaluate_code`, traced with `trace`): up to ASSERTIONS_RUN. With `written_only`, only
+    assertions on lines that are not the text before's."""
+    runs: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()
     for path, line in dict.fromkeys(_FAILED_AT.findall(output)):
         old, new = files.get(path, (None, ""))
@@ -360,19 +404,17 @@ def assertion_values(
             for node in tree.body
             if isinstance(node, (ast.Import, ast.ImportFrom))
         )
-        for side in _asserted_calls(tree, int(line), _written_lines(old, new)):
+        written = _written_lines(old, new) if written_only else None
+        for side in _asserted_calls(tree, int(line), written):
             if side in seen or len(seen) >= ASSERTIONS_RUN:
                 continue
             seen.add(side)
             try:
-                result = evaluate_code(ctx, f"{imports}\n{side}", timeout=ASSERTION_TIMEOUT_S)
+                code = f"{imports}\n{side}"
+                runs.append((side, evaluate_code(ctx, code, ASSERTION_TIMEOUT_S, trace=trace)))
             except ToolError:
                 continue
-            if "value" in result:
-                told.append(f"{side} returns {result['value']}")
-            elif "exception" in result and not result["exception"].startswith("NameError"):
-                told.append(f"{side} raises {result['exception']}")
-    return told
+    return runs
 
 
 def _written_lines(old: str | None, new: str) -> set[int]:
@@ -387,14 +429,14 @@ def _written_lines(old: str | None, new: str) -> set[int]:
     }
 
 
-def _asserted_calls(tree: ast.Module, line: int, written: set[int]) -> list[str]:
+def _asserted_calls(tree: ast.Module, line: int, written: set[int] | None) -> list[str]:
     """The sides of the assertion at `line` that call something, as source, when the
-    assertion is on a line in `written`."""
+    assertion is on a line in `written` (any line: None)."""
     for node in ast.walk(tree):
         if not isinstance(node, ast.Assert):
             continue
         span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
-        if line not in span or not written.intersection(span):
+        if line not in span or (written is not None and not written.intersection(span)):
             continue
         test = node.test
         sides = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [test]
