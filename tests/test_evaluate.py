@@ -293,7 +293,9 @@ def test_the_computed_value_left_out_twice_is_shown_below_the_answer(
 ORDINAL = '''def ordinal(number):
     if number % 100 in (11, 12, 13):
         return "th"
-    return {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return {
+        1: "st", 2: "nd", 3: "rd",
+    }.get(number % 10, "th")
 
 
 def ordinalize(number):
@@ -316,10 +318,11 @@ def test_a_trace_shows_each_line_that_ran_with_the_values_of_its_expressions(
     result = evaluate_code(ctx, "ordinalize(-1021)", trace=20)
     assert result["value"] == "'-1021th'"
     steps = result["trace"]
-    assert steps[0] == "words.py:8 (ordinalize) return f'{number}{ordinal(number)}'", steps
+    assert steps[0] == "words.py:10 (ordinalize) return f'{number}{ordinal(number)}'", steps
     assert "number % 100 = 79" in steps[1] and "number % 100 in (11, 12, 13) = False" in steps[1]
     assert steps[2].startswith("words.py:4 (ordinal) return {1: 'st'")
     assert steps[2].endswith("# number % 10 = 9"), steps
+    # once, though the statement spreads over three lines
     assert steps[3:] == ["words.py: ordinal returned 'th'", "words.py: ordinalize returned '-1021th'"]
     assert "trace" not in evaluate_code(ctx, "ordinalize(-1021)")
 

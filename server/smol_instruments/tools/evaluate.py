@@ -149,6 +149,9 @@ def record(frame, event, arg):
     if node is None:
         return
     key = (frame.f_code.co_filename, frame.f_lineno)
+    if counts.get("last") == (key, id(frame)):
+        return  # back on the line of a statement spread over several
+    counts["last"] = (key, id(frame))
     counts[key] = counts.get(key, 0) + 1
     if counts[key] > 2:
         return
