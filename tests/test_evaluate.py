@@ -367,3 +367,24 @@ def test_a_failing_assertions_call_is_traced_for_a_fix_or_a_bug_hunt(
     if traced:
         assert "average([2, 4]) returns -3.0" in prompt
         assert "calc/ops.py: average returned -3.0" in prompt
+
+
+def test_a_trace_shows_builtins_that_change_nothing_and_never_uses_up_a_generator(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """`len(values) - 1` is shown (the off-by-one of an average); `sum` of a generator is not
+    evaluated for the trace, which would use it up and change what the code returns."""
+    from smol_instruments.tools.evaluate import evaluate_code
+
+    code = (
+        "def average(values):\n    return sum(values) / (len(values) - 1)\n\n\n"
+        "def doubled(values):\n    gen = (v * 2 for v in values)\n    return sum(gen) + 0\n"
+    )
+    repo = tmp_path / "repo"
+    make_repo(repo, {"stats.py": code})
+    ctx, _ = make_tools(repo, settings)
+    steps = evaluate_code(ctx, "average([2, 4, 6])", trace=10)["trace"]
+    assert "len(values) - 1 = 2" in steps[0] and "sum(values) / (len(values) - 1) = 6.0" in steps[0]
+    result = evaluate_code(ctx, "doubled([1, 2])", trace=10)
+    assert result["value"] == "6"  # the generator was left for the code
+    assert not any("sum(gen) =" in step for step in result["trace"]), result["trace"]

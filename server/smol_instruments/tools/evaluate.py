@@ -91,9 +91,10 @@ sys.__stdout__.write("\n" + MARK + json.dumps(result) + "\n")
 """.replace("MARK", repr(RESULT_MARK))
 
 #: What the runner adds for `trace=True`: each statement of the repository's code that ran
-#: (its first MAX_TRACED), with the values of its operator expressions ("number % 10 = 9"),
+#: (up to `trace` of them), with the values of its operator expressions ("number % 10 = 9"),
 #: and what each function returned. Only expressions of names, constants, attributes and
-#: operators are evaluated (no call, no subscript: nothing that could change what runs).
+#: operators are evaluated, and calls of builtins that change nothing (`len`; `sum` of a
+#: container, never of a generator it would use up); no subscript (a defaultdict's adds a key).
 TRACER = r"""
 import os
 root = os.path.join(payload["root"], "")
@@ -102,6 +103,31 @@ result["trace"] = steps
 SAFE = (ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp,
         ast.Tuple, ast.List, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
 SHOWN = (ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp)
+import builtins
+# builtins that read their arguments and change nothing; those that iterate, only over a
+# container (never a generator or an iterator, which they would use up)
+PURE = {"len", "abs", "round", "int", "float", "str", "bool", "isinstance", "ord", "chr"}
+ITERATING = {"sum", "min", "max", "sorted", "any", "all"}
+CONTAINERS = (list, tuple, str, bytes, dict, set, frozenset, range)
+
+def safe(part, space):
+    for n in ast.walk(part):
+        if isinstance(n, ast.Call):
+            name = n.func.id if isinstance(n.func, ast.Name) else None
+            if name not in PURE | ITERATING or space.get(name, getattr(builtins, name)) is not getattr(builtins, name):
+                return False
+            if n.keywords or not all(isinstance(a, (ast.Name, ast.Constant, ast.Attribute)) for a in n.args):
+                return False
+            if name in ITERATING:
+                try:
+                    given = [eval(compile(ast.Expression(a), "<trace>", "eval"), space) for a in n.args]
+                except Exception:
+                    return False
+                if not all(isinstance(g, CONTAINERS) for g in given):
+                    return False
+        elif not isinstance(n, SAFE):
+            return False
+    return True
 
 def statements(filename):
     if filename not in trees:
@@ -128,7 +154,7 @@ def values(node, frame):
     for part in ast.walk(expr):
         if len(said) >= 3:
             break
-        if not isinstance(part, SHOWN) or not all(isinstance(n, SAFE) for n in ast.walk(part)):
+        if not isinstance(part, SHOWN) or not safe(part, space):
             continue
         try:
             value = eval(compile(ast.Expression(part), "<trace>", "eval"), space)
