@@ -388,3 +388,26 @@ def test_a_trace_shows_builtins_that_change_nothing_and_never_uses_up_a_generato
     result = evaluate_code(ctx, "doubled([1, 2])", trace=10)
     assert result["value"] == "6"  # the generator was left for the code
     assert not any("sum(gen) =" in step for step in result["trace"]), result["trace"]
+
+
+def test_a_trace_says_a_function_raised_or_yielded_not_that_it_returned_none(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Python reports a frame left by an exception, and each yield, as a "return" of None or
+    of the value: the trace says raised and yielded, and a caught exception is not a raise."""
+    from smol_instruments.tools.evaluate import evaluate_code
+
+    code = (
+        "def parse(text):\n    return int(text)\n\n\n"
+        "def safe(text):\n    try:\n        return parse(text)\n    except ValueError:\n"
+        "        return 0\n\n\n"
+        "def pairs(n):\n    for i in range(n):\n        yield i\n"
+    )
+    repo = tmp_path / "repo"
+    make_repo(repo, {"conv.py": code})
+    ctx, _ = make_tools(repo, settings)
+    steps = evaluate_code(ctx, "safe('x')", trace=20)["trace"]
+    assert "conv.py: parse raised ValueError" in steps, steps
+    assert "conv.py: safe returned 0" in steps, steps
+    steps = evaluate_code(ctx, "list(pairs(2))", trace=20)["trace"]
+    assert "conv.py: pairs yielded 0" in steps, steps

@@ -169,7 +169,13 @@ def record(frame, event, arg):
     where = os.path.relpath(frame.f_code.co_filename, root)
     name = frame.f_code.co_name
     if event == "return":
-        steps.append(f"{where}: {name} returned {shown(arg)}")
+        raised = raising.pop(id(frame), None)
+        if raised is not None:
+            steps.append(f"{where}: {name} raised {raised}")
+        elif frame.f_code.co_flags & 0x20:  # a generator: each yield is a "return"
+            steps.append(f"{where}: {name} yielded {shown(arg)}")
+        else:
+            steps.append(f"{where}: {name} returned {shown(arg)}")
         return
     node = statements(frame.f_code.co_filename).get(frame.f_lineno)
     if node is None:
@@ -185,7 +191,13 @@ def record(frame, event, arg):
     said = values(node, frame)
     steps.append(f"{where}:{frame.f_lineno} ({name}) {line}" + (f"  # {'; '.join(said)}" if said else ""))
 
+raising = {}
+
 def local(frame, event, arg):
+    if event == "exception":
+        raising[id(frame)] = arg[0].__name__
+    elif event == "line":
+        raising.pop(id(frame), None)  # caught in this frame: it goes on
     if event in ("line", "return"):
         record(frame, event, arg)
     return local
