@@ -290,6 +290,16 @@ def test_the_computed_value_left_out_twice_is_shown_below_the_answer(
     assert outcome.answer.endswith("Note: run with the repository's code, average([2, 4]) = -3.0.")
 
 
+def traced_runner(tmp_path: Path, settings: Settings, files: dict[str, str]) -> Any:
+    """`evaluate_code` on a repository of `files`, traced: call(code) -> its result."""
+    from smol_instruments.tools.evaluate import evaluate_code
+
+    repo = tmp_path / "repo"
+    make_repo(repo, files)
+    ctx, _ = make_tools(repo, settings)
+    return lambda code, trace=20: evaluate_code(ctx, code, trace=trace)
+
+
 ORDINAL = '''def ordinal(number):
     if number % 100 in (11, 12, 13):
         return "th"
@@ -310,12 +320,8 @@ def test_a_trace_shows_each_line_that_ran_with_the_values_of_its_expressions(
     a call shows the statements of the repository's code that ran, in order, with what their
     operator expressions gave (9) and what each function returned. Control: without `trace`
     there is none."""
-    from smol_instruments.tools.evaluate import evaluate_code
-
-    repo = tmp_path / "repo"
-    make_repo(repo, {"words.py": ORDINAL})
-    ctx, _ = make_tools(repo, settings)
-    result = evaluate_code(ctx, "ordinalize(-1021)", trace=20)
+    run = traced_runner(tmp_path, settings, {"words.py": ORDINAL})
+    result = run("ordinalize(-1021)")
     assert result["value"] == "'-1021th'"
     steps = result["trace"]
     assert steps[0] == "words.py:10 (ordinalize) return f'{number}{ordinal(number)}'", steps
@@ -324,7 +330,7 @@ def test_a_trace_shows_each_line_that_ran_with_the_values_of_its_expressions(
     assert steps[2].endswith("# number % 10 = 9"), steps
     # once, though the statement spreads over three lines
     assert steps[3:] == ["words.py: ordinal returned 'th'", "words.py: ordinalize returned '-1021th'"]
-    assert "trace" not in evaluate_code(ctx, "ordinalize(-1021)")
+    assert "trace" not in run("ordinalize(-1021)", trace=0)
 
 
 @pytest.mark.parametrize(
@@ -374,18 +380,14 @@ def test_a_trace_shows_builtins_that_change_nothing_and_never_uses_up_a_generato
 ) -> None:
     """`len(values) - 1` is shown (the off-by-one of an average); `sum` of a generator is not
     evaluated for the trace, which would use it up and change what the code returns."""
-    from smol_instruments.tools.evaluate import evaluate_code
-
     code = (
         "def average(values):\n    return sum(values) / (len(values) - 1)\n\n\n"
         "def doubled(values):\n    gen = (v * 2 for v in values)\n    return sum(gen) + 0\n"
     )
-    repo = tmp_path / "repo"
-    make_repo(repo, {"stats.py": code})
-    ctx, _ = make_tools(repo, settings)
-    steps = evaluate_code(ctx, "average([2, 4, 6])", trace=10)["trace"]
+    run = traced_runner(tmp_path, settings, {"stats.py": code})
+    steps = run("average([2, 4, 6])")["trace"]
     assert "len(values) - 1 = 2" in steps[0] and "sum(values) / (len(values) - 1) = 6.0" in steps[0]
-    result = evaluate_code(ctx, "doubled([1, 2])", trace=10)
+    result = run("doubled([1, 2])")
     assert result["value"] == "6"  # the generator was left for the code
     assert not any("sum(gen) =" in step for step in result["trace"]), result["trace"]
 
@@ -395,19 +397,15 @@ def test_a_trace_says_a_function_raised_or_yielded_not_that_it_returned_none(
 ) -> None:
     """Python reports a frame left by an exception, and each yield, as a "return" of None or
     of the value: the trace says raised and yielded, and a caught exception is not a raise."""
-    from smol_instruments.tools.evaluate import evaluate_code
-
     code = (
         "def parse(text):\n    return int(text)\n\n\n"
         "def safe(text):\n    try:\n        return parse(text)\n    except ValueError:\n"
         "        return 0\n\n\n"
         "def pairs(n):\n    for i in range(n):\n        yield i\n"
     )
-    repo = tmp_path / "repo"
-    make_repo(repo, {"conv.py": code})
-    ctx, _ = make_tools(repo, settings)
-    steps = evaluate_code(ctx, "safe('x')", trace=20)["trace"]
+    run = traced_runner(tmp_path, settings, {"conv.py": code})
+    steps = run("safe('x')")["trace"]
     assert "conv.py: parse raised ValueError" in steps, steps
     assert "conv.py: safe returned 0" in steps, steps
-    steps = evaluate_code(ctx, "list(pairs(2))", trace=20)["trace"]
+    steps = run("list(pairs(2))")["trace"]
     assert "conv.py: pairs yielded 0" in steps, steps
