@@ -521,6 +521,25 @@ def test_a_copy_that_changes_nothing_is_told_what_the_symptom_call_must_give(
             assert told in first, first
 
 
+def test_the_refusal_names_the_functions_the_symptom_call_ran(
+    repo: Path, settings: Settings
+) -> None:
+    """The 1.5B model kept copying the function the task names while the wrong value came
+    from the one it calls: the refusal names every function the call's trace ran through."""
+    import subprocess
+
+    calc = repo / "app" / "calc.py"
+    calc.write_text(calc.read_text() + "\n\ndef double(a):\n    return add(a, a)\n")
+    subprocess.run(["git", "commit", "-qam", "double"], cwd=repo, check=True)
+    same = "# file: app/calc.py\ndef double(a):\n    return add(a, a)\n"
+    fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
+    task = "double(2) gives 0, it should be 4"
+    _, model = _checked_run(repo, settings, [same, fixed, "add adds now."], task)
+    first = model.requests[1].last_user_text()
+    assert "The task says double(2) must give 4" in first, first
+    assert "double(2) runs double (app/calc.py), add (app/calc.py)" in first, first
+
+
 def test_a_symptom_with_no_value_written_holds_a_fix_to_changing_the_call(
     repo: Path, settings: Settings
 ) -> None:

@@ -122,6 +122,8 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             lines.append(f"  and prints: {result['printed'].strip()[:300]}")
         for problem in result.get("import_errors", []):
             lines.append(f"  (could not import: {problem})")
+        if traced:
+            ctx.symptom_functions[call] = list(result.get("functions", []))
         if result.get("trace"):
             lines.append("  what ran, statement by statement, with what its expressions gave:")
             lines.extend(f"    {step}" for step in result["trace"])

@@ -261,6 +261,7 @@ class AgentSession:
         intent = self._decide(task)
         self.ctx.symptom_calls = intent.symptom_calls
         self.ctx.symptom_wants = intent.symptom_wants
+        self.ctx.symptom_functions = {}  # the context's trace of each call fills it
         end = self._one_step(trace_id)
         if intent.kind == "decline":  # one step, nothing run: the request is not carried out
             return end(declined_answer(intent), "completed", None)

@@ -92,14 +92,14 @@ sys.__stdout__.write("\n" + MARK + json.dumps(result) + "\n")
 
 #: What the runner adds for `trace=True`: each statement of the repository's code that ran
 #: (up to `trace` of them), with the values of its operator expressions ("number % 10 = 9"),
-#: and what each function returned. Only expressions of names, constants, attributes and
+#: and what each function returned; and the functions that ran ("ordinal (inflection.py)"). Only expressions of names, constants, attributes and
 #: operators are evaluated, and calls of builtins that change nothing (`len`; `sum` of a
 #: container, never of a generator it would use up); no subscript (a defaultdict's adds a key).
 TRACER = r"""
 import os
 root = os.path.join(payload["root"], "")
-limit, trees, counts, steps = payload["trace"], {}, {}, []
-result["trace"] = steps
+limit, trees, counts, steps, functions = payload["trace"], {}, {}, [], []
+result["trace"], result["functions"] = steps, functions
 SAFE = (ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp,
         ast.Tuple, ast.List, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
 SHOWN = (ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp)
@@ -164,10 +164,12 @@ def values(node, frame):
     return said
 
 def record(frame, event, arg):
-    if len(steps) >= limit:
-        return
     where = os.path.relpath(frame.f_code.co_filename, root)
     name = frame.f_code.co_name
+    if f"{name} ({where})" not in functions and len(functions) < 12:
+        functions.append(f"{name} ({where})")
+    if len(steps) >= limit:
+        return
     if event == "return":
         raised = raising.pop(id(frame), None)
         if raised is not None:

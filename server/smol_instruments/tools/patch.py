@@ -338,10 +338,16 @@ def _with_symptom(ctx: ToolContext, error: ToolError) -> ToolError:
         else f"{call} must give something else than it gives now"
         for call in ctx.symptom_calls
     ]
+    ran = [
+        f"{call} runs {', '.join(ctx.symptom_functions[call])}"
+        for call in ctx.symptom_calls
+        if len(ctx.symptom_functions.get(call, [])) > 1
+    ]
     if wrong:
         error.recovery_suggestion = (
             f"{error.recovery_suggestion or ''} The task says {'; '.join(wrong)}: change the "
             "lines that compute it."
+            + (f" {'; '.join(ran)}: the wrong value may come from any of them." if ran else "")
         ).strip()
     return error
 
