@@ -157,6 +157,22 @@ def test_a_call_in_a_question_is_computed_before_the_first_step(
     prompt = requests[0].last_user_text()
     assert "average([2, 4]) returns -3.0" in prompt  # run, not imagined
     assert "`frobnicate_all` occurs nowhere in this repository" in prompt
+    assert "what ran, statement by statement" not in prompt  # a value, not how it came
+
+
+@pytest.mark.parametrize(
+    "task", ["how does average([2, 4]) work?", "why is average([2, 4]) wrong?"]
+)
+def test_a_question_how_or_why_a_call_gives_its_value_gets_its_trace(
+    tmp_path: Path, settings: Settings, python_on_path: None, task: str
+) -> None:
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    _, requests = run(repo, settings, ["add subtracts, so average gives -3.0."], task)
+    prompt = requests[0].last_user_text()
+    assert "average([2, 4]) returns -3.0" in prompt
+    assert "calc/ops.py:6 (add) return a - b  # a - b = -6" in prompt, prompt
 
 
 def test_which_tests_fail_is_answered_from_the_runner_report(
