@@ -124,7 +124,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             lines.append(f"  and prints: {result['printed'].strip()[:300]}")
         for problem in result.get("import_errors", []):
             lines.append(f"  (could not import: {problem})")
-        if traced:
+        if call in intent.symptom_calls:  # named when a proposal changes nothing (patch.py)
             ctx.symptom_functions[call] = list(result.get("functions", []))
         if result.get("trace"):
             lines.append("  what ran, statement by statement, with what its expressions gave:")

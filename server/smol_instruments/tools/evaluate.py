@@ -56,7 +56,7 @@ sys.path[:0] = payload["paths"]
 space = {"__name__": "__evaluate__"}
 printed = io.StringIO()
 result = {"imported": []}
-if payload.get("tracer"):  # trace=True: tools/evaluate.py TRACER
+if payload.get("tracer"):  # evaluate_code(trace=N): tools/evaluate.py TRACER
     exec(payload["tracer"], {"payload": payload, "result": result, "sys": sys, "ast": ast})
 try:
     with contextlib.redirect_stdout(printed):
@@ -75,7 +75,8 @@ try:
         exec(compile(tree, "<evaluate>", "exec"), space)
         if start is not None and last is not None:
             start()
-        value = last and eval(compile(ast.Expression(last.value), "<evaluate>", "eval"), space)
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), "<evaluate>", "eval"), space)
         sys.settrace(None)
         if last is not None:
             result["value"] = repr(value)
@@ -90,15 +91,17 @@ result["printed"] = printed.getvalue()
 sys.__stdout__.write("\n" + MARK + json.dumps(result) + "\n")
 """.replace("MARK", repr(RESULT_MARK))
 
-#: What the runner adds for `trace=True`: each statement of the repository's code that ran
-#: (up to `trace` of them), with the values of its operator expressions ("number % 10 = 9"),
-#: and what each function returned; and the functions that ran ("ordinal (inflection.py)"). Only expressions of names, constants, attributes and
-#: operators are evaluated, and calls of builtins that change nothing (`len`; `sum` of a
-#: container, never of a generator it would use up); no subscript (a defaultdict's adds a key).
+#: What the runner adds for `trace`: each statement of the repository's code that ran (up to
+#: `trace` of them), with the values of its operator expressions ("number % 10 = 9"), and
+#: what each function returned; and the functions that ran ("ordinal (inflection.py)"). Only
+#: expressions of names, constants, attributes and operators are evaluated, and calls of
+#: builtins that change nothing (`len`; `sum` of a container, never of a generator it would
+#: use up); no subscript (a defaultdict's adds a key).
 TRACER = r"""
 import os
 root = os.path.join(payload["root"], "")
 limit, trees, counts, steps, functions = payload["trace"], {}, {}, [], []
+last = [None]  # the (file, line, frame) recorded last
 result["trace"], result["functions"] = steps, functions
 SAFE = (ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp,
         ast.Tuple, ast.List, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
@@ -183,13 +186,13 @@ def record(frame, event, arg):
     if node is None:
         return
     key = (frame.f_code.co_filename, frame.f_lineno)
-    if counts.get("last") == (key, id(frame)):
+    if last[0] == (key, id(frame)):
         return  # back on the line of a statement spread over several
-    counts["last"] = (key, id(frame))
+    last[0] = (key, id(frame))
     counts[key] = counts.get(key, 0) + 1
     if counts[key] > 2:
         return
-    line = ast.unparse(node).splitlines()[0][:100] if node else ""
+    line = ast.unparse(node).splitlines()[0][:100]
     said = values(node, frame)
     steps.append(f"{where}:{frame.f_lineno} ({name}) {line}" + (f"  # {'; '.join(said)}" if said else ""))
 
