@@ -29,7 +29,7 @@ from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
 from ..tools.base import ToolContext
 from ..tools.commands import detect_test_command, runs_unasked
-from ..tools.evaluate import evaluate_code, evaluates_unasked, traced_failures
+from ..tools.evaluate import evaluate_code, evaluates_unasked, told, traced_failures
 from ..tools.git import GitLogTool, run_git
 from ..tools.search import RgSearchTool
 from ..tools.shell import gated_run
@@ -113,22 +113,9 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             # what an answer must say: the value, or the exception's name
             said = str(result.get("value", result.get("exception", "")))
             ran.append(f"{call} = {said.split(':', 1)[0] if 'exception' in result else said}")
-        if "exception" in result:
-            where = (result.get("raised_at") or [""])[-1]
-            lines.append(
-                f"{call} raises {result['exception']}" + (f" (at {where})" if where else "")
-            )
-        elif "value" in result:
-            lines.append(f"{call} returns {result['value']}")
-        if result.get("printed"):
-            lines.append(f"  and prints: {result['printed'].strip()[:300]}")
-        for problem in result.get("import_errors", []):
-            lines.append(f"  (could not import: {problem})")
         if call in intent.symptom_calls:  # named when a proposal changes nothing (patch.py)
             ctx.symptom_functions[call] = list(result.get("functions", []))
-        if result.get("trace"):
-            lines.append("  what ran, statement by statement, with what its expressions gave:")
-            lines.extend(f"    {step}" for step in result["trace"])
+        lines.extend(told(call, result))
     title = "Run just now with the repository's code as it is (these are real results, not guesses)"
     return Evidence(title, "\n".join(lines), ran, kind="computed")
 

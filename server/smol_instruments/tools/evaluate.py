@@ -419,11 +419,8 @@ def traced_failures(ctx: ToolContext, output: str, trace: int) -> list[str]:
                 files[path] = (None, read_repo_text(ctx, path)[1])
             except ToolError:
                 continue
-    lines: list[str] = []
-    for side, result in failing_assertion_runs(ctx, files, output, trace=trace):
-        lines.append(f"{side} {_gives(result)}")
-        lines.extend(f"  {step}" for step in result.get("trace", []))
-    return lines
+    runs = failing_assertion_runs(ctx, files, output, trace=trace)
+    return [line for side, result in runs for line in told(side, result)]
 
 
 def failing_assertion_runs(
@@ -494,10 +491,29 @@ def _asserted_calls(tree: ast.Module, line: int, written: set[int] | None) -> li
     return []
 
 
-def _gives(result: dict[str, Any]) -> str:
-    if "exception" in result:
+def gives(result: dict[str, Any], *, where: bool = False) -> str:
+    """What a run of `evaluate_code` gave, in words: "returns 3", "raises ValueError" (with
+    `where`, its whole message and the line that raised it)."""
+    if "exception" not in result:
+        return f"returns {result.get('value', 'nothing')}"
+    if not where:
         return f"raises {str(result['exception']).split(':', 1)[0]}"
-    return f"returns {result.get('value', 'nothing')}"
+    at = (result.get("raised_at") or [""])[-1]
+    return f"raises {result['exception']}" + (f" (at {at})" if at else "")
+
+
+def told(call: str, result: dict[str, Any]) -> list[str]:
+    """A run of `call` as the model is told it, one formatter for every place that shows one
+    (the task's calls, the failing assertions, a symptom's call with a patch): what it gave,
+    printed or could not import, then what ran, statement by statement."""
+    lines = [f"{call} {gives(result, where=True)}"]
+    if result.get("printed"):
+        lines.append(f"  and prints: {str(result['printed']).strip()[:300]}")
+    lines.extend(f"  (could not import: {problem})" for problem in result.get("import_errors", []))
+    if result.get("trace"):
+        lines.append("  what ran, statement by statement, with what its expressions gave:")
+        lines.extend(f"    {step}" for step in result["trace"])
+    return lines
 
 
 def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -514,19 +530,19 @@ def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[
         wanted, before = ctx.symptom_wants.get(call), ""
         try:
             if wanted is None:
-                before = _gives(evaluate_code(ctx, call, timeout=ASSERTION_TIMEOUT_S))
+                before = gives(evaluate_code(ctx, call, timeout=ASSERTION_TIMEOUT_S))
             result = evaluate_code(
                 ctx, call, timeout=ASSERTION_TIMEOUT_S, patch=diff, trace=PATCHED_TRACE_STEPS
             )
         except ToolError:
             continue
-        after = _gives(result)
+        after = gives(result)
         if wanted is not None:
             passed = "value" in result and _same_value(result["value"], wanted)
             said = f"{call} {after} with this patch; the task says it should give {wanted}"
             said += "" if passed else ": not yet, so the fix is not right"
             if not passed and result.get("trace"):
-                said += "\nWhat ran with the patch:\n" + "\n".join(result["trace"])
+                said += "\nWhat ran with the patch:\n" + "\n".join(told(call, result)[1:])
         else:
             passed = after != before
             said = f"{call} {before} without this patch and {after} with it"
