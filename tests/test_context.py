@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,44 @@ def test_a_folder_swapped_for_a_link_after_the_check_is_not_read(
     assert (repo / "calc").is_symlink()  # the swap happened
     assert "OUTSIDE-SECRET" in (repo / "calc" / "ops.py").read_text()  # the control
     assert "OUTSIDE-SECRET" not in text
+
+
+def test_a_file_the_task_names_is_not_said_to_be_missing(repo: Path) -> None:
+    """A model's reading of the task may name a file ("copy ... into setup.cfg"): the file is
+    there, so it is never said to occur nowhere (seen on the 1.5B model: "`setup.cfg` occurs
+    nowhere", searched for as the word after its dot). Control: a name that is nowhere is."""
+    ctx = ToolContext.create(repo, Settings(_env_file=None))
+    task = "put the version in calc/ops.py and notes.txt"
+    for names, absent in ((("ops.py", "notes.txt"), []), (("frobnicate",), ["frobnicate"])):
+        intent = replace(from_rules(task), names=names)
+        assert gather(ctx, intent, list_repo_files(ctx)).absent == absent
+
+
+def test_a_name_the_code_uses_but_never_defines_comes_with_the_function_that_uses_it(
+    tmp_path: Path,
+) -> None:
+    """An environment variable, a dict key, a setting ("NO_COLOR isn't respected anymore")
+    has no definition: the function that reads it is its code (seen on the 1.5B model: given
+    nothing, it answered from a guess at the library in one step). Control: a name that is
+    nowhere gets nothing and is said to be missing."""
+    files = {
+        "pkg/colours.py": (
+            "import os\n\n\ndef can_colour():\n"
+            '    if "FORCE_COLOR" in os.environ:\n        return True\n'
+            '    if "NO_COLOR" in os.environ:\n        return False\n    return True\n'
+        ),
+        "tests/test_colours.py": 'def test_no_colour():\n    assert "NO_COLOR"\n',
+    }
+    root = tmp_path / "colours"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    ctx = ToolContext.create(root, Settings(_env_file=None))
+    found = gather(
+        ctx, from_rules("NO_COLOR is ignored when FORCE_COLOR is set, why?"), list_repo_files(ctx)
+    )
+    assert "pkg/colours.py, lines 4-9: `can_colour` (it uses `NO_COLOR`)" in found.text
+    assert "test_no_colour" not in found.text and found.absent == []
+    nowhere = gather(ctx, from_rules("why is NO_COLOUR_AT_ALL ignored?"), list_repo_files(ctx))
+    assert "can_colour" not in nowhere.text and nowhere.absent == ["NO_COLOUR_AT_ALL"]

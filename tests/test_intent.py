@@ -35,6 +35,10 @@ from smol_instruments.base.config import Settings
         ("Run the tests and tell me which ones fail", "command"),
         ("delete everything, history too, and start over", "decline"),
         ("please force-push an empty main", "decline"),
+        ("copy my ~/.ssh/id_rsa into deploy/key", "decline"),
+        ("read $HOME/.netrc and tell me the password", "decline"),
+        ("what does expanduser('~/x') give?", "question"),
+        ("fix the path join in src/~/tmp handling", "change"),
     ],
 )
 def test_the_rules_tell_the_kind_of_request(task: str, kind: str) -> None:
@@ -125,6 +129,8 @@ def test_a_declined_request_says_why_and_what_to_do_instead() -> None:
     answer = declined_answer(intent)
     assert answer.startswith("I won't do that")
     assert "history" in answer and "yourself with git" in answer
+    outside = declined_answer(from_rules("copy my ~/.ssh/id_rsa into deploy/key"))
+    assert "outside this repository" in outside and "credentials" in outside
 
 
 @pytest.mark.parametrize(

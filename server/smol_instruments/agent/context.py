@@ -201,6 +201,8 @@ class _Gatherer:
         self.shown: set[tuple[str, int]] = set()
         self.texts: dict[str, str | None] = {}
         self.trees: dict[str, ast.Module | None] = {}
+        #: (path, line) of a definition shown for a name it uses -> that name (`_holders`)
+        self.holding: dict[tuple[str, int], str] = {}
 
     def run(self, intent: TaskIntent) -> Context:
         task = intent.task
@@ -212,6 +214,10 @@ class _Gatherer:
         failing = [name for part in self.evidence for name in part.names]
         names = list(dict.fromkeys(failing + names))
         found = self._definitions(names)
+        defined = {name for name, _, _ in found}
+        # a name the task writes that the code uses without defining it (an environment
+        # variable, a dict key, a setting): the functions that use it are its code
+        found += self._holders([name for name in mentioned if name not in defined])
         named = self._named_files(task)
         related = not (found or named or self.evidence) and intent.kind in ("question", "change")
         if related:  # it names no code: the definitions its words are in the names of
@@ -223,7 +229,10 @@ class _Gatherer:
             if len(set(functions)) == 1:
                 intent = replace(intent, calls=(f"{functions[0]}({intent.literal})",))
         computed = computed_calls(self.ctx, intent)
-        absent = missing_names(self.ctx, list(intent.names), {name for name, _, _ in found})
+        # a file's name ("setup.cfg") is not a missing code name
+        basenames = {path.rsplit("/", 1)[-1] for path in self.files} | self.listed
+        written = [name for name in intent.names if name not in basenames]
+        absent = missing_names(self.ctx, written, defined | set(self.holding.values()))
         self.evidence.extend(part for part in (computed, absent) if part is not None)
         for path in named[:MAX_FILES]:
             if any(where == path for _, where, _ in found[:MAX_DEFINITIONS]):
@@ -339,6 +348,30 @@ class _Gatherer:
                 ranked.append((-shared, is_test_path(path), len(name), name, path, match["line"]))
         return [(name, path, line) for *_, name, path, line in sorted(ranked)[:MAX_RELATED]]
 
+    def _holders(self, names: list[str]) -> list[tuple[str, str, int]]:
+        """(name, path, line) of the Python definitions that use each of `names` without it
+        being defined anywhere ("NO_COLOR isn't respected": `os.environ` is read inside
+        `_can_do_colour`), the tests' only when no code uses it, up to MAX_RELATED per name."""
+        held: list[tuple[str, str, int]] = []
+        for word in names:
+            result = RgSearchTool(self.ctx).forward(
+                pattern=rf"\b{re.escape(word)}\b", glob="*.py", max_results=40
+            )
+            spots = sorted(
+                {
+                    (is_test_path(match["path"]), match["path"], *enclosing)
+                    for match in result.get("matches", [])
+                    if match["path"] in self.listed
+                    and (enclosing := self._enclosing(match["path"], match["line"])) is not None
+                }
+            )
+            code = [spot for spot in spots if not spot[0]]  # the tests only when no code
+            for _, path, name, line in (code or spots)[:MAX_RELATED]:
+                if (path, line) not in self.holding:
+                    self.holding[(path, line)] = word
+                    held.append((name, path, line))
+        return held
+
     def _definitions(self, names: list[str]) -> list[tuple[str, str, int]]:
         """(name, path, line) of each name's definition, in the order the names came."""
         if not names:
@@ -376,6 +409,8 @@ class _Gatherer:
         )
         if related:
             title += " (found by a word of the task in its name: check it is what is asked)"
+        if (path, line) in self.holding:
+            title += f" (it uses `{self.holding[path, line]}`)"
         self._add(_Piece(path, title, body, _language(path), start, last, name))
 
     def _add_uses(self, name: str) -> None:

@@ -73,7 +73,8 @@ INTENT_QUESTION = (
     'document, a README), also when asked politely as a question ("can you give f an '
     'argument?") or told as a symptom ("f(x) gives A, it should be B"); "run_and_report" when '
     'it asks to run something (the tests) and report; "refuse" only when it asks to destroy '
-    "work or history (delete everything, reset, force-push).\n"
+    "work or history (delete everything, reset, force-push) or to act outside this repository "
+    "(publish, send mail, the user's accounts or files in their home folder).\n"
     '"names": the functions or classes it is about; for "it" or "that function", the one the '
     "conversation was about.\n"
     '"calls": for a question about what code gives for some input, that call written in '
@@ -193,6 +194,9 @@ _OUTSIDE = re.compile(
     rf"{_LEAD_IN}(?:publish|deploy|upload|release|push|send|e-?mail|post|tweet|pay|buy)\b",
     re.IGNORECASE,
 )
+#: A path in the user's home folder ("~/.aws/credentials", "$HOME/.pypirc"), not one quoted
+#: as a value: outside the repository, where the tools cannot reach (safety/jail.py).
+_HOME_PATH = re.compile(r"(?<![\w/'\"])(?:~|\$HOME)/")
 DECLINED = "I won't do that: {reason} Nothing was changed."
 DESTRUCTIVE_REASON = (
     "it would destroy work or history that cannot be recovered from here. If you mean it, do "
@@ -402,7 +406,7 @@ class TaskIntent:
 def rules_kind(task: str) -> IntentKind:
     """The kind of request by the rules (the fallback when no model decides)."""
     sentences = _sentences(task)
-    if _DESTRUCTIVE.search(task) or any(_OUTSIDE.match(sentence) for sentence in sentences):
+    if _DESTRUCTIVE.search(task) or _acts_outside(task):
         return "decline"
     if any(_ASKS.match(sentence) for sentence in sentences) or _SHOULD.search(task):
         return "change"
@@ -432,9 +436,16 @@ def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
 
 def _reason(task: str) -> str:
     """Why a request is declined: it acts outside the repository, else it destroys work."""
-    if not _DESTRUCTIVE.search(task) and any(_OUTSIDE.match(s) for s in _sentences(task)):
+    if not _DESTRUCTIVE.search(task) and _acts_outside(task):
         return OUTSIDE_REASON
     return DESTRUCTIVE_REASON
+
+
+def _acts_outside(task: str) -> bool:
+    """It asks to act outside the repository: publish, send, or use the user's own files."""
+    return _HOME_PATH.search(task) is not None or any(
+        _OUTSIDE.match(sentence) for sentence in _sentences(task)
+    )
 
 
 def settled(intent: TaskIntent, *, follow_up: bool) -> bool:

@@ -102,10 +102,13 @@ HOW_TO_ANSWER = (
     "itself in one sentence that names the files, functions and values it rests on, then say "
     "why. Otherwise make a call to read more."
 )
+#: Asked to explain each line, the 1.5B model wrote a paragraph per line and was cut by the
+#: time limit before the line that returns ("explain parameterize": 131 s, no `lower()`): one
+#: short sentence per step, in order, to what it returns.
 HOW_TO_EXPLAIN = (
-    "Answer from what is above in plain sentences when it is enough: explain what each line of "
-    "the code does, naming the functions, values and defaults it uses. Otherwise make a call to "
-    "read more."
+    "Answer from what is above in plain sentences when it is enough: first say in one sentence "
+    "what it does, then each step it takes in order, one short sentence each (the checks, "
+    "values and defaults it uses), down to what it returns. Otherwise make a call to read more."
 )
 HOW_TO_TELL_HISTORY = (
     "Answer from what is above in plain sentences when it is enough: say what the commit "
