@@ -176,6 +176,11 @@ def test_a_question_about_a_name_that_exists_nowhere_is_answered_so_without_the_
     assert requests == []
     assert outcome.status == "completed" and outcome.steps == 1
     assert outcome.answer.startswith("There is no `adder` in this repository")
+    assert "(the closest it defines: `add`)" in outcome.answer
+    # a file the question names is no answer to a name that is nowhere (seen on the 1.5B
+    # model: "how do I use resolve_all from jsonpointer?" described the named script)
+    outcome, requests = run(repo, settings, [], "how do I use `adder` from app/calc.py?")
+    assert requests == [] and outcome.answer.startswith("There is no `adder`")
     # a name that exists beside it: the model answers, told which one is not there
     turns = transcripts.conversational_final_answer()
     outcome, requests = run(repo, settings, turns, "what do `adder` and `add` do?")

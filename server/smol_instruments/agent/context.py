@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import difflib
 import logging
 import re
 from collections.abc import Iterator
@@ -112,6 +113,10 @@ class Context:
     absent: list[str] = field(default_factory=list)
     #: Code was shown (a definition, a file, a use), not only evidence.
     code: bool = False
+    #: A definition or a use of a name was shown (not only a file the task names).
+    defined: bool = False
+    #: The names the repository defines closest to an absent one ("resolve_all": `resolve`).
+    near: list[str] = field(default_factory=list)
     #: The calls run for it that returned or raised, as "call = value" or "call = Error"
     #: (agent/evidence.py `computed_calls`).
     computed: list[str] = field(default_factory=list)
@@ -134,7 +139,7 @@ class Context:
             intent.kind == "question"
             and bool(intent.names)
             and set(intent.names) <= set(self.absent)
-            and not self.code
+            and not self.defined
             and not intent.calls
         )
 
@@ -234,6 +239,7 @@ class _Gatherer:
         written = [name for name in intent.names if name not in basenames]
         absent = missing_names(self.ctx, written, defined | set(self.holding.values()))
         self.evidence.extend(part for part in (computed, absent) if part is not None)
+        near = self._near(absent.names) if absent is not None else []
         for path in named[:MAX_FILES]:
             if any(where == path for _, where, _ in found[:MAX_DEFINITIONS]):
                 continue  # the task names code in it: that code is shown, not the whole file
@@ -254,7 +260,7 @@ class _Gatherer:
         for name, path, line in self._definitions(called)[:2]:
             self._add_definition(name, path, line)
         context = self._render()
-        context.named_files = named
+        context.named_files, context.near = named, near
         return context
 
     # --- what the task names -----------------------------------------------------------------
@@ -347,6 +353,19 @@ class _Gatherer:
             if shared:
                 ranked.append((-shared, is_test_path(path), len(name), name, path, match["line"]))
         return [(name, path, line) for *_, name, path, line in sorted(ranked)[:MAX_RELATED]]
+
+    def _near(self, absent: list[str]) -> list[str]:
+        """The names the repository defines that are spelled most like the absent ones."""
+        pattern = _DEFINITION.format(names=r"\w+")
+        result = RgSearchTool(self.ctx).forward(pattern=pattern, max_results=1000)
+        defined = {
+            hit.group(1)
+            for match in result.get("matches", [])
+            if match["path"] in self.listed and (hit := re.match(pattern, match["text"]))
+        }
+        words = [name.rsplit(".", 1)[-1] for name in absent]
+        close = (difflib.get_close_matches(word, defined, n=3, cutoff=0.6) for word in words)
+        return list(dict.fromkeys(name for names in close for name in names))[:3]
 
     def _holders(self, names: list[str]) -> list[tuple[str, str, int]]:
         """(name, path, line) of the Python definitions that use each of `names` without it
@@ -518,8 +537,11 @@ class _Gatherer:
         sources += [use.splitlines()[0] for use in self.uses]
         absent = [name for part in self.evidence if part.kind == "absent" for name in part.names]
         code = bool(self.pieces or self.uses)
+        defined = bool(self.uses) or any(piece.name for piece in self.pieces)
         ran = [name for part in self.evidence if part.kind == "computed" for name in part.names]
-        return Context("\n\n".join(parts), sources, absent=absent, code=code, computed=ran)
+        return Context(
+            "\n\n".join(parts), sources, absent=absent, code=code, defined=defined, computed=ran
+        )
 
 
 def _forms(word: str) -> list[str]:

@@ -75,7 +75,7 @@ UNTRUSTED_VALIDATION = "the folder is not trusted, so nothing runs to check the 
 NOWHERE = (
     "There is no {names} in this repository: I searched every file, and no function, class or "
     "variable has that name, so there is nothing to describe. Check the spelling, or ask about "
-    "a name the repository defines."
+    "a name the repository defines{near}."
 )
 
 
@@ -289,7 +289,11 @@ class AgentSession:
             step=1, name="context", args={"read": context.sources}, duration_ms=context_ms
         )
         if context.nowhere(intent):  # about names that exist nowhere: said, nothing invented
-            said = NOWHERE.format(names=", ".join(f"`{name}`" for name in intent.names))
+            near = ", ".join(f"`{name}`" for name in context.near)
+            said = NOWHERE.format(
+                names=", ".join(f"`{name}`" for name in intent.names),
+                near=f" (the closest it defines: {near})" if near else "",
+            )
             return end(said, "completed", shown)
         # what was given grounds the answer only when it answers the task (a computed call for
         # what code gives); code read in an earlier turn is in the history too ("which test
