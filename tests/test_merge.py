@@ -123,6 +123,45 @@ def test_the_one_nested_function_of_the_name_is_replaced_where_it_is() -> None:
     assert merged(original, block) == original.replace("return 1", "return 2")
 
 
+IRREGULAR = """def irregular(word):
+    \"\"\"Add rules for an irregular word.\"\"\"
+    def insensitive(text):
+        return text.lower()
+
+    RULES.append(insensitive(word))
+    RULES.append(word.upper())
+    return len(RULES)
+"""
+
+
+def test_a_function_copied_down_to_the_nested_one_it_changes_keeps_the_rest() -> None:
+    """Asked for a docstring on a nested helper, a small model copies the outer function down
+    to the helper and stops: the statements after it are kept, not deleted. Control: written
+    whole, without those statements, they go (the whole function is what was given)."""
+    cut = (
+        "def irregular(word):\n"
+        '    """Add rules for an irregular word."""\n'
+        "    def insensitive(text):\n"
+        '        """The text, lower-cased."""\n'
+        "        return text.lower()\n"
+    )
+    expected = IRREGULAR.replace(
+        "    def insensitive(text):\n",
+        '    def insensitive(text):\n        """The text, lower-cased."""\n',
+    )
+    assert merged(IRREGULAR, cut) == expected
+    whole = cut + "\n    return 0\n"
+    assert "RULES" not in merged(IRREGULAR, whole)
+
+
+def test_a_function_copied_unchanged_and_cut_short_is_refused_not_merged() -> None:
+    """The same copy with nothing changed: refused, saying it stops early (before, the merge
+    deleted every line after it and reported "replaced")."""
+    cut = IRREGULAR.split("\n\n    RULES")[0] + "\n"
+    error = refused(IRREGULAR, cut)
+    assert "stops at line 4 of the file's, which goes on to line 8" in error.message
+
+
 def test_a_name_defined_twice_in_the_file_is_refused() -> None:
     original = "def f():\n    return 1\n\n\ndef f():\n    return 2\n"
     error = refused(original, "def f():\n    return 3\n")
