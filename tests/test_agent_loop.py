@@ -403,6 +403,22 @@ def test_a_run_of_lines_that_differ_only_in_their_numbers_is_cut() -> None:
     assert before_repetition(data + "]\n") == data + "]\n"
 
 
+def test_the_new_lines_of_a_search_replace_block_may_repeat_the_old_ones() -> None:
+    """Seen on the real model adding a README section: the REPLACE part keeps the long line
+    the SEARCH part quotes, and the reply was cut there as a repeat, so the block never
+    closed. Control: the same line twice within one part is still a repeat."""
+    from smol_instruments.agent.model import before_repetition
+
+    kept = "Run the tests with `python -m pytest` from the project's root folder.\n"
+    block = (
+        "README.md\n<<<<<<< SEARCH\n" + kept + "=======\n" + kept + "\n## Usage\n\n"
+        "    python -m calc\n>>>>>>> REPLACE\n"
+    )
+    assert before_repetition(block) == block
+    twice = "README.md\n<<<<<<< SEARCH\n" + kept + "=======\n" + kept + kept
+    assert before_repetition(twice) == twice[: -len(kept)]
+
+
 QUOTE = "The wrong line is:\n```python\nreturn a - b\n```\nIt subtracts."
 CALL = 'Reading.\n```python\nprint(read_file(path="a.py"))\n```'
 CHANGE = "```python\n# file: a.py\nX = 1\n```"

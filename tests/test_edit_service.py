@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import git
+from tests.support.scripted_model import ScriptedModel
+from tests.test_agent import session_for
 from tests.test_agent_edits import run_keeping_patches
+from tests.test_intent import LLAMA_PROPS
 
 from smol_instruments.base.config import Settings
 from smol_instruments.base.errors import ToolError
@@ -133,6 +136,32 @@ def test_a_readme_is_changed_with_a_search_replace_block(repo: Path, settings: S
     assert outcome.status == "completed"
     assert outcome.answer.startswith(f"I proposed patch {patch.id}")
     assert "edits README.md" in outcome.answer
+
+
+@pytest.mark.parametrize("llama", [True, False], ids=["llama.cpp", "other-server"])
+def test_a_text_change_is_held_to_the_blocks_grammar_where_the_server_takes_one(
+    repo: Path, settings: Settings, llama: bool
+) -> None:
+    """llama.cpp's server (it answers /props) gets the first reply of a text change held to
+    the SEARCH/REPLACE grammar, naming the file shown; the next reply is free again. A server
+    that is not llama.cpp's gets no grammar (it would reject or ignore it)."""
+    with ScriptedModel(
+        [README_EDIT, "I added a Usage section to README.md."],
+        props=LLAMA_PROPS if llama else None,
+    ) as model:
+        session = session_for(repo, settings, model)
+        try:
+            session.run("Add a Usage section to the README")
+        finally:
+            session.close()
+        first, *rest = model.requests
+    body = first.body
+    assert isinstance(body, dict)
+    if llama:
+        assert body["grammar"].startswith('root ::= ("README.md") "\\n" block')
+    else:
+        assert "grammar" not in body
+    assert all("grammar" not in (r.body or {}) for r in rest)
 
 
 def test_a_whole_function_edit_that_matches_nothing_is_told_as_an_addition(

@@ -191,3 +191,38 @@ def test_the_embedded_default_answers_from_the_model_cache(
     assert result["status"] in STATUSES
     assert done.returncode == (0 if result["status"] == "completed" else 1)
     assert result["usage"]["promptTokens"] > 0 and result["usage"]["completionTokens"] > 0
+
+
+def test_a_text_change_is_held_to_the_blocks_grammar_by_the_real_server(
+    real_model: RealModel, tmp_path: Path
+) -> None:
+    """The server takes the grammar (a GBNF it cannot parse would fail every text change) and
+    the reply is held to it: the file's path, then a SEARCH/REPLACE block, whatever the model
+    would have written. Nothing is applied without the user."""
+    repo = fixtures.make("calc", tmp_path)
+    before = (repo / "README.md").read_text()
+    mark = real_model.mark()
+    command = [
+        *agents.cli(),
+        "run",
+        "--json",
+        "--repo",
+        str(repo),
+        "add a Usage section to the README",
+    ]
+    done = subprocess.run(
+        command,
+        # what is checked is how the first reply starts: short replies keep the tier quick
+        env={**agents.environment(_options(real_model)), "MODEL_MAX_TOKENS": "120"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert json.loads(done.stdout)["status"] in STATUSES
+    calls = real_model.calls_since(mark)
+    assert calls and all(c.status == 200 and c.error is None for c in calls)
+    assert calls[0].reply.startswith("README.md\n<<<<<<< SEARCH\n"), [
+        (c.messages[-1]["content"][-300:], c.reply[:300]) for c in calls
+    ]
+    assert (repo / "README.md").read_text() == before

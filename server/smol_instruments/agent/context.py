@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import difflib
 import logging
 import re
 from collections.abc import Iterator
@@ -40,7 +39,15 @@ from ..base.testruns import is_test_path
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
-from .evidence import Evidence, computed_calls, missing_names, recent_history, test_failures
+from .evidence import (
+    DEFINITION,
+    Evidence,
+    closest_names,
+    computed_calls,
+    missing_names,
+    recent_history,
+    test_failures,
+)
 from .intent import TaskIntent
 
 log = logging.getLogger(__name__)
@@ -52,7 +59,7 @@ WHOLE_FILE_LINES = 80
 MAX_FILES = 2
 #: Lines shown before and after each line of a long named file that holds the task's words.
 PASSAGE_AROUND = 6
-MAX_DEFINITIONS = 4
+MAXDEFINITIONS = 4
 #: Definitions shown for a task that names no code, found by its words (`_related`).
 MAX_RELATED = 2
 MAX_USES = 6
@@ -82,7 +89,6 @@ _STOP = frozenset(
 )
 #: Configuration files people name without their suffix ("in pyproject", "the tsconfig").
 _CONFIG_STEMS = frozenset({"pyproject", "tsconfig", "jsconfig", "mkdocs", "noxfile", "tox"})
-_DEFINITION = r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn)\s+({names})\b"
 _BUILTINS = frozenset(dir(builtins))
 #: The words of an identifier: `_can_do_colour` and `canDoColour` are can, do, colour.
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -185,10 +191,10 @@ def _definition_lines(
     ctx: ToolContext, names: list[str], listed: set[str], most: int
 ) -> Iterator[tuple[str, str, int]]:
     """(name, path, line) of each line of the listed files that defines one of `names`."""
-    pattern = _DEFINITION.format(names="|".join(re.escape(n) for n in names))
+    pattern = DEFINITION.format(names="|".join(re.escape(n) for n in names))
     result = RgSearchTool(ctx).forward(pattern=pattern, max_results=most)
     for match in result.get("matches", []):
-        hit = re.match(_DEFINITION.format(names=r"\w+"), match["text"])
+        hit = re.match(DEFINITION.format(names=r"\w+"), match["text"])
         if hit and hit.group(1) in names and match["path"] in listed:
             yield hit.group(1), match["path"], match["line"]
 
@@ -239,9 +245,9 @@ class _Gatherer:
         written = [name for name in intent.names if name not in basenames]
         absent = missing_names(self.ctx, written, defined | set(self.holding.values()))
         self.evidence.extend(part for part in (computed, absent) if part is not None)
-        near = self._near(absent.names) if absent is not None else []
+        near = closest_names(self.ctx, absent.names, self.listed) if absent else []
         for path in named[:MAX_FILES]:
-            if any(where == path for _, where, _ in found[:MAX_DEFINITIONS]):
+            if any(where == path for _, where, _ in found[:MAXDEFINITIONS]):
                 continue  # the task names code in it: that code is shown, not the whole file
             text = self._text(path)
             if text is not None and text.count("\n") <= WHOLE_FILE_LINES:
@@ -251,9 +257,9 @@ class _Gatherer:
                 self.whole.add(path)
             elif text is not None:
                 self._add_passages(path, text, task)
-        for name, path, line in found[:MAX_DEFINITIONS]:
+        for name, path, line in found[:MAXDEFINITIONS]:
             self._add_definition(name, path, line, related=related)
-        for name in dict.fromkeys(name for name, _, _ in found[:MAX_DEFINITIONS]):
+        for name in dict.fromkeys(name for name, _, _ in found[:MAXDEFINITIONS]):
             self._add_uses(name)
         # one hop: what the shown definitions call, when the repository defines it
         called = self._called_names() if not self.whole else []
@@ -340,7 +346,7 @@ class _Gatherer:
         words = [_forms(word) for word in self._names(task) if len(word) >= 4]
         if not words:
             return []
-        pattern = _DEFINITION.format(names=r"\w+")
+        pattern = DEFINITION.format(names=r"\w+")
         result = RgSearchTool(self.ctx).forward(pattern=pattern, max_results=1000)
         ranked = []
         for match in result.get("matches", []):
@@ -353,19 +359,6 @@ class _Gatherer:
             if shared:
                 ranked.append((-shared, is_test_path(path), len(name), name, path, match["line"]))
         return [(name, path, line) for *_, name, path, line in sorted(ranked)[:MAX_RELATED]]
-
-    def _near(self, absent: list[str]) -> list[str]:
-        """The names the repository defines that are spelled most like the absent ones."""
-        pattern = _DEFINITION.format(names=r"\w+")
-        result = RgSearchTool(self.ctx).forward(pattern=pattern, max_results=1000)
-        defined = {
-            hit.group(1)
-            for match in result.get("matches", [])
-            if match["path"] in self.listed and (hit := re.match(pattern, match["text"]))
-        }
-        words = [name.rsplit(".", 1)[-1] for name in absent]
-        close = (difflib.get_close_matches(word, defined, n=3, cutoff=0.6) for word in words)
-        return list(dict.fromkeys(name for names in close for name in names))[:3]
 
     def _holders(self, names: list[str]) -> list[tuple[str, str, int]]:
         """(name, path, line) of the Python definitions that use each of `names` without it

@@ -20,6 +20,7 @@ command runs contained, like `run_tests`).
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 
@@ -47,6 +48,8 @@ TRACE_STEPS = 24
 #: How many statements of each failing assertion's call are shown.
 FAILURE_TRACE_STEPS = 12
 
+#: A line that defines one of `names` (a regular expression) in Python or JavaScript-like code.
+DEFINITION = r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn)\s+({names})\b"
 _FAILURES = re.compile(
     r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ short test summary info =+$", re.M | re.S
 )
@@ -141,6 +144,22 @@ def missing_names(ctx: ToolContext, names: list[str], defined: set[str]) -> Evid
         absent,
         kind="absent",
     )
+
+
+def closest_names(ctx: ToolContext, absent: list[str], listed: set[str]) -> list[str]:
+    """The names the repository's `listed` files define that are spelled most like the
+    `absent` ones ("resolve_all": `resolve`, `resolve_pointer`), for the answer that says
+    they do not exist."""
+    pattern = DEFINITION.format(names=r"\w+")
+    result = RgSearchTool(ctx).forward(pattern=pattern, max_results=1000)
+    defined = {
+        hit.group(1)
+        for match in result.get("matches", [])
+        if match["path"] in listed and (hit := re.match(pattern, match["text"]))
+    }
+    words = [name.rsplit(".", 1)[-1] for name in absent]
+    close = (difflib.get_close_matches(word, defined, n=3, cutoff=0.6) for word in words)
+    return list(dict.fromkeys(name for names in close for name in names))[:3]
 
 
 def recent_history(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:

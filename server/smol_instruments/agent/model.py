@@ -43,7 +43,7 @@ from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
 from ..base.config import Settings
 from ..base.pyast import parsed
-from ..tools.edit import has_edit_blocks
+from ..tools.edit import DIVIDER, REPLACE, SEARCH, has_edit_blocks
 from .edits import called_names, is_change_block
 
 #: The code of a reply that is SEARCH/REPLACE blocks: nothing to run; the loop reads the reply.
@@ -211,7 +211,9 @@ _CODE_WORD = re.compile(r"[A-Za-z]")
 
 def before_repetition(text: str) -> str:
     """`text` up to where a complete line of `REPEATED_LINE_CHARS`+ characters comes back, or
-    where a run of `SAME_SHAPE_RUN` lines that differ only in their literals goes on."""
+    where a run of `SAME_SHAPE_RUN` lines that differ only in their literals goes on. Each part
+    of a SEARCH/REPLACE block is its own: the new lines repeat the old ones they keep (a
+    README section added under a long line was cut there, and the block never closed)."""
     seen: set[str] = set()
     offset = 0
     shape, run = "", 0
@@ -219,6 +221,8 @@ def before_repetition(text: str) -> str:
         if not line.endswith("\n"):
             break  # not complete yet
         key = line.strip()
+        if any(marker.match(line) for marker in (SEARCH, DIVIDER, REPLACE)):
+            seen.clear()
         if len(key) >= REPEATED_LINE_CHARS:
             if key in seen:
                 return text[:offset]
@@ -342,6 +346,7 @@ class AgentModel(LiteLLMModel):
         self.max_reply_chars = max_reply_chars
         self.reply_timeout_s = reply_timeout_s
         self._hot_once = False
+        self._grammar_once = ""
 
     def report_progress(self, report: PromptProgress) -> None:
         """Ask the server to stream how far it has read each prompt (llama.cpp's
@@ -354,13 +359,22 @@ class AgentModel(LiteLLMModel):
         """Sample the next reply at `SHAKEN_TEMPERATURE` (a model stuck repeating itself)."""
         self._hot_once = True
 
+    def hold_next_reply(self, grammar: str) -> None:
+        """Hold the next reply to a GBNF `grammar` (llama.cpp's server only: the caller knows
+        the server is one)."""
+        self._grammar_once = grammar
+
     def _temperature_for_this_reply(self) -> Any:
-        """The model's kwargs with this reply's temperature; the caller restores them."""
+        """The model's kwargs with this reply's temperature and grammar; the caller restores
+        them."""
         saved = dict(self.kwargs)
         if self._hot_once:
             self._hot_once = False
             current = float(self.kwargs.get("temperature") or 0.0)
             self.kwargs["temperature"] = max(current, SHAKEN_TEMPERATURE)
+        if self._grammar_once:
+            grammar, self._grammar_once = self._grammar_once, ""
+            self.kwargs["extra_body"] = {**self.kwargs.get("extra_body", {}), "grammar": grammar}
         return saved
 
     def create_client(self) -> Any:

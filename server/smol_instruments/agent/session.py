@@ -39,6 +39,7 @@ from ..patches.validation import NoneSandbox, Sandbox
 from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
 from ..tools.base import BufferReader
+from ..tools.edit import edit_blocks_grammar
 from ..tools.git import run_git
 from .context import Context, defining_files, gather
 from .direct import OneStep, edit_blocks, rename_in_one_step
@@ -300,6 +301,9 @@ class AgentSession:
         # checks it?"), but no earlier turn ran what this one asks
         watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
         watch.named_files = context.named_files
+        if intent.change and watch.writes_text and context.named_files and self._llama_server():
+            # the file is shown: the reply is its change, held to the blocks' grammar
+            self.model.hold_next_reply(edit_blocks_grammar(context.named_files))
         watch.computed = context.computed
         prompt = task_message(intent, context.text, path=watch.named_file)
         try:
@@ -395,6 +399,17 @@ class AgentSession:
             span.set_attribute("smol.intent.names", list(intent.names))
         return intent
 
+    def _llama_server(self) -> bool:
+        """The model's server is llama.cpp's (it answers /props): it takes a GBNF grammar.
+        Connects first: the model is rebuilt when the endpoint moves, and with it what its
+        next reply is held to."""
+        self._connect()
+        if self.settings.model_id.startswith(("ollama/", "ollama_chat/")):
+            return False
+        if self._schemas is None:
+            self._schemas = enforces_schemas(self.settings)
+        return self._schemas
+
     def _ask_model(self, question: str) -> tuple[str, str] | None:
         """The model's reply to `question`, held to the intent's schema, asked after the
         conversation so far (the server's cached prefix is reused), and that conversation's
@@ -458,7 +473,7 @@ class AgentSession:
         if endpoint == self.endpoint:
             return
         self.endpoint = endpoint
-        self._context_tokens = None  # another server: ask its window again
+        self._context_tokens = self._schemas = None  # another server: ask again
         self.settings = self.settings.model_copy(
             update={
                 "model_id": endpoint.model_id,

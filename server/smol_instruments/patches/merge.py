@@ -31,6 +31,7 @@ from .pysource import (
     assigned_name,
     class_header,
     content,
+    cut_short,
     dedent,
     docstring,
     first_line,
@@ -271,41 +272,10 @@ class _Merger:
             ):
                 self._merge_class(old, new)
             else:
-                kept = self._cut_short(old, new, label)
+                stop = cut_short(old, new, label)  # kept: the lines after where it stops
+                kept = self.file.lines[stop : last_line(old)] if stop else []
                 self._replace(old, body, new, block_body, label, strip, add, kept)
         return True
-
-    def _cut_short(self, old: ast.stmt, new: ast.stmt, label: str) -> list[str]:
-        """The end of `old` that a function `new` copied only down to the nested definition it
-        changes leaves out: kept, not deleted (seen on the 1.5B model, asked for a docstring on
-        a nested helper: it copied the outer function to the helper and stopped, and the merge
-        deleted the 41 lines after it). [] when `new` is not such a copy; a MergeError when it
-        is one that changes nothing, since what it meant for the rest cannot be told."""
-        if not (isinstance(old, FUNCTIONS) and isinstance(new, FUNCTIONS)):
-            return []
-        given = len(new.body)
-        if given >= len(old.body) or ast.dump(old.args) != ast.dump(new.args):
-            return []
-        pairs = list(zip(old.body[:given], new.body, strict=True))
-        *before, (last_old, last_new) = pairs
-        changed = [i for i, (a, b) in enumerate(before) if ast.dump(a) != ast.dump(b)]
-        docstrings = docstring(old.body) is not None and docstring(new.body) is not None
-        if changed not in ([], [0]) or (changed and not docstrings):
-            return []  # only the docstring may change above the definition it stops at
-        if ast.dump(last_old) == ast.dump(last_new):
-            raise MergeError(
-                f"new_text's {label} stops at line {last_line(last_old)} of the file's, which "
-                f"goes on to line {last_line(old)}, and changes nothing before that",
-                f"Give the whole of {label} with the change made in it, or {USE_OLD_TEXT}.",
-            )
-        same_definition = (
-            isinstance(last_old, DEFINITIONS)
-            and type(last_old) is type(last_new)
-            and last_old.name == getattr(last_new, "name", None)
-        )
-        if not same_definition:
-            return []
-        return self.file.lines[last_line(last_old) : last_line(old)]
 
     def _replace(
         self,

@@ -229,3 +229,35 @@ def enclosing(
         if isinstance(node, DEFINITIONS) and first_line(node) <= line <= last_line(node):
             inner = node
     return inner
+
+
+def cut_short(old: ast.stmt, new: ast.stmt, label: str) -> int | None:
+    """Where a function `new`, copied from `old` only down to the nested definition it
+    changes, stops: the last line of that definition in `old`, whose following lines the
+    merge keeps rather than deletes (seen on the 1.5B model, asked for a docstring on a
+    nested helper: it copied the outer function to the helper and stopped, and the merge
+    deleted the 41 lines after it). None when `new` is not such a copy; a MergeError when it
+    is one that changes nothing, since what it meant for the rest cannot be told."""
+    if not (isinstance(old, FUNCTIONS) and isinstance(new, FUNCTIONS)):
+        return None
+    given = len(new.body)
+    if given >= len(old.body) or ast.dump(old.args) != ast.dump(new.args):
+        return None
+    *before, (last_old, last_new) = zip(old.body[:given], new.body, strict=True)
+    changed = [i for i, (a, b) in enumerate(before) if ast.dump(a) != ast.dump(b)]
+    docstrings = docstring(old.body) is not None and docstring(new.body) is not None
+    if changed not in ([], [0]) or (changed and not docstrings):
+        return None  # only the docstring may change above the definition it stops at
+    if ast.dump(last_old) == ast.dump(last_new):
+        raise MergeError(
+            f"new_text's {label} stops at line {last_line(last_old)} of the file's, which goes "
+            f"on to line {last_line(old)}, and changes nothing before that",
+            f"Give the whole of {label} with the change made in it, or {USE_OLD_TEXT}.",
+        )
+    if not (
+        isinstance(last_old, DEFINITIONS)
+        and type(last_old) is type(last_new)
+        and last_old.name == getattr(last_new, "name", None)
+    ):
+        return None
+    return last_line(last_old)

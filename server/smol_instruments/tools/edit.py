@@ -23,7 +23,9 @@ holds unsaved is refused, naming the file to save (rope cannot be handed the edi
 from __future__ import annotations
 
 import difflib
+import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +54,20 @@ class Replacement:
     path: str
     search: str
     replace: str
+
+
+def edit_blocks_grammar(paths: Sequence[str], blocks: int = 3) -> str:
+    """A GBNF grammar (llama.cpp's) for a reply that is only SEARCH/REPLACE blocks: one of
+    `paths` on the first line, then one to `blocks` blocks. Held to it, a small model cannot
+    answer a change with a call copied from the prompt's example (the 1.5B model, asked to add
+    a README section, wrote `read_file(path="<a file from the list below>")` four times)."""
+    names = " | ".join(json.dumps(path) for path in paths)
+    optional = ' "\\n"? block?' * (blocks - 1)
+    return (
+        f'root ::= ({names}) "\\n" block{optional}\n'
+        'block ::= "<<<<<<< SEARCH\\n" line* "=======\\n" line* ">>>>>>> REPLACE\\n"\n'
+        'line ::= [^\\n]* "\\n"\n'
+    )
 
 
 def has_edit_blocks(text: str) -> bool:
