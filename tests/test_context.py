@@ -259,3 +259,23 @@ def test_a_name_the_code_uses_but_never_defines_comes_with_the_function_that_use
     assert "test_no_colour" not in found.text and found.absent == []
     nowhere = gather(ctx, from_rules("why is NO_COLOUR_AT_ALL ignored?"), list_repo_files(ctx))
     assert "can_colour" not in nowhere.text and nowhere.absent == ["NO_COLOUR_AT_ALL"]
+
+
+def test_a_task_that_names_no_code_gets_the_module_level_table_its_words_name(
+    tmp_path: Path,
+) -> None:
+    """ "can you add an italic attribute?" names no code: the definitions its words are in the
+    names of include a module-level assignment (`ATTRIBUTES = {...}`, the table a feature
+    extends), shown whole (seen on the 1.5B model: given nothing, it invented a class)."""
+    root = tmp_path / "styles"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "style.py").write_text(
+        'ATTRIBUTES: dict[str, int] = {\n    "bold": 1,\n    "dark": 2,\n}\n\n\n'
+        "def styled(text, attrs):\n"
+        '    return "".join(f"\\033[{ATTRIBUTES[a]}m" for a in attrs) + text\n'
+    )
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    ctx = ToolContext.create(root, Settings(_env_file=None))
+    text = gather(ctx, from_rules("can you add an italic attribute?"), list_repo_files(ctx)).text
+    assert "pkg/style.py, lines 1-4: `ATTRIBUTES`" in text
+    assert '"dark": 2,\n}' in text

@@ -44,6 +44,7 @@ from .evidence import (
     Evidence,
     closest_names,
     computed_calls,
+    defined_name,
     missing_names,
     recent_history,
     test_failures,
@@ -59,7 +60,7 @@ WHOLE_FILE_LINES = 80
 MAX_FILES = 2
 #: Lines shown before and after each line of a long named file that holds the task's words.
 PASSAGE_AROUND = 6
-MAXDEFINITIONS = 4
+MAX_DEFINITIONS = 4
 #: Definitions shown for a task that names no code, found by its words (`_related`).
 MAX_RELATED = 2
 MAX_USES = 6
@@ -194,9 +195,9 @@ def _definition_lines(
     pattern = DEFINITION.format(names="|".join(re.escape(n) for n in names))
     result = RgSearchTool(ctx).forward(pattern=pattern, max_results=most)
     for match in result.get("matches", []):
-        hit = re.match(DEFINITION.format(names=r"\w+"), match["text"])
-        if hit and hit.group(1) in names and match["path"] in listed:
-            yield hit.group(1), match["path"], match["line"]
+        name = defined_name(match["text"], match["path"])
+        if name in names and match["path"] in listed:
+            yield str(name), match["path"], match["line"]
 
 
 class _Gatherer:
@@ -212,8 +213,7 @@ class _Gatherer:
         self.shown: set[tuple[str, int]] = set()
         self.texts: dict[str, str | None] = {}
         self.trees: dict[str, ast.Module | None] = {}
-        #: (path, line) of a definition shown for a name it uses -> that name (`_holders`)
-        self.holding: dict[tuple[str, int], str] = {}
+        self.holding: dict[tuple[str, int], str] = {}  # a definition -> the name it uses
 
     def run(self, intent: TaskIntent) -> Context:
         task = intent.task
@@ -240,14 +240,12 @@ class _Gatherer:
             if len(set(functions)) == 1:
                 intent = replace(intent, calls=(f"{functions[0]}({intent.literal})",))
         computed = computed_calls(self.ctx, intent)
-        # a file's name ("setup.cfg") is not a missing code name
-        basenames = {path.rsplit("/", 1)[-1] for path in self.files} | self.listed
-        written = [name for name in intent.names if name not in basenames]
-        absent = missing_names(self.ctx, written, defined | set(self.holding.values()))
+        held = defined | set(self.holding.values())
+        absent = missing_names(self.ctx, list(intent.names), held, self.files)
         self.evidence.extend(part for part in (computed, absent) if part is not None)
         near = closest_names(self.ctx, absent.names, self.listed) if absent else []
         for path in named[:MAX_FILES]:
-            if any(where == path for _, where, _ in found[:MAXDEFINITIONS]):
+            if any(where == path for _, where, _ in found[:MAX_DEFINITIONS]):
                 continue  # the task names code in it: that code is shown, not the whole file
             text = self._text(path)
             if text is not None and text.count("\n") <= WHOLE_FILE_LINES:
@@ -257,9 +255,9 @@ class _Gatherer:
                 self.whole.add(path)
             elif text is not None:
                 self._add_passages(path, text, task)
-        for name, path, line in found[:MAXDEFINITIONS]:
+        for name, path, line in found[:MAX_DEFINITIONS]:
             self._add_definition(name, path, line, related=related)
-        for name in dict.fromkeys(name for name, _, _ in found[:MAXDEFINITIONS]):
+        for name in dict.fromkeys(name for name, _, _ in found[:MAX_DEFINITIONS]):
             self._add_uses(name)
         # one hop: what the shown definitions call, when the repository defines it
         called = self._called_names() if not self.whole else []
@@ -350,10 +348,9 @@ class _Gatherer:
         result = RgSearchTool(self.ctx).forward(pattern=pattern, max_results=1000)
         ranked = []
         for match in result.get("matches", []):
-            hit = re.match(pattern, match["text"])
-            if hit is None or match["path"] not in self.listed:
+            name, path = defined_name(match["text"], match["path"]), match["path"]
+            if name is None or path not in self.listed:
                 continue
-            name, path = hit.group(1), match["path"]
             parts = [_forms(part).pop() for part in _NAME_PART.findall(name)]
             shared = sum(any(_meets(part, forms) for part in parts) for forms in words)
             if shared:
@@ -594,6 +591,9 @@ def _block(tree: ast.Module | None, lines: list[str], line: int) -> tuple[int, i
         if isinstance(node, _DEFS) and node.lineno == line:
             first = min([d.lineno for d in node.decorator_list] + [node.lineno])
             return first, node.end_lineno or line
+    for node in tree.body if tree is not None else ():  # a module-level assignment
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno == line:
+            return line, node.end_lineno or line
     end = line
     while end < len(lines) and lines[end].strip():
         end += 1

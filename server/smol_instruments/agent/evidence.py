@@ -48,8 +48,19 @@ TRACE_STEPS = 24
 #: How many statements of each failing assertion's call are shown.
 FAILURE_TRACE_STEPS = 12
 
-#: A line that defines one of `names` (a regular expression) in Python or JavaScript-like code.
-DEFINITION = r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn)\s+({names})\b"
+#: A line that defines one of `names` (a regular expression) in Python or JavaScript-like code:
+#: a function or class, or a module-level assignment (`ATTRIBUTES: dict[...] = {`, a table a
+#: feature extends). Ripgrep's engine has no lookahead: two groups, `defined_name` reads them.
+DEFINITION = (
+    r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn)\s+({names})\b"
+    r"|^({names})\s*(?::[^=]*)?=[^=]"
+)
+
+
+def defined_name(line: str, path: str) -> str | None:
+    """The name a line of `path` defines (`DEFINITION`; an assignment only in Python), or None."""
+    hit = re.match(DEFINITION.format(names=r"\w+"), line)
+    return (hit.group(1) or (path.endswith(".py") and hit.group(2)) or None) if hit else None
 _FAILURES = re.compile(
     r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ short test summary info =+$", re.M | re.S
 )
@@ -123,13 +134,17 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     return Evidence(title, "\n".join(lines), ran, kind="computed")
 
 
-def missing_names(ctx: ToolContext, names: list[str], defined: set[str]) -> Evidence | None:
+def missing_names(
+    ctx: ToolContext, names: list[str], defined: set[str], files: list[str]
+) -> Evidence | None:
     """Names the task writes as code that occur nowhere in the repository's files: said
-    plainly, so a question about a function that does not exist is not answered by invention."""
+    plainly, so a question about a function that does not exist is not answered by invention.
+    A file's name ("setup.cfg", one of `files`) is not a missing code name."""
     absent = []
+    basenames = {path.rsplit("/", 1)[-1] for path in files} | set(files)
     for name in names:
         word = name.rsplit(".", 1)[-1]
-        if word in defined:
+        if word in defined or name in basenames:
             continue
         found = RgSearchTool(ctx).forward(pattern=rf"\b{re.escape(word)}\b", max_results=1)
         if found.get("error") == ErrorType.NO_MATCH:
@@ -153,9 +168,9 @@ def closest_names(ctx: ToolContext, absent: list[str], listed: set[str]) -> list
     pattern = DEFINITION.format(names=r"\w+")
     result = RgSearchTool(ctx).forward(pattern=pattern, max_results=1000)
     defined = {
-        hit.group(1)
+        name
         for match in result.get("matches", [])
-        if match["path"] in listed and (hit := re.match(pattern, match["text"]))
+        if match["path"] in listed and (name := defined_name(match["text"], match["path"]))
     }
     words = [name.rsplit(".", 1)[-1] for name in absent]
     close = (difflib.get_close_matches(word, defined, n=3, cutoff=0.6) for word in words)
