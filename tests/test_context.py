@@ -279,3 +279,26 @@ def test_a_task_that_names_no_code_gets_the_module_level_table_its_words_name(
     text = gather(ctx, from_rules("can you add an italic attribute?"), list_repo_files(ctx)).text
     assert "pkg/style.py, lines 1-4: `ATTRIBUTES`" in text
     assert '"dark": 2,\n}' in text
+
+
+def test_new_tests_for_code_come_with_the_test_file_that_imports_its_module(
+    tmp_path: Path,
+) -> None:
+    """ "add tests for escape" names no test file: the one that imports the code's module is
+    where they go (its start shows the imports and the style), and it is the change's file
+    (seen on the 1.5B model: told `# file: <path>`, it rewrote escape in the module)."""
+    root = tmp_path / "pointer"
+    root.mkdir()
+    (root / "pointer.py").write_text("def escape(s):\n    return s.replace('~', '~0')\n")
+    body = "".join(
+        f"\n\ndef test_{i}():\n    assert pointer.escape('a') == 'a'\n" for i in range(40)
+    )
+    (root / "tests.py").write_text("import unittest\n\nimport pointer\n" + body)
+    (root / "notes.py").write_text("import pointer\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    ctx = ToolContext.create(root, Settings(_env_file=None))
+    found = gather(ctx, from_rules("add tests for escape"), list_repo_files(ctx))
+    assert found.named_files == ["tests.py"]
+    assert "tests.py, lines 1-" in found.text and "import pointer" in found.text
+    asked = gather(ctx, from_rules("what does escape do?"), list_repo_files(ctx))
+    assert asked.named_files == []  # a question is not given the test file

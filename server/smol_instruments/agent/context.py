@@ -5,19 +5,16 @@ textutils/strings.py"), and often guesses instead of looking. Editors' agents at
 before the model starts (the open file, the selection, the definitions of the names in the
 question); this does the same from the task's words:
 
-- files the task names (a path, or a file name that only one file has), whole when short and
-  when the task names no definition in them (then the definition is what is shown: a whole
-  file beside it is read as part of the answer);
+- files the task names (a path, a file name only one file has; for new tests, the test file
+  of the code's module), whole when short and when it names no definition in them;
 - what agent/evidence.py finds for the task's words: the failing tests' output, the history;
-- definitions of the names it mentions (a Python `def`/`class` whole, from its syntax tree;
-  in other languages the lines from the definition to the next blank line), the tests that
-  use each name (whole, two at most) and the other places that use it, so "which test checks
-  it?" has its answer in the history;
-- one hop further: functions a shown definition calls that the repository defines
-  (`test_average` shows `average`);
-- for a question or change that names no code, no file and nothing else to show: the
-  definitions whose names hold its words ("colours" meets `_can_do_colour`, "resolved"
-  `resolve_pointer`), said to be found that way.
+- definitions of the names it mentions (a Python `def`/`class` or module-level assignment
+  whole, from its syntax tree; elsewhere, down to the next blank line), or for a name used
+  but never defined (`NO_COLOR`) the functions that use it; the tests that use each (two at
+  most) and the other places that use it, so "which test checks it?" has its answer;
+- one hop further: functions a shown definition calls that the repository defines;
+- for a task that names no code, no file and nothing else to show: the definitions whose
+  names hold its words ("colours" meets `_can_do_colour`), said to be found that way.
 
 Everything shown is bounded (`budget` characters) and says where it came from and whether it
 was cut. Only files of the repository's own listing (`.gitignore` honoured) are read, never a
@@ -48,6 +45,7 @@ from .evidence import (
     missing_names,
     recent_history,
     test_failures,
+    tests_for,
 )
 from .intent import TaskIntent
 
@@ -182,8 +180,7 @@ def defining_files(
     listed = {path for path in repo_files if not _SECRET.search(path)}
     found: dict[str, list[str]] = {}
     for name, path, _ in _definition_lines(ctx, names, listed, 200):
-        paths = found.setdefault(name, [])
-        if path not in paths:
+        if path not in (paths := found.setdefault(name, [])):
             paths.append(path)
     return found
 
@@ -230,6 +227,8 @@ class _Gatherer:
         # variable, a dict key, a setting): the functions that use it are its code
         found += self._holders([name for name in mentioned if name not in defined])
         named = self._named_files(task)
+        if intent.adds_tests and not any(map(is_test_path, named)):  # where new tests go
+            named += tests_for([path for _, path, _ in found], self.files, self._text)
         related = not (found or named or self.evidence) and intent.kind in ("question", "change")
         if related:  # it names no code: the definitions its words are in the names of
             found = self._related(task)
@@ -295,19 +294,18 @@ class _Gatherer:
         return [path for _, path in sorted(hits)]
 
     def _add_passages(self, path: str, text: str, task: str) -> None:
-        """A named file too long to show whole: the lines where the task's words occur, with
-        a few around each (a change to `classifiers` in a 100-line pyproject.toml needs those
-        lines, copied exactly); where none occurs, a file that is not Python is shown from its
-        start (its title, its first section)."""
+        """A named file too long to show whole: the lines where the task's words occur, with a
+        few around each (a `classifiers` change in a long pyproject.toml copies them exactly);
+        where none does, the start of a file that is no module (a title, a test's imports)."""
         lines = text.splitlines()
         # the word that named the file ("in pyproject") is not what the task is about in it
         own = {PurePosixPath(path).stem.lower(), PurePosixPath(path).name.lower()}
         words = [word.lower() for word in self._names(task) if word.lower() not in own]
         hits = [i for i, line in enumerate(lines) if any(w in line.lower() for w in words)]
         if not hits:
-            if path.endswith(".py"):
+            if path.endswith(".py") and not is_test_path(path):
                 return
-            hits = [0]
+            hits = [0]  # its start: a test file's imports, a document's title
         spans: list[list[int]] = []
         for hit in hits:
             start = max(0, hit - PASSAGE_AROUND)

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from ..base.errors import ErrorType, ToolError
-from ..base.testruns import failing_lines, failing_tests, test_summary
+from ..base.testruns import failing_lines, failing_tests, is_test_path, test_summary
 from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
 from ..tools.base import ToolContext
@@ -61,6 +63,8 @@ def defined_name(line: str, path: str) -> str | None:
     """The name a line of `path` defines (`DEFINITION`; an assignment only in Python), or None."""
     hit = re.match(DEFINITION.format(names=r"\w+"), line)
     return (hit.group(1) or (path.endswith(".py") and hit.group(2)) or None) if hit else None
+
+
 _FAILURES = re.compile(
     r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ short test summary info =+$", re.M | re.S
 )
@@ -175,6 +179,19 @@ def closest_names(ctx: ToolContext, absent: list[str], listed: set[str]) -> list
     words = [name.rsplit(".", 1)[-1] for name in absent]
     close = (difflib.get_close_matches(word, defined, n=3, cutoff=0.6) for word in words)
     return list(dict.fromkeys(name for names in close for name in names))[:3]
+
+
+def tests_for(sources: list[str], files: list[str], text: Callable[[str], str | None]) -> list[str]:
+    """The test file that imports the module of the first of `sources` (the code a new test
+    is for), by the module's name: where a new test goes and what it looks like."""
+    for source in (path for path in sources if not is_test_path(path)):
+        stem = PurePosixPath(source).stem
+        module = PurePosixPath(source).parent.name if stem == "__init__" else stem
+        word = re.compile(rf"^\s*(?:from|import)\s+[\w.]*\b{re.escape(module)}\b", re.M)
+        found = [path for path in files if is_test_path(path) and word.search(text(path) or "")]
+        if found:
+            return found[:1]
+    return []
 
 
 def recent_history(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:

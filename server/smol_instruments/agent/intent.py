@@ -141,6 +141,10 @@ _DESTRUCTIVE = re.compile(
     r"|\bstart (?:over|from scratch)\b|\bforce[- ]push\b|\brm\s+-rf\b|\breset\s+--hard\b",
     re.IGNORECASE,
 )
+#: "add tests for escape", "write a unit test for average" (not "... so the tests pass").
+_ADDS_TESTS = re.compile(
+    r"\b(?:add|write|create)\b[^.?!]{0,30}?\b(?:unit\s+)?tests?\b(?!\s+(?:pass|fail))", re.I
+)
 #: "... so that the tests pass", "make the test pass".
 _TESTS_PASS = re.compile(r"\btests?\b[^.?!]{0,20}\bpass(?:es)?\b", re.IGNORECASE)
 #: "One of the tests fails", "test_average is failing", "the failing tests"; not "run the tests
@@ -281,6 +285,11 @@ class TaskIntent:
         if self.failing_tests or _TESTS_PASS.search(self.task) is not None:
             return "all"
         return "related" if self.fix else "none"
+
+    @property
+    def adds_tests(self) -> bool:
+        """A change that writes new tests ("add tests for escape"): they go with the tests."""
+        return self.change and _ADDS_TESTS.search(self.task) is not None
 
     @property
     def failing_tests(self) -> bool:

@@ -74,6 +74,12 @@ def failing_lines(output: str) -> list[str]:
 
 
 def is_test_path(path: str) -> bool:
-    """Whether a repository path is a test's: test_*.py, *_test.py, or under a tests folder."""
+    """Whether a repository path is a test's: test_*.py, *_test.py, tests.py (unittest's and
+    Django's), or under a tests folder."""
     name = PurePosixPath(path).name
-    return name.startswith("test_") or name.endswith("_test.py") or "tests" in path.split("/")
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or name in ("tests.py", "test.py")
+        or "tests" in path.split("/")
+    )
