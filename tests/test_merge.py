@@ -160,6 +160,7 @@ def test_a_function_copied_unchanged_and_cut_short_is_refused_not_merged() -> No
     cut = IRREGULAR.split("\n\n    RULES")[0] + "\n"
     error = refused(IRREGULAR, cut)
     assert "stops at line 4 of the file's, which goes on to line 8" in error.message
+    assert "give only its `def insensitive`" in str(error.recovery_suggestion)
 
 
 def test_a_name_defined_twice_in_the_file_is_refused() -> None:

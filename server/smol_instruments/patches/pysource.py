@@ -249,10 +249,16 @@ def cut_short(old: ast.stmt, new: ast.stmt, label: str) -> int | None:
     if changed not in ([], [0]) or (changed and not docstrings):
         return None  # only the docstring may change above the definition it stops at
     if ast.dump(last_old) == ast.dump(last_new):
+        inner = getattr(last_old, "name", None) if isinstance(last_old, DEFINITIONS) else None
         raise MergeError(
             f"new_text's {label} stops at line {last_line(last_old)} of the file's, which goes "
             f"on to line {last_line(old)}, and changes nothing before that",
-            f"Give the whole of {label} with the change made in it, or {USE_OLD_TEXT}.",
+            (
+                f"To change the nested {inner}, give only its `def {inner}` with the change "
+                f"made in it: it is merged inside {label}. Else give the whole of {label}."
+                if inner
+                else f"Give the whole of {label} with the change made in it, or {USE_OLD_TEXT}."
+            ),
         )
     if not (
         isinstance(last_old, DEFINITIONS)
