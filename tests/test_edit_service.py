@@ -142,26 +142,30 @@ def test_a_readme_is_changed_with_a_search_replace_block(repo: Path, settings: S
 def test_a_text_change_is_held_to_the_blocks_grammar_where_the_server_takes_one(
     repo: Path, settings: Settings, llama: bool
 ) -> None:
-    """llama.cpp's server (it answers /props) gets the first reply of a text change held to
-    the SEARCH/REPLACE grammar, naming the file shown; the next reply is free again. A server
-    that is not llama.cpp's gets no grammar (it would reject or ignore it)."""
+    """A text change whose first reply is no change (the prompt's example call, on the 1.5B
+    model) gets its next reply held to the SEARCH/REPLACE grammar, naming the file shown,
+    where the server is llama.cpp's (it answers /props); the first reply is free, and so is
+    every reply once a change is proposed. A server that is not llama.cpp's gets no grammar
+    (it would reject or ignore it)."""
+    example = '```python\nprint(read_file(path="<a file from the list below>"))\n```'
     with ScriptedModel(
-        [README_EDIT, "I added a Usage section to README.md."],
+        [example, README_EDIT, "I added a Usage section to README.md."],
         props=LLAMA_PROPS if llama else None,
     ) as model:
         session = session_for(repo, settings, model)
         try:
-            session.run("Add a Usage section to the README")
+            outcome = session.run("Add a Usage section to the README")
         finally:
             session.close()
-        first, *rest = model.requests
-    body = first.body
-    assert isinstance(body, dict)
+        first, second, *rest = model.requests
+    assert isinstance(first.body, dict) and isinstance(second.body, dict)
+    assert "grammar" not in first.body
     if llama:
-        assert body["grammar"].startswith('root ::= ("README.md") "\\n" block')
+        assert second.body["grammar"].startswith('root ::= ("README.md") "\\n" block')
     else:
-        assert "grammar" not in body
+        assert "grammar" not in second.body
     assert all("grammar" not in (r.body or {}) for r in rest)
+    assert "edits README.md" in outcome.answer
 
 
 def test_a_whole_function_edit_that_matches_nothing_is_told_as_an_addition(

@@ -265,6 +265,13 @@ class SmolCodeAgent(PinnedCodeAgent):
         if watch is not None and watch.intent.change:
             self._after[id(step)] = _observed(watch).says(text=watch.writes_text)
             watch.patches_seen = len(watch.patches)
+            hold = getattr(self.model, "hold_next_reply", None)
+            if watch.edit_grammar and not watch.changed() and callable(hold):
+                # a text change's file was shown and the reply was no change (the 1.5B model
+                # answered a README change with the prompt's example call, four times): the
+                # next reply is held to the blocks' grammar. Not the first: held from the
+                # start, a model that writes the form unaided wrote hundreds of lines more.
+                hold(watch.edit_grammar)
         if isinstance(step.error, AgentMaxStepsError):
             return
         if watch is not None and watch.loops() >= STUCK_AFTER:

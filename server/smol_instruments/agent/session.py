@@ -302,8 +302,7 @@ class AgentSession:
         watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
         watch.named_files = context.named_files
         if intent.change and watch.writes_text and context.named_files and self._llama_server():
-            # the file is shown: the reply is its change, held to the blocks' grammar
-            self.model.hold_next_reply(edit_blocks_grammar(context.named_files))
+            watch.edit_grammar = edit_blocks_grammar(context.named_files)
         watch.computed = context.computed
         prompt = task_message(intent, context.text, path=watch.named_file)
         try:

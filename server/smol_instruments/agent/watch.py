@@ -50,6 +50,9 @@ class RunWatch:
     computed: list[str] = field(default_factory=list)
     #: The repository's files the task names (agent/context.py).
     named_files: list[str] = field(default_factory=list)
+    #: The grammar a text change's reply is held to once it has missed the blocks' form
+    #: (llama.cpp's server only; agent/loop.py), or "".
+    edit_grammar: str = ""
 
     @property
     def named_file(self) -> str | None:
