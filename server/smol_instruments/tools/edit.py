@@ -56,17 +56,28 @@ class Replacement:
     replace: str
 
 
-def edit_blocks_grammar(paths: Sequence[str], blocks: int = 3) -> str:
+#: The most lines a SEARCH and a REPLACE part of a held reply may have (`edit_blocks_grammar`).
+HELD_SEARCH_LINES, HELD_REPLACE_LINES = 24, 48
+
+
+def edit_blocks_grammar(paths: Sequence[str], blocks: int = 2) -> str:
     """A GBNF grammar (llama.cpp's) for a reply that is only SEARCH/REPLACE blocks: one of
     `paths` on the first line, then one to `blocks` blocks. Held to it, a small model cannot
     answer a change with a call copied from the prompt's example (the 1.5B model, asked to add
-    a README section, wrote `read_file(path="<a file from the list below>")` four times)."""
+    a README section, wrote `read_file(path="<a file from the list below>")` four times). Each
+    part has a most number of lines: a held reply can end only where the grammar lets it, and
+    unbounded, one went on for minutes."""
     names = " | ".join(json.dumps(path) for path in paths)
     optional = ' "\\n"? block?' * (blocks - 1)
     return (
         f'root ::= ({names}) "\\n" block{optional}\n'
-        'block ::= "<<<<<<< SEARCH\\n" line* "=======\\n" line* ">>>>>>> REPLACE\\n"\n'
-        'line ::= [^\\n]* "\\n"\n'
+        f'block ::= "<<<<<<< SEARCH\\n" line{{0,{HELD_SEARCH_LINES}}} "=======\\n" '
+        f'line{{0,{HELD_REPLACE_LINES}}} ">>>>>>> REPLACE\\n"\n'
+        # a line of either part, except the markers themselves: otherwise a model that
+        # writes ">>>>>>> REPLACE" has written one more line, and the block never ends
+        'line ::= ([^\\n>=] [^\\n]*)? "\\n" | ">"{1,6} ([^\\n>] [^\\n]*)? "\\n" | '
+        '"="{1,6} ([^\\n=] [^\\n]*)? "\\n" | "======="  [^\\n=] [^\\n]* "\\n" | '
+        '"========" [^\\n]* "\\n"\n'
     )
 
 
