@@ -42,6 +42,7 @@ from .evidence import (
     closest_names,
     computed_calls,
     defined_name,
+    every_definition,
     missing_names,
     recent_history,
     test_failures,
@@ -116,8 +117,6 @@ class Context:
     named_files: list[str] = field(default_factory=list)
     #: Names the task writes as code that occur nowhere in the repository (agent/evidence.py).
     absent: list[str] = field(default_factory=list)
-    #: Code was shown (a definition, a file, a use), not only evidence.
-    code: bool = False
     #: A definition or a use of a name was shown (not only a file the task names).
     defined: bool = False
     #: The names the repository defines closest to an absent one ("resolve_all": `resolve`).
@@ -342,17 +341,12 @@ class _Gatherer:
         words = [_forms(word) for word in self._names(task) if len(word) >= 4]
         if not words:
             return []
-        pattern = DEFINITION.format(names=r"\w+")
-        result = RgSearchTool(self.ctx).forward(pattern=pattern, max_results=1000)
         ranked = []
-        for match in result.get("matches", []):
-            name, path = defined_name(match["text"], match["path"]), match["path"]
-            if name is None or path not in self.listed:
-                continue
+        for name, path, line in every_definition(self.ctx, self.listed):
             parts = [_forms(part).pop() for part in _NAME_PART.findall(name)]
             shared = sum(any(_meets(part, forms) for part in parts) for forms in words)
             if shared:
-                ranked.append((-shared, is_test_path(path), len(name), name, path, match["line"]))
+                ranked.append((-shared, is_test_path(path), len(name), name, path, line))
         return [(name, path, line) for *_, name, path, line in sorted(ranked)[:MAX_RELATED]]
 
     def _holders(self, names: list[str]) -> list[tuple[str, str, int]]:
@@ -524,12 +518,9 @@ class _Gatherer:
         sources = [part.title for part in self.evidence] + [piece.title for piece in self.pieces]
         sources += [use.splitlines()[0] for use in self.uses]
         absent = [name for part in self.evidence if part.kind == "absent" for name in part.names]
-        code = bool(self.pieces or self.uses)
         defined = bool(self.uses) or any(piece.name for piece in self.pieces)
         ran = [name for part in self.evidence if part.kind == "computed" for name in part.names]
-        return Context(
-            "\n\n".join(parts), sources, absent=absent, code=code, defined=defined, computed=ran
-        )
+        return Context("\n\n".join(parts), sources, absent=absent, defined=defined, computed=ran)
 
 
 def _forms(word: str) -> list[str]:

@@ -165,17 +165,23 @@ def missing_names(
     )
 
 
+def every_definition(ctx: ToolContext, listed: set[str]) -> list[tuple[str, str, int]]:
+    """(name, path, line) of every definition in the repository's `listed` files (up to
+    1,000 lines that define something)."""
+    pattern = DEFINITION.format(names=r"\w+")
+    result = RgSearchTool(ctx).forward(pattern=pattern, max_results=1000)
+    return [
+        (name, match["path"], match["line"])
+        for match in result.get("matches", [])
+        if match["path"] in listed and (name := defined_name(match["text"], match["path"]))
+    ]
+
+
 def closest_names(ctx: ToolContext, absent: list[str], listed: set[str]) -> list[str]:
     """The names the repository's `listed` files define that are spelled most like the
     `absent` ones ("resolve_all": `resolve`, `resolve_pointer`), for the answer that says
     they do not exist."""
-    pattern = DEFINITION.format(names=r"\w+")
-    result = RgSearchTool(ctx).forward(pattern=pattern, max_results=1000)
-    defined = {
-        name
-        for match in result.get("matches", [])
-        if match["path"] in listed and (name := defined_name(match["text"], match["path"]))
-    }
+    defined = {name for name, _, _ in every_definition(ctx, listed)}
     words = [name.rsplit(".", 1)[-1] for name in absent]
     close = (difflib.get_close_matches(word, defined, n=3, cutoff=0.6) for word in words)
     return list(dict.fromkeys(name for names in close for name in names))[:3]

@@ -364,7 +364,7 @@ class AgentModel(LiteLLMModel):
         the server is one)."""
         self._grammar_once = grammar
 
-    def _temperature_for_this_reply(self) -> Any:
+    def _kwargs_for_this_reply(self) -> Any:
         """The model's kwargs with this reply's temperature and grammar; the caller restores
         them."""
         saved = dict(self.kwargs)
@@ -395,7 +395,7 @@ class AgentModel(LiteLLMModel):
 
     def generate(self, messages: list[ChatMessage | dict], **kwargs: Any) -> ChatMessage:
         self._check_cancel()
-        saved = self._temperature_for_this_reply()
+        saved = self._kwargs_for_this_reply()
         try:
             message = super().generate(messages, **_block_stops(kwargs))
         finally:
@@ -415,7 +415,7 @@ class AgentModel(LiteLLMModel):
         self, messages: list[ChatMessage | dict], **kwargs: Any
     ) -> Generator[ChatMessageStreamDelta]:
         self._check_cancel()
-        saved = self._temperature_for_this_reply()
+        saved = self._kwargs_for_this_reply()
         stream = super().generate_stream(messages, **_block_stops(kwargs))
         text = ""  # what was passed on (never the start of a line that may be a repeat)
         pending = ""  # held back: the start of a line that may turn out to be a repeat

@@ -402,9 +402,14 @@ class AgentSession:
         """The model's server is llama.cpp's (it answers /props): it takes a GBNF grammar.
         Connects first: the model is rebuilt when the endpoint moves, and with it what its
         next reply is held to."""
-        self._connect()
+        self._connect()  # the endpoint's model id tells Ollama's server
         if self.settings.model_id.startswith(("ollama/", "ollama_chat/")):
             return False
+        return self._enforces_schemas()
+
+    def _enforces_schemas(self) -> bool:
+        """The model's server holds replies to a JSON schema (asked once per endpoint)."""
+        self._connect()
         if self._schemas is None:
             self._schemas = enforces_schemas(self.settings)
         return self._schemas
@@ -414,10 +419,7 @@ class AgentSession:
         conversation so far (the server's cached prefix is reused), and that conversation's
         text; None where the server enforces no schema or the call fails."""
         try:
-            self._connect()
-            if self._schemas is None:
-                self._schemas = enforces_schemas(self.settings)
-            if not self._schemas:
+            if not self._enforces_schemas():
                 return None
             if self.turns == 0:
                 self.agent.memory.reset()  # what run() does first: only the system prompt
