@@ -200,17 +200,27 @@ def test_a_failing_change_proposed_twice_is_said_once(repo: Path, settings: Sett
 
 
 def _checked_run(repo: Path, settings: Settings, turns: list[str], task: str) -> tuple[Any, Any]:
+    outcome, model, _ = _locally_checked(repo, settings, turns, task)
+    return outcome, model
+
+
+def _locally_checked(
+    repo: Path, settings: Settings, turns: list[str], task: str, **update: Any
+) -> tuple[Any, Any, list[Any]]:
+    """(outcome, model, patches) of a run whose proposals are checked in the local sandbox,
+    by the project's tests unless `update` says otherwise."""
     checked = settings.model_copy(
         update={
             "sandbox_backend": "local",
             "sandbox_check_command": f"{sys.executable} -m pytest -q -p no:cacheprovider",
+            **update,
         }
     )
     with ScriptedModel(turns) as model:
         session = session_for(repo, checked, model)
         session.ctx.sandbox = LocalSandbox(session.settings, repo)
         try:
-            return session.run(task), model
+            return session.run(task), model, session.ctx.patches.all()
         finally:
             session.close()
 
@@ -278,17 +288,14 @@ def test_the_projects_tests_check_a_change_unless_turned_off(
     repo: Path, settings: Settings, venv_python_first: None, check_tests: bool
 ) -> None:
     wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b\n"
-    local = settings.model_copy(
-        update={"sandbox_backend": "local", "sandbox_check_tests": check_tests}
+    outcome, _, (patch,) = _locally_checked(
+        repo,
+        settings,
+        [wrong, "add() now returns a + b."],
+        "Fix the bug in add in app/calc.py",
+        sandbox_check_command=None,
+        sandbox_check_tests=check_tests,
     )
-    with ScriptedModel([wrong, "add() now returns a + b."]) as model:
-        session = session_for(repo, local, model)
-        session.ctx.sandbox = LocalSandbox(session.settings, repo)
-        try:
-            outcome = session.run("Fix the bug in add in app/calc.py")
-            (patch,) = session.ctx.patches.all()
-        finally:
-            session.close()
     commands = [check["command"] for check in patch.validation["checks"]]
     if check_tests:
         assert commands == ["python3 -m py_compile app/calc.py", "python -m pytest -q"]
@@ -435,15 +442,31 @@ def test_a_block_that_calls_a_tool_is_still_a_call(repo: Path, settings: Setting
     assert outcome.answer == "add subtracts: `return a - b`."
 
 
-def test_a_new_tests_wrong_expectation_is_answered_with_what_the_code_gives(
+def test_a_new_tests_guessed_expectation_is_what_the_code_gives(
     repo: Path, settings: Settings
 ) -> None:
     """Seen on the 1.5B model ("add a test for truncate"): it expected a value from its head,
-    and proposed the same failing test three times. The call in the failing assertion is run
-    with the repository's code and its real value told."""
+    and proposed the same failing test three times although pytest showed the real one. In a
+    task that adds tests and fixes nothing, the call is run and the proposal expects its value
+    (tools/pins.py), and the answer says which values were run rather than guessed."""
+    guessed = "# file: tests/test_calc.py\ndef test_mul_negative():\n    assert mul(-2, 3) == 6\n"
+    outcome, _, (patch,) = _locally_checked(
+        repo, settings, [guessed, "Added test_mul_negative."], "add a test for mul with a negative"
+    )
+    assert outcome.status == "completed", outcome.answer
+    assert "    assert mul(-2, 3) == -6\n" in patch.files[0].proposed
+    assert "mul(-2, 3) returns -6, not 6" in outcome.answer
+    assert "passed with it" in outcome.answer  # the pinned test is what was checked
+
+
+def test_a_fixs_test_is_answered_with_what_the_code_gives_not_rewritten(
+    repo: Path, settings: Settings
+) -> None:
+    """Control: in a fix, a failing new test may be right and the code wrong, so its value is
+    not replaced; the model is told what the call gives instead."""
     guessed = "# file: tests/test_calc.py\ndef test_mul_negative():\n    assert mul(-2, 3) == 6\n"
     outcome, model = _checked_run(
-        repo, settings, [guessed, "Added test_mul_negative."], "add a test for mul with a negative"
+        repo, settings, [guessed, "Added test_mul_negative."], "fix mul: add a test for it"
     )
     seen = model.requests[1].last_user_text()
     assert "the failing assertions' calls give: mul(-2, 3) returns -6" in seen, seen

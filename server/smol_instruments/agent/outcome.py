@@ -175,4 +175,10 @@ def describe_proposal(patch: Patch, *, held: Held = "none") -> str:
             text += " " + ", ".join(f"`{c}`" for c in slow) + " did not finish in time."
     elif validation.get("message"):
         text += f" ({validation['message']})"
+    if validation.get("pinned"):
+        text += (
+            " Its expected values are what the code gives now, run rather than guessed ("
+            + "; ".join(validation["pinned"])
+            + "): check they are what you want."
+        )
     return text + " Nothing is written until you accept it."

@@ -41,6 +41,7 @@ from ..safety.approval import Approver, DenyAllApprover
 from ..tools.base import BufferReader
 from ..tools.edit import edit_blocks_grammar
 from ..tools.git import run_git
+from ..tools.pins import pinned
 from .context import Context, defining_files, gather
 from .direct import OneStep, edit_blocks, rename_in_one_step
 from .events import (
@@ -263,6 +264,7 @@ class AgentSession:
         self.ctx.symptom_calls = intent.symptom_calls
         self.ctx.symptom_wants = intent.symptom_wants
         self.ctx.symptom_functions = {}  # the context's trace of each call fills it
+        self.ctx.pin_expected = pinned if intent.adds_tests and not intent.fix else None
         end = self._one_step(trace_id)
         if intent.kind == "decline":  # one step, nothing run: the request is not carried out
             return end(declined_answer(intent), "completed", None)

@@ -72,6 +72,10 @@ ARGUMENT_ALIASES = {
 SymptomChecks = Callable[["ToolContext", str, tuple[str, ...]], list[dict[str, Any]]]
 #: (ctx, {path: (text before, proposed text)}, failed checks' output) -> "call returns value".
 AssertionValues = Callable[["ToolContext", dict[str, tuple[str | None, str]], str], list[str]]
+#: (ctx, [(path, text before, proposed text)]) -> the changes with their tests' expected values
+#: run, and what was replaced (tools/pins.py `pinned`).
+Changes = list[tuple[str, str | None, str | None]]
+PinExpected = Callable[["ToolContext", Changes], tuple[Changes, list[str]]]
 
 
 @dataclass
@@ -107,6 +111,9 @@ class ToolContext:
     #: runs through shell.py, which proposes. None: a proposal runs no code of the repository.
     symptom_checks: SymptomChecks | None = None
     assertion_values: AssertionValues | None = None
+    #: Set by the agent for a task that adds tests and fixes nothing: a proposal's new
+    #: assertions expect what their calls give when run (tools/pins.py). None: as written.
+    pin_expected: PinExpected | None = None
 
     @property
     def root(self) -> Path:

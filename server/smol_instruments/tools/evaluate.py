@@ -447,7 +447,7 @@ def failing_assertion_runs(
             for node in tree.body
             if isinstance(node, (ast.Import, ast.ImportFrom))
         )
-        written = _written_lines(old, new) if written_only else None
+        written = written_lines(old, new) if written_only else None
         for side in _asserted_calls(tree, int(line), written):
             if side in seen or len(seen) >= ASSERTIONS_RUN:
                 continue
@@ -460,7 +460,7 @@ def failing_assertion_runs(
     return runs
 
 
-def _written_lines(old: str | None, new: str) -> set[int]:
+def written_lines(old: str | None, new: str) -> set[int]:
     """The 1-based lines of `new` that are not `old`'s."""
     lines = new.splitlines()
     matcher = difflib.SequenceMatcher(None, (old or "").splitlines(), lines, autojunk=False)

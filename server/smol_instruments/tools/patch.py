@@ -62,6 +62,9 @@ def propose(
 ) -> dict[str, Any]:
     """Validate the change in the sandbox, store it as a pending patch, and describe it."""
     checks = patch_checks(ctx)
+    pins: list[str] = []
+    if ctx.pin_expected is not None:  # new tests expect what the code gives (tools/pins.py)
+        changes, pins = ctx.pin_expected(ctx, changes)
 
     def validate(diff: str) -> dict[str, Any]:
         checked = _from_disk(ctx, changes) or diff
@@ -77,6 +80,8 @@ def propose(
         if validation.get("applies") is not False and ctx.symptom_calls and ctx.symptom_checks:
             told = ctx.symptom_checks(ctx, checked, ctx.symptom_calls)
             validation["checks"] = [*validation.get("checks", []), *told]
+        if pins:
+            validation["pinned"] = pins
         return validation
 
     patch = ctx.patches.propose(
