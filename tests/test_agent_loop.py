@@ -543,7 +543,7 @@ def test_a_symptom_read_as_a_question_that_changes_nothing_is_not_completed(
     """Told as a statement of what is wrong, with no change verb, the request may ask for a
     change: a run that changed nothing does not end `completed`."""
     turns = [block('print(read_file(path="app/calc.py"))'), "add() returns a - b."]
-    task = "the add function still subtracts, but the readme says it adds"
+    task = "the add function subtracts, but the readme says it adds"
     outcome, _ = run(repo, settings, turns, task)
     assert outcome.status == "incomplete"
     assert outcome.answer.startswith("add() returns a - b.")

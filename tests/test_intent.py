@@ -29,6 +29,12 @@ from smol_instruments.base.config import Settings
         ("Can you update the README?", "change"),
         ("can you give slugify an optional separator argument?", "change"),
         ("slugify('A B') gives 'a_b', it should be 'a-b'", "change"),
+        # a bug told as a statement of what happens is a request to fix it
+        ("the spinner still shows after the download ends. it should go away", "change"),
+        ("config.load is broken on windows paths", "change"),
+        ("why does the spinner still show after the download?", "question"),
+        ("explain why the cache is still used", "question"),
+        ("the spinner shows after the download ends", "question"),  # no symptom said
         ("why does fix_path() fail?", "question"),
         ("what does add do?", "question"),
         ("Explain the change in the last commit", "question"),
@@ -57,6 +63,7 @@ def test_the_rules_tell_the_kind_of_request(task: str, kind: str) -> None:
         ("Rename helper to make_helper", "none"),
         ("Add a docstring to mul", "none"),
         ("slug('A B') gives 'a_b', it should be 'a-b'", "related"),
+        ("with NO_COLOR set I still get colours", "related"),
     ],
 )
 def test_which_tasks_hold_a_change_to_failures_it_did_not_cause(task: str, held: str) -> None:
@@ -281,10 +288,14 @@ def test_a_model_never_turns_a_destructive_request_or_a_plain_change_into_someth
     symptom = "slug('A B') gives 'a_b', it should be 'a-b'"
     intent = from_model_reply(symptom, json.dumps({"request": "answer_question", "names": []}))
     assert intent is not None and intent.kind == "change"
-    # where the words do not settle it, the model's reading stands
-    intent = from_model_reply("the slug of 'A B' is wrong", edit)
-    assert intent is not None and intent.kind == "change"
+    # nor a bug told as a statement of what happens into a question (measured on the 1.5B
+    # model: "with NO_COLOR and FORCE_COLOR both set I still get colours. NO_COLOR should win")
     intent = from_model_reply("the slug of 'A B' is wrong", question)
+    assert intent is not None and intent.kind == "change"
+    # where the words do not settle it, the model's reading stands
+    intent = from_model_reply("the slug of 'A B' has an underscore", edit)
+    assert intent is not None and intent.kind == "change"
+    intent = from_model_reply("the slug of 'A B' has an underscore", question)
     assert intent is not None and intent.kind == "question"
 
 
@@ -305,7 +316,7 @@ def test_a_chained_call_is_taken_whole(text: str, calls: list[str]) -> None:
 @pytest.mark.parametrize(
     ("task", "might"),
     [
-        ("with NO_COLOR set I still get colours. NO_COLOR should win", True),
+        ("the parser never handles tabs", True),  # a complaint, though not a symptom
         ("is there a way to add a flag for that?", True),
         ("can dasherize take a separator?", True),  # a feature asked as a question
         ("the parser is in which file", False),  # a statement, no complaint
