@@ -30,7 +30,9 @@ class Box:
     pass
 '''
 
-TESTS = "from lib.text import truncate\n\n\ndef test_short():\n    assert truncate('ab', 5) == 'ab'\n"
+TESTS = (
+    "from lib.text import truncate\n\n\ndef test_short():\n    assert truncate('ab', 5) == 'ab'\n"
+)
 
 FILES = {"lib/__init__.py": "", "lib/text.py": TEXT, "tests/test_text.py": TESTS}
 

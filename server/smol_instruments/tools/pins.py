@@ -71,8 +71,7 @@ def _pin_file(ctx: ToolContext, old: str | None, new: str) -> tuple[str, list[st
     expected = [
         found
         for node in ast.walk(tree)
-        if getattr(node, "lineno", 0) in written
-        and (found := _expected(node)) is not None
+        if getattr(node, "lineno", 0) in written and (found := _expected(node)) is not None
     ][:MAX_PINNED]
     if not expected:
         return new, []
@@ -87,9 +86,7 @@ def _pin_file(ctx: ToolContext, old: str | None, new: str) -> tuple[str, list[st
         if value is None or _same(value, item.literal):
             continue
         start = _offset(new, starts, item.literal.lineno, item.literal.col_offset)
-        end = _offset(
-            new, starts, item.literal.end_lineno or 0, item.literal.end_col_offset or 0
-        )
+        end = _offset(new, starts, item.literal.end_lineno or 0, item.literal.end_col_offset or 0)
         edits.append((start, end, value))
         told.append(f"{item.call} returns {value}, not {ast.unparse(item.literal)}")
     for start, end, value in sorted(edits, reverse=True):
@@ -163,7 +160,6 @@ def _run(ctx: ToolContext, imports: str, calls: list[str]) -> list[str | None]:
     if not isinstance(values, list) or len(values) != len(calls):
         return [None] * len(calls)
     return [value if isinstance(value, str) and _read(value)[0] else None for value in values]
-
 
 
 def _line_starts(text: str) -> list[int]:
