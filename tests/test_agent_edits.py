@@ -459,6 +459,27 @@ def test_a_new_tests_guessed_expectation_is_what_the_code_gives(
     assert "passed with it" in outcome.answer  # the pinned test is what was checked
 
 
+@pytest.mark.parametrize(
+    ("summary", "shown"),
+    [
+        (
+            "I changed mul in app/calc.py and added a test.",
+            "The model's summary, which names `app/calc.py` that this patch does not change: I",
+        ),
+        ("I added test_mul_negative to tests/test_calc.py.", "The model's summary: I added"),
+    ],
+    ids=["contradicts-the-diff", "control"],
+)
+def test_a_summary_naming_a_file_the_patch_leaves_alone_is_not_shown_as_fact(
+    repo: Path, settings: Settings, summary: str, shown: str
+) -> None:
+    """Seen on the 1.5B model: a patch of the tests alone, summed up as "I changed the
+    `truncate` function in textutils/strings.py"."""
+    test = "# file: tests/test_calc.py\ndef test_mul_negative():\n    assert mul(-2, 3) == -6\n"
+    outcome, _ = _checked_run(repo, settings, [test, summary], "add a test for mul with a negative")
+    assert shown in outcome.answer, outcome.answer
+
+
 def test_a_fixs_test_is_answered_with_what_the_code_gives_not_rewritten(
     repo: Path, settings: Settings
 ) -> None:

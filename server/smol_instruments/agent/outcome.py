@@ -65,11 +65,22 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
         said = describe_proposal(last, held=intent.held)
         rest = answer.strip()
         if rest and rest != said and rest not in said:
-            said += f"\n\nThe model's summary: {rest}"
+            # its words against the diff ("I changed truncate in textutils/strings.py" for a
+            # patch of the tests alone): said to be what they are, not shown as fact
+            untouched = _untouched_files(rest, watch.repo_files, last)
+            against = f", which names {untouched} that this patch does not change" * bool(untouched)
+            said += f"\n\nThe model's summary{against}: {rest}"
         if failed_checks(last.validation, held=intent.held):
             status, said = "incomplete", f"{NOT_VERIFIED} {said}"
         answer = said
     return status, answer
+
+
+def _untouched_files(text: str, repo_files: list[str], patch: Patch) -> str:
+    """The repository's files `text` names that `patch` does not change, as "`a`, `b`"."""
+    changed = {change.path for change in patch.files}
+    named = [path for path in repo_files if path not in changed and path in text]
+    return ", ".join(f"`{path}`" for path in named)
 
 
 def claims_change(answer: str) -> bool:
