@@ -480,6 +480,26 @@ def test_a_summary_naming_a_file_the_patch_leaves_alone_is_not_shown_as_fact(
     assert shown in outcome.answer, outcome.answer
 
 
+def test_methods_written_without_their_class_are_a_change_to_that_class(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model ("add tests for escape and unescape", a unittest file): the new
+    test methods came indented, without their class, and were read as no change at all."""
+    from tests.conftest import git
+
+    units = "import unittest\n\nfrom app.calc import mul\n\n\nclass MulTests(unittest.TestCase):\n"
+    units += "    def test_small(self):\n        self.assertEqual(mul(1, 1), 1)\n"
+    (repo / "tests" / "test_units.py").write_text(units)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "unittest tests")
+    method = "    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n"
+    reply = f"# file: tests/test_units.py\n\n{method}"
+    task = "add a test for mul to tests/test_units.py"
+    _, _, patches = run_keeping_patches(repo, settings, [reply, "Added test_mul."], task)
+    (patch,) = patches
+    assert patch.files[0].proposed == units + "\n" + method
+
+
 def test_a_fixs_test_is_answered_with_what_the_code_gives_not_rewritten(
     repo: Path, settings: Settings
 ) -> None:

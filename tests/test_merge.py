@@ -253,6 +253,34 @@ def test_a_method_of_two_classes_is_refused_with_the_class_line_to_write() -> No
     )
 
 
+TESTS = """import unittest
+
+
+class EscapeTests(unittest.TestCase):
+    def test_plain(self):
+        self.assertEqual(escape("a"), "a")
+"""
+
+
+def test_new_methods_without_their_class_go_into_the_one_class() -> None:
+    """Seen on the 1.5B model: asked for new unittest tests, it wrote the indented methods
+    alone; appended at the top level they would be no test at all."""
+    block = "    def test_tilde(self):\n        self.assertEqual(escape('~'), '~0')\n"
+    result = merge_definitions(TESTS, block, "tests.py")
+    assert result.text == TESTS + "\n" + block
+    assert result.added == ("EscapeTests.test_tilde",)
+
+
+def test_new_methods_without_their_class_are_refused_where_several_classes_could_hold_them() -> (
+    None
+):
+    error = refused(SHAPES, "def perimeter(self):\n    return 0\n", "shapes.py")
+    assert "takes self, so it is a method" in error.message
+    assert "`class Square`, `class Circle`, or a new class" in (error.recovery_suggestion or "")
+    # control: a new function that takes no self is a function of the module
+    assert merged(SHAPES, "def unit():\n    return 1\n").endswith("def unit():\n    return 1\n")
+
+
 def test_a_def_taking_self_is_the_method_even_beside_a_function_of_its_name() -> None:
     original = (
         "def area(side):\n    return side\n\n\n" + SHAPES.split("\n\n\nclass Circle")[0] + "\n"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from collections.abc import Callable
 
 from ..base.pyast import parsed
@@ -73,8 +74,9 @@ def defined_names(code: str, tool_names: set[str]) -> list[str] | None:
     """The functions and classes a block defines when that is all it does (with imports,
     constants, a docstring or a `__main__` guard beside them), else None.
 
-    A block that calls a tool at its top level is an action, not a change."""
-    tree = parsed(code)
+    A block that calls a tool at its top level is an action, not a change; one indented as a
+    whole (methods written without their class) is read as the merge reads it, dedented."""
+    tree = parsed(textwrap.dedent(code))
     if tree is None:
         return None
     names: list[str] = []

@@ -7,7 +7,8 @@ where that kind of statement goes. Every line the block does not mention is kept
 byte, line endings included. A class in the block that lacks something the file's class has
 (a method, an attribute, its docstring, its class line's decorators or bases) is merged member
 by member, so writing one method inside a bare `class X:` never deletes the rest; a merge
-never deletes a definition. A lone `def m(self)` is the method m of the one class that has it.
+never deletes a definition. A lone `def m(self)` is the method m of the one class that has it
+(a new one: of the file's one class; with several, it is refused, naming them).
 
 Pure: text in, text out. What cannot be placed is a MergeError (the one error schema) whose
 suggestion says what to write instead, usually old_text/new_text.
@@ -40,6 +41,7 @@ from .pysource import (
     last_line,
     match_indentation,
     members,
+    nested_functions,
     parse,
     reindent,
     takes_self,
@@ -112,23 +114,6 @@ def merge_definitions(original: str, block: str, path: str) -> Merged:
             "new_text or the file is nested too deeply to merge by name",
             f"To change {path}, {USE_OLD_TEXT}.",
         ) from None
-
-
-def _nested(body: list[ast.stmt], name: str) -> list[tuple[str, list[ast.stmt], ast.stmt]]:
-    """Functions called `name` defined directly in another function's body: (the owner's
-    label `outer.<locals>`, that body, the function)."""
-    found: list[tuple[str, list[ast.stmt], ast.stmt]] = []
-    for outer in (node for statement in body for node in ast.walk(statement)):
-        if isinstance(outer, FUNCTIONS):
-            for inner in outer.body:
-                if isinstance(inner, FUNCTIONS) and inner.name == name:
-                    found.append((f"{outer.name}.<locals>", outer.body, inner))
-    return found
-
-
-def _complete(old: ast.ClassDef, new: ast.ClassDef) -> bool:
-    """Whether `new` is the whole class (it replaces `old`), not some members given in it."""
-    return members(old) <= members(new)
 
 
 class _Merger:
@@ -229,12 +214,23 @@ class _Merger:
             method = next(m for m in cls.body if isinstance(m, FUNCTIONS) and m.name == name)
             self._pair(name, nodes, cls.body, self.new.body, "", self.file.indent(method), cls.name)
             return
-        nested = _nested(self.file.body, name)
+        nested = nested_functions(self.file.body, name)
         if len(nested) == 1 and all(isinstance(n, FUNCTIONS) for n in nodes):
             # `outer.<locals>.inner`: the one function of that name defined inside another
             outer, body, inner = nested[0]
             self._pair(name, nodes, body, self.new.body, "", self.file.indent(inner), outer)
             return
+        held = [node for node in self.file.body if isinstance(node, ast.ClassDef)]
+        if is_method and held and all(isinstance(n, FUNCTIONS) for n in nodes):
+            if len(held) > 1:  # a new method without its class (the 1.5B model's new tests)
+                named = ", ".join(f"`class {cls.name}`" for cls in held[:6])
+                raise MergeError(
+                    f"{name} takes self, so it is a method, and no class of {self.path} has it",
+                    f"Write it inside its class in new_text: the class line ({named}, or a new "
+                    "class), then the method indented under it.",
+                )
+            add = self.file.indent(held[0].body[0])
+            return self._add_members(held[0], nodes, self.new.body, "", add)
         for node in nodes:
             self.new_definitions.append(self.new.piece(node, self.new.body))
             self.added.append(name)
@@ -268,7 +264,7 @@ class _Merger:
                 top
                 and isinstance(old, ast.ClassDef)
                 and isinstance(new, ast.ClassDef)
-                and not _complete(old, new)
+                and not members(old) <= members(new)  # some members, not the whole class
             ):
                 self._merge_class(old, new)
             else:
@@ -336,12 +332,22 @@ class _Merger:
         self, old: ast.ClassDef, new: ast.ClassDef, name: str, strip: str, add: str
     ) -> None:
         nodes = [n for n in new.body if isinstance(n, DEFINITIONS) and n.name == name]
-        if self._pair(name, nodes, old.body, new.body, strip, add, old.name):
-            return
+        if not self._pair(name, nodes, old.body, new.body, strip, add, old.name):
+            self._add_members(old, nodes, new.body, strip, add)
+
+    def _add_members(
+        self,
+        cls: ast.ClassDef,
+        nodes: Sequence[ast.stmt],
+        body: list[ast.stmt],
+        strip: str,
+        add: str,
+    ) -> None:
+        """New members, after the last line of `cls`."""
         for node in nodes:
-            piece = self.new.piece(node, new.body, strip, add)
-            self.edits.append(_Edit(last_line(old), last_line(old), ("", *piece), rank=1))
-            self.added.append(f"{old.name}.{name}")
+            piece = self.new.piece(node, body, strip, add)
+            self.edits.append(_Edit(last_line(cls), last_line(cls), ("", *piece), rank=1))
+            self.added.append(f"{cls.name}.{getattr(node, 'name', '')}")
 
     def _member_assignment(
         self, old: ast.ClassDef, new: ast.ClassDef, node: ast.stmt, name: str, strip: str, add: str

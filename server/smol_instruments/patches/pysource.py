@@ -267,3 +267,15 @@ def cut_short(old: ast.stmt, new: ast.stmt, label: str) -> int | None:
     ):
         return None
     return last_line(last_old)
+
+
+def nested_functions(body: list[ast.stmt], name: str) -> list[tuple[str, list[ast.stmt], ast.stmt]]:
+    """Functions called `name` defined directly in another function's body: (the owner's
+    label `outer.<locals>`, that body, the function)."""
+    found: list[tuple[str, list[ast.stmt], ast.stmt]] = []
+    for outer in (node for statement in body for node in ast.walk(statement)):
+        if isinstance(outer, FUNCTIONS):
+            for inner in outer.body:
+                if isinstance(inner, FUNCTIONS) and inner.name == name:
+                    found.append((f"{outer.name}.<locals>", outer.body, inner))
+    return found
