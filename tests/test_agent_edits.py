@@ -500,6 +500,28 @@ def test_methods_written_without_their_class_are_a_change_to_that_class(
     assert patch.files[0].proposed == units + "\n" + method
 
 
+def test_a_block_for_several_files_is_one_patch_of_each_files_definitions(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model: a fix of termcolor.py written under a header of _types.py and
+    then its own `# file:` line was merged, whole, into _types.py."""
+    reply = (
+        "# file: app/calc.py\ndef add(a, b):\n    return a + b\n\n"
+        "# file: tests/test_calc.py\ndef test_add_negative():\n    assert add(-1, -1) == -2\n"
+    )
+    task = "fix add and add a test for negative numbers"
+    outcome, _, patches = run_keeping_patches(repo, settings, [reply, "Fixed add."], task)
+    (patch,) = patches
+    proposed = {change.path: change.proposed for change in patch.files}
+    assert proposed["app/calc.py"].startswith("def add(a, b):\n    return a + b\n")
+    assert "def mul(a, b):" in proposed["app/calc.py"]  # merged by name: the rest is kept
+    assert proposed["tests/test_calc.py"].endswith(
+        "def test_add_negative():\n    assert add(-1, -1) == -2\n"
+    )
+    assert "def test_mul():" in proposed["tests/test_calc.py"]
+    assert "app/calc.py" in outcome.answer and "tests/test_calc.py" in outcome.answer
+
+
 def test_a_fixs_test_is_answered_with_what_the_code_gives_not_rewritten(
     repo: Path, settings: Settings
 ) -> None:

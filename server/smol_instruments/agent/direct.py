@@ -17,6 +17,7 @@ from typing import Any
 from ..base.errors import ToolError
 from ..tools.base import ToolContext
 from ..tools.edit import (
+    definition_changes,
     edit_changes,
     has_edit_blocks,
     parse_edit_blocks,
@@ -24,6 +25,7 @@ from ..tools.edit import (
     rename_changes,
     rewrite_block,
 )
+from .edits import file_sections
 from .events import RunOutcome, RunStatus, ToolEvent
 from .intent import TaskIntent
 from .outcome import NOT_VERIFIED, describe_proposal, failed_checks
@@ -35,9 +37,15 @@ OneStep = Callable[[str, RunStatus, ToolEvent | None], RunOutcome]
 
 
 def edit_blocks(ctx: ToolContext, reply: str, default_path: str | None) -> dict[str, Any]:
-    """A reply's SEARCH/REPLACE blocks (or, without them, the lines of a file it writes again
-    in a fence, tools/edit.py `rewrite_block`) proposed as one patch, or the error schema."""
+    """A reply's SEARCH/REPLACE blocks (or, without them, a block of definitions for several
+    files under their `# file:` lines, merged by name into each, or the lines of a file it
+    writes again in a fence, tools/edit.py `rewrite_block`) proposed as one patch, or the
+    error schema."""
     try:
+        sections = file_sections(reply)
+        if sections and not has_edit_blocks(reply):
+            changes, said = definition_changes(ctx, sections)
+            return propose_changes(ctx, changes, said)
         if has_edit_blocks(reply):
             blocks = parse_edit_blocks(reply, default_path)
         else:

@@ -62,6 +62,20 @@ def file_header(code: str, repo_files: set[str]) -> tuple[str | None, str]:
     return path.removeprefix("./"), "\n".join(lines[first + 1 :]).strip("\n") + "\n"
 
 
+def file_sections(code: str) -> list[tuple[str, str]]:
+    """(path, the lines under it) for each `# file: <path>` line of a block that starts with
+    one and has several (a change to several files written as one block); [] otherwise."""
+    lines = code.strip("\n").splitlines()
+    heads = [(i, found.group(1)) for i, line in enumerate(lines) if (found := _HEADER.match(line))]
+    if len(heads) < 2 or heads[0][0] != 0:
+        return []
+    ends = [i for i, _ in heads[1:]] + [len(lines)]
+    return [
+        (path.removeprefix("./"), "\n".join(lines[i + 1 : end]).strip("\n") + "\n")
+        for (i, path), end in zip(heads, ends, strict=True)
+    ]
+
+
 def is_change_block(code: str) -> bool:
     """`code` starts with a file header and the rest is Python (a change written unfenced)."""
     lines = code.strip().splitlines()

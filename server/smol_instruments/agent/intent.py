@@ -266,8 +266,7 @@ class TaskIntent:
     def fix(self) -> bool:
         """A change that repairs something (a fix, a symptom to correct)."""
         return self.change and (
-            any(_ASKS_TO_FIX.match(s) for s in _sentences(self.task))
-            or _reports_symptom(self.task)
+            any(_ASKS_TO_FIX.match(s) for s in _sentences(self.task)) or _reports_symptom(self.task)
         )
 
     @property

@@ -65,6 +65,7 @@ from .edits import (
     defined_names,
     edit_call,
     file_header,
+    file_sections,
 )
 from .model import TEXT_BLOCK_CODE, calls_a_tool, quotes_code
 from .outcome import describe_proposal, failed_checks
@@ -157,6 +158,15 @@ class SmolCodeAgent(PinnedCodeAgent):
             if self._rewrites_text(code):
                 return self._search_replace(self._reply)
             return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
+        sections = file_sections(code) if watch is not None and watch.intent.change else []
+        bodies = [complete_prefix(body) for _, body in sections]  # the last may be cut
+        if sections and all(defined_names(body, tools) for body in bodies):
+            # several files in one block, each under its `# file:` line: one patch of them all
+            # (the 1.5B model's fix of termcolor.py under a header of _types.py was merged,
+            # whole, into _types.py)
+            paths = [path for path, _ in sections]
+            written = (f"# file: {p}\n{b}" for p, b in zip(paths, bodies, strict=True))
+            return self._search_replace("\n".join(written))
         path, body = file_header(code, files)
         if path is not None:
             body = complete_prefix(body)  # a reply cut at its token limit mid-line
@@ -197,8 +207,8 @@ class SmolCodeAgent(PinnedCodeAgent):
         return code.strip() == TEXT_BLOCK_CODE or not calls_a_tool(code, tools)
 
     def _search_replace(self, reply: str) -> CodeOutput:
-        """A reply of SEARCH/REPLACE blocks: proposed as one patch (tools/edit.py); the run's
-        end when the same blocks were proposed already."""
+        """A reply of SEARCH/REPLACE blocks, or of definitions for several files: proposed as
+        one patch (agent/direct.py); the run's end when the same was proposed already."""
         watch = self.watch
         if watch is not None and not watch.intent.change:
             raise InterpreterError(Nudge.NOT_ASKED.says(call=watch.first_read()))

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..base.errors import ErrorType, ToolError
 from ..base.testruns import is_test_path
+from ..patches.merge import merge_definitions
 from .base import ToolContext
 from .patch import propose
 
@@ -252,6 +253,26 @@ def edit_changes(
         after[block.path] = apply_replacement(after[block.path], block)
     changes = [(path, before[path], after[path]) for path in before]
     return [change for change in changes if change[1] != change[2]]
+
+
+def definition_changes(
+    ctx: ToolContext, sections: list[tuple[str, str]]
+) -> tuple[list[tuple[str, str | None, str | None]], str]:
+    """(path, before, after) for each file that (path, definitions) sections change, each
+    merged by name (patches/merge.py; a file that does not exist yet is the definitions), and
+    what each merge did, in one line."""
+    before: dict[str, str | None] = {}
+    after: dict[str, str] = {}
+    said: list[str] = []
+    for path, body in sections:
+        if path not in before:
+            before[path] = ctx.file_text(path)  # after the patch guard, as edit_changes
+        current = after.get(path, before[path])
+        merged = merge_definitions(current, body, path) if current is not None else None
+        after[path] = merged.text if merged is not None else body
+        said.append(f"{path}: {merged.summary() if merged is not None else 'new file'}")
+    changes = [(path, before[path], after[path]) for path in before]
+    return [change for change in changes if change[1] != change[2]], "; ".join(said)
 
 
 def rename_changes(
