@@ -493,7 +493,8 @@ def test_methods_written_without_their_class_are_a_change_to_that_class(
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "unittest tests")
     method = "    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n"
-    reply = f"# file: tests/test_units.py\n\n{method}"
+    method += "\n    def test_mul_zero(self):\n        self.assertEqual(mul(2, 0), 0)\n"
+    reply = f"# file: tests/test_units.py\n\n{method}"  # unfenced, as the model wrote it
     task = "add a test for mul to tests/test_units.py"
     _, _, patches = run_keeping_patches(repo, settings, [reply, "Added test_mul."], task)
     (patch,) = patches

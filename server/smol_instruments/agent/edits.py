@@ -81,7 +81,7 @@ def is_change_block(code: str) -> bool:
     lines = code.strip().splitlines()
     if not lines or _HEADER.match(lines[0]) is None:
         return False
-    return parsed(complete_prefix("\n".join(lines[1:]))) is not None
+    return parsed(complete_prefix(textwrap.dedent("\n".join(lines[1:])))) is not None
 
 
 def defined_names(code: str, tool_names: set[str]) -> list[str] | None:
