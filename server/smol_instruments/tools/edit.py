@@ -32,7 +32,7 @@ from typing import Any
 from ..base.errors import ErrorType, ToolError
 from ..base.testruns import is_test_path
 from ..patches.merge import merge_definitions
-from .base import ToolContext
+from .base import Changes, ToolContext
 from .patch import propose
 
 SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b.*$", re.M)
@@ -255,9 +255,7 @@ def edit_changes(
     return [change for change in changes if change[1] != change[2]]
 
 
-def definition_changes(
-    ctx: ToolContext, sections: list[tuple[str, str]]
-) -> tuple[list[tuple[str, str | None, str | None]], str]:
+def definition_changes(ctx: ToolContext, sections: list[tuple[str, str]]) -> tuple[Changes, str]:
     """(path, before, after) for each file that (path, definitions) sections change, each
     merged by name (patches/merge.py; a file that does not exist yet is the definitions), and
     what each merge did, in one line."""

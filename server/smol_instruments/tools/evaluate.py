@@ -442,11 +442,7 @@ def failing_assertion_runs(
         tree = pyast.parsed(new)
         if tree is None or len(seen) >= ASSERTIONS_RUN:
             continue
-        imports = "\n".join(
-            ast.unparse(node)
-            for node in tree.body
-            if isinstance(node, (ast.Import, ast.ImportFrom))
-        )
+        imports = module_imports(tree)
         written = written_lines(old, new) if written_only else None
         for side in _asserted_calls(tree, int(line), written):
             if side in seen or len(seen) >= ASSERTIONS_RUN:
@@ -458,6 +454,12 @@ def failing_assertion_runs(
             except ToolError:
                 continue
     return runs
+
+
+def module_imports(tree: ast.Module) -> str:
+    """A test file's top-level imports, as source: what its assertions' calls are run with."""
+    imports = (node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+    return "\n".join(map(ast.unparse, imports))
 
 
 def written_lines(old: str | None, new: str) -> set[int]:
@@ -538,7 +540,7 @@ def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[
             continue
         after = gives(result)
         if wanted is not None:
-            passed = "value" in result and _same_value(result["value"], wanted)
+            passed = "value" in result and same_value(result["value"], wanted)
             said = f"{call} {after} with this patch; the task says it should give {wanted}"
             said += "" if passed else ": not yet, so the fix is not right"
             if not passed and result.get("trace"):
@@ -558,7 +560,7 @@ def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[
     return checks
 
 
-def _same_value(shown: str, wanted: str) -> bool:
+def same_value(shown: str, wanted: str) -> bool:
     """Whether a value as `evaluate` shows it (its repr) is the literal `wanted` (3 == 3.0)."""
     try:
         return bool(ast.literal_eval(shown) == ast.literal_eval(wanted))

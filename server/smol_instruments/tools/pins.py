@@ -23,13 +23,19 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any
 
 from ..base import pyast
 from ..base.errors import ToolError
 from ..base.testruns import is_test_path
-from .base import ToolContext
-from .evaluate import ASSERTION_TIMEOUT_S, evaluate_code, evaluates_unasked, written_lines
+from .base import Changes, ToolContext
+from .evaluate import (
+    ASSERTION_TIMEOUT_S,
+    evaluate_code,
+    evaluates_unasked,
+    module_imports,
+    same_value,
+    written_lines,
+)
 
 #: Assertions run per proposal (one contained run per file, however many).
 MAX_PINNED = 12
@@ -43,9 +49,7 @@ class _Expected:
     literal: ast.expr  # the side that is a literal, whose text is replaced
 
 
-def pinned(
-    ctx: ToolContext, changes: list[tuple[str, str | None, str | None]]
-) -> tuple[list[tuple[str, str | None, str | None]], list[str]]:
+def pinned(ctx: ToolContext, changes: Changes) -> tuple[Changes, list[str]]:
     """`changes` (path, text before, proposed text) with each written test assertion's literal
     replaced by what its call gives, and the sentences that say which ("truncate('ab', 1)
     returns 'a...', not 'a'"). Unchanged, with [], unless every file is a test and the
@@ -53,7 +57,7 @@ def pinned(
     paths = [path for path, _, new in changes if new is not None]
     if not paths or not all(map(is_test_path, paths)) or not evaluates_unasked(ctx):
         return changes, []
-    out: list[tuple[str, str | None, str | None]] = []
+    out: Changes = []
     said: list[str] = []
     for path, old, new in changes:
         if new is not None and len(said) < MAX_PINNED:
@@ -75,15 +79,12 @@ def _pin_file(ctx: ToolContext, old: str | None, new: str) -> tuple[str, list[st
     ][:MAX_PINNED]
     if not expected:
         return new, []
-    imports = "\n".join(
-        ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
-    )
-    values = _run(ctx, imports, [item.call for item in expected])
+    values = _run(ctx, module_imports(tree), [item.call for item in expected])
     edits: list[tuple[int, int, str]] = []
     told: list[str] = []
     starts = _line_starts(new)
     for item, value in zip(expected, values, strict=True):
-        if value is None or _same(value, item.literal):
+        if value is None or same_value(value, ast.unparse(item.literal)):
             continue
         start = _offset(new, starts, item.literal.lineno, item.literal.col_offset)
         end = _offset(new, starts, item.literal.end_lineno or 0, item.literal.end_col_offset or 0)
@@ -121,22 +122,13 @@ def _calls(node: ast.expr) -> bool:
     return any(isinstance(part, ast.Call) for part in ast.walk(node))
 
 
-def _read(source: str | ast.expr) -> tuple[bool, Any]:
-    """Whether `source` is a literal, and its value."""
+def _literal(source: str | ast.expr) -> bool:
+    """Whether `source` (a value's repr, or a node) is a literal `ast.literal_eval` reads."""
     try:
-        return True, ast.literal_eval(source)
+        ast.literal_eval(source)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False, None
-
-
-def _literal(node: ast.expr) -> bool:
-    return _read(node)[0]
-
-
-def _same(value: str, literal: ast.expr) -> bool:
-    """The value is the literal's (3 == 3.0), or they cannot be compared: left as written."""
-    (read, got), (_, wanted) = _read(value), _read(literal)
-    return not read or bool(got == wanted)
+        return False
+    return True
 
 
 def _run(ctx: ToolContext, imports: str, calls: list[str]) -> list[str | None]:
@@ -159,7 +151,7 @@ def _run(ctx: ToolContext, imports: str, calls: list[str]) -> list[str | None]:
         return [None] * len(calls)
     if not isinstance(values, list) or len(values) != len(calls):
         return [None] * len(calls)
-    return [value if isinstance(value, str) and _read(value)[0] else None for value in values]
+    return [value if isinstance(value, str) and _literal(value) else None for value in values]
 
 
 def _line_starts(text: str) -> list[int]:
