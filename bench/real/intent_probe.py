@@ -18,7 +18,13 @@ from typing import Any
 
 from smolagents.models import ChatMessage, MessageRole
 
-from smol_instruments.agent.intent import INTENT_QUESTION, INTENT_SCHEMA, from_rules, settled
+from smol_instruments.agent.intent import (
+    INTENT_QUESTION,
+    INTENT_SCHEMA,
+    MODEL_KINDS,
+    from_rules,
+    settled,
+)
 from smol_instruments.agent.session import AgentSession
 from smol_instruments.base.config import load_settings
 from smol_instruments.safety.approval import DenyAllApprover
@@ -37,14 +43,12 @@ EXPECTED = {
     "run-tests": "command",
     "decline": "decline",
 }
-KINDS = {"answer_question": "question", "edit_files": "change", "run_and_report": "command"}
-KINDS["refuse"] = "decline"
 ALONE = "Classify the newest message a user sent to a coding agent that works in a git repository."
 
 
 def _kind(reply: str | None) -> str | None:
     try:
-        return KINDS.get(json.loads(reply or "").get("request"))
+        return MODEL_KINDS.get(json.loads(reply or "").get("request"))
     except (ValueError, AttributeError):
         return None
 

@@ -52,7 +52,7 @@ AnswerStyle = Literal["answer", "explain", "bug", "history"]
 #: purpose: every token of it is generated before the first step (a reason to refuse was
 #: measured at 40-60 tokens on the 1.5B model, written for every kind; it is not asked).
 #: The words the model chooses from: a small model picks a kind better by what it does.
-_MODEL_KINDS: dict[str, IntentKind] = {
+MODEL_KINDS: dict[str, IntentKind] = {
     "answer_question": "question",
     "edit_files": "change",
     "run_and_report": "command",
@@ -61,7 +61,7 @@ _MODEL_KINDS: dict[str, IntentKind] = {
 INTENT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "request": {"type": "string", "enum": list(_MODEL_KINDS)},
+        "request": {"type": "string", "enum": list(MODEL_KINDS)},
         "names": {"type": "array", "items": {"type": "string"}, "maxItems": 4},
         "calls": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
     },
@@ -526,9 +526,9 @@ def from_model_reply(
         data = json.loads(reply)
     except ValueError:
         return None
-    if not isinstance(data, dict) or data.get("request") not in _MODEL_KINDS:
+    if not isinstance(data, dict) or data.get("request") not in MODEL_KINDS:
         return None
-    kind = _MODEL_KINDS[data["request"]]
+    kind = MODEL_KINDS[data["request"]]
     ruled = from_rules(task, carried=carried)
     if ruled.kind == "decline" or (
         ruled.kind == "change" and (kind != "decline" or plain_change(task))
