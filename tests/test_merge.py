@@ -281,6 +281,55 @@ def test_new_methods_without_their_class_are_refused_where_several_classes_could
     assert merged(SHAPES, "def unit():\n    return 1\n").endswith("def unit():\n    return 1\n")
 
 
+CASES = """import unittest
+
+
+class ParseTests(unittest.TestCase):
+    def test_parse(self):
+        self.assertEqual(1, 1)
+
+
+class FormatTests(unittest.TestCase):
+    def test_format(self):
+        self.assertEqual(2, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+
+
+def test_new_test_methods_without_their_class_get_a_new_class_where_several_could_hold_them() -> (
+    None
+):
+    """Seen on the 1.5B model (jp-add-test-escape, dev): asked for tests of escape and unescape
+    in a file of six TestCase classes, it wrote the two methods alone, refused five times over.
+    A new class of the file's base holds them all, before the `__main__` block."""
+    block = (
+        "    def test_escape(self):\n        self.assertEqual(escape('~'), '~0')\n\n"
+        "    def test_unescape(self):\n        self.assertEqual(unescape('~0'), '~')\n"
+    )
+    result = merge_definitions(CASES, block, "tests/test_cases.py")
+    assert result.text == CASES.replace(
+        'if __name__',
+        "class EscapeTests(unittest.TestCase):\n"
+        "    def test_escape(self):\n        self.assertEqual(escape('~'), '~0')\n\n"
+        "    def test_unescape(self):\n        self.assertEqual(unescape('~0'), '~')\n\n\n"
+        "if __name__",
+    )
+    assert result.added == (
+        "EscapeTests.test_escape (a new class)",
+        "EscapeTests.test_unescape (a new class)",
+    )
+    # a taken name is not reused
+    taken = CASES.replace("class FormatTests", "class EscapeTests")
+    assert "class EscapeTests2(unittest.TestCase):" in merged(taken, block, "tests/test_cases.py")
+    # not a test file, or classes with no base: which class is not guessed
+    assert "takes self" in refused(CASES, block, "cases.py").message
+    bare = CASES.replace("(unittest.TestCase)", "")
+    assert "takes self" in refused(bare, block, "tests/test_cases.py").message
+
+
 def test_a_def_taking_self_is_the_method_even_beside_a_function_of_its_name() -> None:
     original = (
         "def area(side):\n    return side\n\n\n" + SHAPES.split("\n\n\nclass Circle")[0] + "\n"

@@ -20,6 +20,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..base.testruns import is_test_path
 from .model import MAX_PATCH_CHARS
 from .pysource import (
     DEFINITIONS,
@@ -35,6 +36,7 @@ from .pysource import (
     cut_short,
     dedent,
     docstring,
+    extended_import,
     first_line,
     is_filler,
     is_main,
@@ -45,6 +47,7 @@ from .pysource import (
     parse,
     reindent,
     takes_self,
+    test_class_line,
 )
 
 
@@ -142,6 +145,7 @@ class _Merger:
         self.new_future: list[str] = []
         self.new_assignments: list[str] = []
         self.new_definitions: list[list[str]] = []
+        self.test_class: list[str] | None = None  # a new class for test methods without one
         self.new_main: list[str] = []
         self.extensions: dict[int, tuple[ast.ImportFrom, list[str]]] = {}
 
@@ -223,17 +227,35 @@ class _Merger:
         held = [node for node in self.file.body if isinstance(node, ast.ClassDef)]
         if is_method and held and all(isinstance(n, FUNCTIONS) for n in nodes):
             if len(held) > 1:  # a new method without its class (the 1.5B model's new tests)
-                named = ", ".join(f"`class {cls.name}`" for cls in held[:6])
-                raise MergeError(
-                    f"{name} takes self, so it is a method, and no class of {self.path} has it",
-                    f"Write it inside its class in new_text: the class line ({named}, or a new "
-                    "class), then the method indented under it.",
-                )
+                return self._new_class_member(name, nodes, held)
             add = self.file.indent(held[0].body[0])
             return self._add_members(held[0], nodes, self.new.body, "", add)
         for node in nodes:
             self.new_definitions.append(self.new.piece(node, self.new.body))
             self.added.append(name)
+
+    def _new_class_member(
+        self, name: str, nodes: Sequence[ast.stmt], held: list[ast.ClassDef]
+    ) -> None:
+        """New test methods without their class, in a test file of several: one new class for
+        them all, at the end (its line told: which class they belong to is not said)."""
+        line = test_class_line(held, name) if is_test_path(self.path) else None
+        if line is None and self.test_class is None:
+            named = ", ".join(f"`class {cls.name}`" for cls in held[:6])
+            raise MergeError(
+                f"{name} takes self, so it is a method, and no class of {self.path} has it",
+                f"Write it inside its class in new_text: the class line ({named}, or a new "
+                "class), then the method indented under it.",
+            )
+        if self.test_class is None:
+            self.test_class = [str(line)]
+            self.new_definitions.append(self.test_class)
+        for node in nodes:
+            self.test_class += [
+                *([""] if len(self.test_class) > 1 else []),
+                *self.new.piece(node, self.new.body, "", "    "),
+            ]
+        self.added.append(f"{self.test_class[0][6:].split('(')[0]}.{name} (a new class)")
 
     def _pair(
         self,
@@ -493,7 +515,7 @@ class _Merger:
 
     def _place_insertions(self) -> None:
         for target, names in self.extensions.values():
-            self.edits.append(self._extend(target, names))
+            self.edits.append(_Edit(*extended_import(self.file.lines, target, names)))
         body = self.file.body
         doc = docstring(body)
         leading = body[1:] if doc else body
@@ -532,22 +554,6 @@ class _Merger:
         for count, piece in enumerate(pieces):
             gap = ["", ""] if at or count else []
             self.edits.append(_Edit(at, at, (*gap, *piece), rank=2))
-
-    def _extend(self, target: ast.ImportFrom, names: list[str]) -> _Edit:
-        """`from M import a` extended with `names`: inline, or one a line in a list of lines."""
-        last = target.names[-1]
-        row = (last.end_lineno or target.lineno) - 1
-        line = self.file.lines[row]
-        raw = line.encode("utf-8", "surrogateescape")
-        col = last.end_col_offset or 0
-        rest = raw[col:].decode("utf-8", "surrogateescape").split("#")[0].strip()
-        if rest == "," and last_line(target) > target.lineno:
-            indent = line[: len(line) - len(line.lstrip())]
-            return _Edit(row + 1, row + 1, tuple(f"{indent}{name}," for name in names))
-        joined = (raw[:col] + ", ".join(["", *names]).encode() + raw[col:]).decode(
-            "utf-8", "surrogateescape"
-        )
-        return _Edit(row, row + 1, (joined,))
 
     def _assemble(self) -> str:
         out: list[str] = []

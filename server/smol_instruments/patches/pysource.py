@@ -11,6 +11,7 @@ import ast
 import io
 import re
 import tokenize
+from collections import Counter
 from typing import Any
 
 from ..base import pyast
@@ -279,3 +280,42 @@ def nested_functions(body: list[ast.stmt], name: str) -> list[tuple[str, list[as
                 if isinstance(inner, FUNCTIONS) and inner.name == name:
                     found.append((f"{outer.name}.<locals>", outer.body, inner))
     return found
+
+
+def test_class_line(classes: list[ast.ClassDef], method: str) -> str | None:
+    """The class line of a new test class for test methods written without their class, in a
+    test file of several classes (which one they belong to is not said): named after the first
+    method (`test_escape` -> `EscapeTests`), with the bases most of the file's classes have.
+    None when no class has a base (no sign they are unittest's test cases)."""
+    bases = Counter(tuple(ast.unparse(b) for b in cls.bases) for cls in classes if cls.bases)
+    if not bases or not method.startswith("test"):
+        return None
+    words = [word for word in method[4:].split("_") if word]
+    stem = "".join(word[:1].upper() + word[1:] for word in words) or "New"
+    taken = {cls.name for cls in classes}
+    name = next(
+        n
+        for i in range(1, len(taken) + 2)
+        if (n := f"{stem}Tests{i if i > 1 else ''}") not in taken
+    )
+    return f"class {name}({', '.join(bases.most_common(1)[0][0])}):"
+
+
+def extended_import(
+    lines: list[str], target: ast.ImportFrom, names: list[str]
+) -> tuple[int, int, tuple[str, ...]]:
+    """The lines [start, end) of `lines` that extend `from M import a` with `names`, and what
+    they become: inline, or one a line in a list of lines."""
+    last = target.names[-1]
+    row = (last.end_lineno or target.lineno) - 1
+    line = lines[row]
+    raw = line.encode("utf-8", "surrogateescape")
+    col = last.end_col_offset or 0
+    rest = raw[col:].decode("utf-8", "surrogateescape").split("#")[0].strip()
+    if rest == "," and last_line(target) > target.lineno:
+        indent = line[: len(line) - len(line.lstrip())]
+        return row + 1, row + 1, tuple(f"{indent}{name}," for name in names)
+    joined = (raw[:col] + ", ".join(["", *names]).encode() + raw[col:]).decode(
+        "utf-8", "surrogateescape"
+    )
+    return row, row + 1, (joined,)
