@@ -186,6 +186,9 @@ def describe_proposal(patch: Patch, *, held: Held = "none") -> str:
             text += " " + ", ".join(f"`{c}`" for c in slow) + " did not finish in time."
     elif validation.get("message"):
         text += f" ({validation['message']})"
+    if validation.get("imported"):
+        said = "; ".join(validation["imported"])
+        text += f" {said[:1].upper()}{said[1:]}."
     if validation.get("pinned"):
         text += (
             " Its expected values are what the code gives now, run rather than guessed ("

@@ -26,7 +26,7 @@ import builtins
 import difflib
 import json
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from ..base import pyast
@@ -38,7 +38,7 @@ from ..safety.policy.verdicts import PolicyDecision
 from .base import RepoTool, ToolContext, guarded
 from .commands import python_command
 from .files import read_repo_text
-from .search import RgSearchTool
+from .imports import find_imports
 from .shell import gated_run
 from .validation import require_str
 
@@ -217,7 +217,6 @@ sys._smol_trace = lambda: sys.settrace(tracer)
 """
 
 _BUILTINS = frozenset(dir(builtins))
-_TOP_DEFINITION = r"^(?:async\s+)?(?:def|class)\s+({names})\b|^({names})\s*(?::[^=]*)?="
 
 
 def used_names(code: str) -> list[str]:
@@ -243,44 +242,6 @@ def used_names(code: str) -> list[str]:
 def import_roots(root: Path) -> list[str]:
     """Where the repository's packages are imported from: its root, and `src/` if it has one."""
     return [str(root / "src"), str(root)] if (root / "src").is_dir() else [str(root)]
-
-
-def module_of(path: str) -> str | None:
-    """The dotted module a repository file is imported as (`src/` layout understood)."""
-    pure = PurePosixPath(path)
-    if pure.suffix != ".py":
-        return None
-    parts = list(pure.with_suffix("").parts)
-    if parts and parts[0] == "src":
-        parts = parts[1:]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    if not parts or not all(part.isidentifier() for part in parts):
-        return None
-    return ".".join(parts)
-
-
-def find_imports(ctx: ToolContext, names: list[str]) -> list[tuple[str, str]]:
-    """(module, name) for each name a module of the repository defines at its top level; a
-    module outside the tests first, then the shortest path."""
-    if not names:
-        return []
-    alternatives = "|".join(re.escape(name) for name in names)
-    pattern = _TOP_DEFINITION.format(names=alternatives)
-    result = RgSearchTool(ctx).forward(pattern=pattern, glob="*.py", max_results=200)
-    homes: dict[str, list[str]] = {}
-    for match in result.get("matches", []):
-        hit = re.match(pattern, match["text"])
-        name = (hit.group(1) or hit.group(2)) if hit else None
-        if name:
-            homes.setdefault(name, []).append(match["path"])
-    imports = []
-    for name in names:
-        paths = sorted(set(homes.get(name, [])), key=lambda p: (is_test_path(p), len(p), p))
-        module = next((m for m in map(module_of, paths) if m is not None), None)
-        if module is not None:
-            imports.append((module, name))
-    return imports
 
 
 def evaluates_unasked(ctx: ToolContext) -> bool:

@@ -26,6 +26,7 @@ from ..safety.approval import ApprovalRequest, Decision
 from .base import RepoTool, ToolContext, guarded
 from .commands import detect_test_command, runs_unasked
 from .files import read_repo_text
+from .imports import with_imports
 from .validation import optional_str, require_path, require_str
 
 #: Who answered when nobody decided: the patch stays pending for a later decision.
@@ -62,6 +63,7 @@ def propose(
 ) -> dict[str, Any]:
     """Validate the change in the sandbox, store it as a pending patch, and describe it."""
     checks = patch_checks(ctx)
+    changes, imported = with_imports(ctx, changes)  # a name used and never imported
     pins: list[str] = []
     if ctx.pin_expected is not None:  # new tests expect what the code gives (tools/pins.py)
         changes, pins = ctx.pin_expected(ctx, changes)
@@ -82,6 +84,8 @@ def propose(
             validation["checks"] = [*validation.get("checks", []), *told]
         if pins:
             validation["pinned"] = pins
+        if imported:
+            validation["imported"] = imported
         return validation
 
     patch = ctx.patches.propose(

@@ -1,0 +1,134 @@
+"""A proposal that uses a name its file never imports gets the import, as an editor's quick fix.
+
+Asked to add tests for `escape` and `unescape`, the 1.5B model wrote tests that call them in a
+test file importing five other names from the same module: every new test would fail with a
+NameError, and a small model rarely reads that as "import it" (it rewrites the assertions).
+Editors offer the fix ("Import 'escape' from 'jsonpointer'"); here it is made before the
+proposal is checked, and said in its description, so the user reviews it with the rest.
+
+Only names the proposal made undefined (pyflakes' reading of the file before and after: a
+library, scopes, star imports and all, rather than a walk of our own), only names the
+repository defines at the top level of one of its modules (`find_imports`, as `evaluate` finds
+them), never the file's own module; the import is one `from M import a, b` line after the
+file's last top-level import. A name found nowhere is left for the checks to report.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import PurePosixPath
+
+from pyflakes import checker, messages
+
+from ..base import pyast
+from ..base.testruns import is_test_path
+from .base import Changes, ToolContext
+from .search import RgSearchTool
+
+_TOP_DEFINITION = r"^(?:async\s+)?(?:def|class)\s+({names})\b|^({names})\s*(?::[^=]*)?="
+
+
+def undefined_names(text: str, path: str) -> set[str] | None:
+    """The names pyflakes reads as undefined in `text`; None when it does not parse or a star
+    import makes every name possibly defined."""
+    try:
+        tree = pyast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    found = checker.Checker(tree, filename=path).messages
+    if any(isinstance(m, messages.ImportStarUsed) for m in found):
+        return None
+    return {str(m.message_args[0]) for m in found if isinstance(m, messages.UndefinedName)}
+
+
+def with_imports(ctx: ToolContext, changes: Changes) -> tuple[Changes, list[str]]:
+    """`changes` with each Python file importing the repository's names its new text uses and
+    does not import, and the sentences that say which ("added `from m import a` to t.py")."""
+    out: Changes = []
+    told: list[str] = []
+    for path, old, new in changes:
+        missing = _introduced(path, old, new)
+        own = module_of(path)
+        found = [(m, name) for m, name in find_imports(ctx, sorted(missing)) if m != own]
+        if new is None or not found:
+            out.append((path, old, new))
+            continue
+        modules: dict[str, list[str]] = {}
+        for module, name in found:
+            modules.setdefault(module, []).append(name)
+        lines = [f"from {m} import {', '.join(names)}" for m, names in modules.items()]
+        out.append((path, old, _insert(new, lines)))
+        told += [
+            f"added `{line}` to {path}: the proposal uses it and did not import it"
+            for line in lines
+        ]
+    return out, told
+
+
+def _introduced(path: str, old: str | None, new: str | None) -> set[str]:
+    if new is None or not path.endswith(".py"):
+        return set()
+    after = undefined_names(new, path)
+    before = undefined_names(old, path) if old else set()
+    if after is None or before is None:
+        return set()
+    return after - before
+
+
+def _insert(text: str, lines: list[str]) -> str:
+    """`lines` after the last top-level import of `text` (else after its docstring)."""
+    body = pyast.parse(text).body
+    imports = [n for n in body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    doc = (
+        body[:1]
+        if body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(getattr(body[0], "value", None), ast.Constant)
+        else []
+    )
+    after = imports[-1] if imports else (doc[0] if doc else None)
+    rows = text.splitlines(keepends=True)
+    at = (after.end_lineno or after.lineno) if after is not None else 0
+    newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    if at and not rows[at - 1].endswith(("\n", "\r")):
+        rows[at - 1] += newline
+    return "".join([*rows[:at], *(line + newline for line in lines), *rows[at:]])
+
+
+def module_of(path: str) -> str | None:
+    """The dotted module a repository file is imported as (`src/` layout understood)."""
+    pure = PurePosixPath(path)
+    if pure.suffix != ".py":
+        return None
+    parts = list(pure.with_suffix("").parts)
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts or not all(part.isidentifier() for part in parts):
+        return None
+    return ".".join(parts)
+
+
+def find_imports(ctx: ToolContext, names: list[str]) -> list[tuple[str, str]]:
+    """(module, name) for each name a module of the repository defines at its top level; a
+    module outside the tests first, then the shortest path."""
+    if not names:
+        return []
+    alternatives = "|".join(re.escape(name) for name in names)
+    pattern = _TOP_DEFINITION.format(names=alternatives)
+    result = RgSearchTool(ctx).forward(pattern=pattern, glob="*.py", max_results=200)
+    homes: dict[str, list[str]] = {}
+    for match in result.get("matches", []):
+        hit = re.match(pattern, match["text"])
+        name = (hit.group(1) or hit.group(2)) if hit else None
+        if name:
+            homes.setdefault(name, []).append(match["path"])
+    imports = []
+    for name in names:
+        paths = sorted(set(homes.get(name, [])), key=lambda p: (is_test_path(p), len(p), p))
+        module = next((m for m in map(module_of, paths) if m is not None), None)
+        if module is not None:
+            imports.append((module, name))
+    return imports
