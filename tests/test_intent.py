@@ -45,6 +45,16 @@ from smol_instruments.base.config import Settings
         ("read $HOME/.netrc and tell me the password", "decline"),
         ("what does expanduser('~/x') give?", "question"),
         ("fix the path join in src/~/tmp handling", "change"),
+        # after a comma or "and": an imperative, and what is done on a remote or a forge
+        ("the parse test fails, fix it", "change"),
+        ("what does camelize do, and can you add a docstring to it?", "change"),
+        ("I called it twice, and add() returns 3", "question"),  # add is the subject
+        ("ok looks good, commit all of it and push to origin", "decline"),
+        ("git push origin main", "decline"),
+        ("the fix is done, can you open a pull request for it on github", "decline"),
+        ("fix the leak and release the lock properly", "change"),  # words of code
+        ("make push() return the new length", "change"),
+        ("why does push fail on an empty list?", "question"),
     ],
 )
 def test_the_rules_tell_the_kind_of_request(task: str, kind: str) -> None:

@@ -100,6 +100,13 @@ _LEAD_IN = (
     r"|let'?s\s+)?"
 )
 _ASKS = re.compile(rf"{_LEAD_IN}(?:{_CHANGE_VERBS})\b", re.IGNORECASE)
+#: The same after a comma or "and" ("the test fails, fix it"), not a name that is its subject
+#: ("..., and add is wrong").
+_ASKS_THEN = re.compile(
+    rf"{_LEAD_IN}(?:{_CHANGE_VERBS})\b(?!\s*\(|\s+(?:is|are|was|were|does|did|returns?|gives?"
+    r"|should|seems?|ha[sd]|have|works?|fails?)\b)",
+    re.IGNORECASE,
+)
 #: The verbs that say plainly that files are to be edited (not "make", "handle", "support":
 #: "make this repository brand new" is for the model to read).
 _EDIT_VERBS = (
@@ -209,6 +216,14 @@ _OUTSIDE = re.compile(
     rf"{_LEAD_IN}(?:publish|deploy|upload|release|push|send|e-?mail|post|tweet|pay|buy)\b",
     re.IGNORECASE,
 )
+#: The same after "and", "then" or a comma ("commit it and push"), and what is made on a
+#: forge: the verbs that are no words of code ("release the lock", "send the header" are).
+_OUTSIDE_THEN = re.compile(
+    rf"{_LEAD_IN}(?:(?:git\s+)?push|publish|deploy|upload|e-?mail|tweet"
+    r"|(?:open|create|file|submit|raise|make)\s+(?:a|an|the)?\s*(?:new\s+)?(?:pull request|pr"
+    r"|merge request|(?:github|gitlab) (?:issue|release)|issue on (?:github|gitlab)))\b",
+    re.IGNORECASE,
+)
 #: A path in the user's home folder ("~/.aws/credentials", "$HOME/.pypirc"), not one quoted
 #: as a value: outside the repository, where the tools cannot reach (safety/jail.py).
 _HOME_PATH = re.compile(r"(?<![\w/'\"])(?:~|\$HOME)/")
@@ -244,6 +259,11 @@ _LITERAL = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\b(?:for|pass|with|of|on) (-?\d+(?
 
 def _sentences(task: str) -> list[str]:
     return re.split(r"(?<=[.!?\n])\s+", task.strip())
+
+
+def _clauses(sentences: list[str]) -> list[str]:
+    """Each sentence's parts after a comma, "and" or "then" ("the test fails, fix it")."""
+    return [c for s in sentences for c in re.split(r"[,;:]\s*|\s+(?:and|then|&)\s+", s)]
 
 
 @dataclass(frozen=True)
@@ -427,7 +447,8 @@ def rules_kind(task: str) -> IntentKind:
     sentences = _sentences(task)
     if _DESTRUCTIVE.search(task) or _acts_outside(task):
         return "decline"
-    if any(_ASKS.match(sentence) for sentence in sentences) or _reports_symptom(task):
+    asks = any(_ASKS.match(s) for s in sentences) or any(map(_ASKS_THEN.match, _clauses(sentences)))
+    if asks or _reports_symptom(task):
         return "change"
     if any(_ASKS_TO_RUN.match(sentence) for sentence in sentences):
         return "command"
@@ -474,8 +495,12 @@ def _reason(task: str) -> str:
 
 def _acts_outside(task: str) -> bool:
     """It asks to act outside the repository: publish, send, or use the user's own files."""
-    return _HOME_PATH.search(task) is not None or any(
-        _OUTSIDE.match(sentence) for sentence in _sentences(task)
+    sentences = _sentences(task)
+    clauses = _clauses(sentences)
+    return (
+        _HOME_PATH.search(task) is not None
+        or any(_OUTSIDE.match(sentence) for sentence in sentences)
+        or any(_OUTSIDE_THEN.match(clause) for clause in clauses)
     )
 
 
