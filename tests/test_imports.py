@@ -87,7 +87,7 @@ def test_what_is_not_the_proposals_doing_or_not_the_repositorys_is_left_alone(
     before = TESTS + "\nold = escape\n"
     files = {**FILES, "tests/test_pointer.py": before}
     repo = make_repo(tmp_path / "b" / "repo", files)
-    ctx, tools = make_tools(repo, settings)
+    _, tools = make_tools(repo, settings)
     result = tools["propose_patch"](
         path="tests/test_pointer.py", old_text="old = escape\n", new_text="old = escape\nx = 1\n"
     )
@@ -95,7 +95,7 @@ def test_what_is_not_the_proposals_doing_or_not_the_repositorys_is_left_alone(
     # a star import may define anything: nothing is added
     starred = TESTS.replace("from pkg.pointer import resolve", "from pkg.pointer import *")
     repo = make_repo(tmp_path / "c" / "repo", {**FILES, "tests/test_pointer.py": starred})
-    ctx, tools = make_tools(repo, settings)
+    _, tools = make_tools(repo, settings)
     result = tools["propose_patch"](
         path="tests/test_pointer.py",
         old_text=starred,
@@ -105,7 +105,7 @@ def test_what_is_not_the_proposals_doing_or_not_the_repositorys_is_left_alone(
     # code outside the tests too: another module's name, imported from where it is defined
     files = {**FILES, "pkg/cli.py": "import sys\n"}
     repo = make_repo(tmp_path / "d" / "repo", files)
-    ctx, tools = make_tools(repo, settings)
+    _, tools = make_tools(repo, settings)
     result = tools["propose_patch"](
         path="pkg/cli.py",
         old_text="import sys\n",
