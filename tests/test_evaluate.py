@@ -160,6 +160,23 @@ def test_a_call_in_a_question_is_computed_before_the_first_step(
     assert "what ran, statement by statement" not in prompt  # a value, not how it came
 
 
+def test_a_method_named_as_a_function_is_not_told_as_what_the_code_gives(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Seen on the 1.5B model (jp-explain-walk, dev): `walk('-')` (a method) ran as a function,
+    and the answer ended "run with the repository's code, walk('-') = NameError"."""
+    from tests.test_agent import run
+
+    files = {**FILES, "calc/cart.py": "class Cart:\n    def total(self, n):\n        return n\n"}
+    files["tests/test_ops.py"] = FAILING_TEST
+    repo = make_repo(tmp_path / "repo", files)
+    turns = ["It returns n.", "It returns n."]  # sent back once to run it, then let through
+    outcome, requests = run(repo, settings, turns, "what does total(3) give?")
+    prompt = requests[0].last_user_text()
+    assert "total(3) could not be run: no module of the repository defines total" in prompt
+    assert "NameError" not in outcome.answer, outcome.answer
+
+
 @pytest.mark.parametrize(
     "task", ["how does average([2, 4]) work?", "why is average([2, 4]) wrong?"]
 )

@@ -127,6 +127,12 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
         except ToolError as exc:
             lines.append(f"{call} could not be run: {exc.message}")
             continue
+        failure, callee = str(result.get("exception", "")), call.split("(", 1)[0]
+        if failure.startswith(("NameError", "AttributeError")) and f"'{callee}'" in failure:
+            # a method named as a function (jp-explain-walk: "walk('-') = NameError" was told
+            # as the code's answer): a call of ours that could not run, not what the code does
+            lines.append(f"{call} could not be run: no module of the repository defines {callee}")
+            continue
         if "exception" in result or "value" in result:
             # what an answer must say: the value, or the exception's name
             said = str(result.get("value", result.get("exception", "")))
