@@ -264,6 +264,25 @@ def test_a_reply_that_repeats_a_line_is_cut_and_its_comments_are_the_answer(
     )
 
 
+def test_comment_lines_written_as_an_answer_are_its_sentences() -> None:
+    """Seen on the 1.5B model (jp-explain-walk, dev): nine comment lines, no full stops, ran
+    together as one sentence. A line that starts a capital is a new sentence; one that
+    continues in lower case is joined as it was."""
+    from smol_instruments.agent.loop import comments_only
+
+    code = (
+        "# The walk function takes a document and a part\n"
+        "# If the part is '-', it returns an EndOfList\n"
+        "# for the position past the last element\n"
+        "# It raises otherwise.\n"
+    )
+    assert comments_only(code) == (
+        "The walk function takes a document and a part. If the part is '-', it returns an "
+        "EndOfList for the position past the last element. It raises otherwise."
+    )
+    assert comments_only("x = 1  # not an answer\n") is None
+
+
 def test_a_block_with_only_a_short_comment_asks_for_the_call(
     repo: Path, settings: Settings
 ) -> None:

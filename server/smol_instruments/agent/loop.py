@@ -356,9 +356,16 @@ def comments_only(code: str) -> str | None:
     if tree is None or tree.body:
         return None
     lines = [line.strip().lstrip("#").strip() for line in code.splitlines()]
-    lines = [line for line in lines if not line.startswith("Call id:")]
-    text = " ".join(line for line in lines if line)
-    return text or None
+    lines = [line for line in lines if line and not line.startswith("Call id:")]
+    # a comment line is a sentence (jp-explain-walk, dev: nine of them ran together with no
+    # full stop between them)
+    ends = [
+        line + "."
+        if line[-1] not in ".!?:;," and (i + 1 == len(lines) or lines[i + 1][0].isupper())
+        else line
+        for i, line in enumerate(lines)
+    ]
+    return " ".join(ends) or None
 
 
 def _closed(reply: str) -> str:
