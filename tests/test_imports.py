@@ -112,3 +112,8 @@ def test_what_is_not_the_proposals_doing_or_not_the_repositorys_is_left_alone(
         new_text="import sys\n\nprint(escape(sys.argv[1]))\n",
     )
     assert " import sys\n+from pkg.pointer import escape\n" in result["diff"]
+    # but never from the tests: a helper of theirs is no name for the code to use
+    result = tools["propose_patch"](
+        path="pkg/cli.py", old_text="import sys\n", new_text="import sys\n\nprint(ResolveTests)\n"
+    )
+    assert "import ResolveTests" not in result["diff"]

@@ -50,7 +50,9 @@ def with_imports(ctx: ToolContext, changes: Changes) -> tuple[Changes, list[str]
     for path, old, new in changes:
         missing = _introduced(path, old, new)
         own = module_of(path)
-        found = [(m, name) for m, name in find_imports(ctx, sorted(missing)) if m != own]
+        # code outside the tests never imports from them
+        homes = find_imports(ctx, sorted(missing), tests=is_test_path(path))
+        found = [(m, name) for m, name in homes if m != own]
         if new is None or not found:
             out.append((path, old, new))
             continue
@@ -111,9 +113,11 @@ def module_of(path: str) -> str | None:
     return ".".join(parts)
 
 
-def find_imports(ctx: ToolContext, names: list[str]) -> list[tuple[str, str]]:
+def find_imports(
+    ctx: ToolContext, names: list[str], *, tests: bool = True
+) -> list[tuple[str, str]]:
     """(module, name) for each name a module of the repository defines at its top level; a
-    module outside the tests first, then the shortest path."""
+    module outside the tests first, then the shortest path (test modules only if `tests`)."""
     if not names:
         return []
     alternatives = "|".join(re.escape(name) for name in names)
@@ -127,7 +131,8 @@ def find_imports(ctx: ToolContext, names: list[str]) -> list[tuple[str, str]]:
             homes.setdefault(name, []).append(match["path"])
     imports = []
     for name in names:
-        paths = sorted(set(homes.get(name, [])), key=lambda p: (is_test_path(p), len(p), p))
+        found = {path for path in homes.get(name, []) if tests or not is_test_path(path)}
+        paths = sorted(found, key=lambda p: (is_test_path(p), len(p), p))
         module = next((m for m in map(module_of, paths) if m is not None), None)
         if module is not None:
             imports.append((module, name))
