@@ -55,6 +55,9 @@ from smol_instruments.base.config import Settings
         ("fix the leak and release the lock properly", "change"),  # words of code
         ("make push() return the new length", "change"),
         ("why does push fail on an empty list?", "question"),
+        ("release the lock in acquire_all before it returns", "question"),  # names code
+        ("post it on slack", "decline"),
+        ("publish parse_url's docs to readthedocs", "decline"),  # no word of code
     ],
 )
 def test_the_rules_tell_the_kind_of_request(task: str, kind: str) -> None:

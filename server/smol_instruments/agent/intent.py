@@ -499,7 +499,10 @@ def _acts_outside(task: str) -> bool:
     clauses = _clauses(sentences)
     return (
         _HOME_PATH.search(task) is not None
-        or any(_OUTSIDE.match(sentence) for sentence in sentences)
+        # "send the header first in write()": a word of code where the sentence names code
+        or any(
+            _OUTSIDE.match(s) and (_OUTSIDE_THEN.match(s) or not code_names(s)) for s in sentences
+        )
         or any(_OUTSIDE_THEN.match(clause) for clause in clauses)
     )
 
