@@ -501,6 +501,39 @@ def test_methods_written_without_their_class_are_a_change_to_that_class(
     assert patch.files[0].proposed == units + "\n" + method
 
 
+def test_new_test_methods_get_their_class_their_import_and_the_values_the_code_gives(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model (jp-add-test-escape, dev): in a unittest file of six classes that
+    imports neither function, it wrote the new methods alone, calling escape and unescape, and
+    was refused five times over. Now one proposal holds them in a new class, imports what they
+    call and expects what the code gives; the answer says all three."""
+    from tests.conftest import git
+
+    units = "import unittest\n\nfrom app.calc import mul\n\n\n"
+    units += "class MulTests(unittest.TestCase):\n    def test_small(self):\n"
+    units += "        self.assertEqual(mul(1, 1), 1)\n\n\n"
+    units += "class BigTests(unittest.TestCase):\n    def test_big(self):\n"
+    units += "        self.assertEqual(mul(10, 10), 100)\n"
+    (repo / "tests" / "test_units.py").write_text(units)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "unittest tests")
+    method = "    def test_add_small(self):\n        self.assertEqual(add(2, 3), 5)\n"
+    reply = f"```python\n# file: tests/test_units.py\n\n{method}```"
+    task = "add tests for add to tests/test_units.py"
+    outcome, _, (patch,) = _locally_checked(repo, settings, [reply, "Added tests."], task)
+    proposed = patch.files[0].proposed
+    assert proposed == units.replace(
+        "from app.calc import mul\n", "from app.calc import mul\nfrom app.calc import add\n"
+    ) + (
+        "\n\nclass AddSmallTests(unittest.TestCase):\n    def test_add_small(self):\n"
+        "        self.assertEqual(add(2, 3), -1)\n"
+    )
+    assert "Added `from app.calc import add` to tests/test_units.py" in outcome.answer
+    assert "add(2, 3) returns -1, not 5" in outcome.answer
+    assert "test_units.py" in outcome.answer and outcome.status == "completed", outcome.answer
+
+
 def test_a_block_for_several_files_is_one_patch_of_each_files_definitions(
     repo: Path, settings: Settings
 ) -> None:
