@@ -164,17 +164,20 @@ def test_a_method_named_as_a_function_is_not_told_as_what_the_code_gives(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:
     """Seen on the 1.5B model (jp-explain-walk, dev): `walk('-')` (a method) ran as a function,
-    and the answer ended "run with the repository's code, walk('-') = NameError"."""
+    and the answer ended "run with the repository's code, walk('-') = NameError". Told only
+    that it could not run, the answer from its code was sent back to run it (the model then
+    ran the prompt's own example): the code read answers it."""
     from tests.test_agent import run
 
     files = {**FILES, "calc/cart.py": "class Cart:\n    def total(self, n):\n        return n\n"}
     files["tests/test_ops.py"] = FAILING_TEST
     repo = make_repo(tmp_path / "repo", files)
-    turns = ["It returns n.", "It returns n."]  # sent back once to run it, then let through
-    outcome, requests = run(repo, settings, turns, "what does total(3) give?")
+    outcome, requests = run(repo, settings, ["It returns n."], "what does total(3) give?")
     prompt = requests[0].last_user_text()
     assert "total(3) could not be run: no module of the repository defines total" in prompt
-    assert "NameError" not in outcome.answer, outcome.answer
+    # its code, shown with the task, answers it: not sent back to run what cannot run as written
+    assert "def total(self, n)" in prompt
+    assert outcome.answer == "It returns n." and outcome.status == "completed"
 
 
 @pytest.mark.parametrize(

@@ -124,6 +124,8 @@ class Context:
     #: The calls run for it that returned or raised, as "call = value" or "call = Error"
     #: (agent/evidence.py `computed_calls`).
     computed: list[str] = field(default_factory=list)
+    #: Calls it names that could not run as written (a method): its code, read, answers it.
+    unrun: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -133,7 +135,7 @@ class Context:
         question about what code gives, a call it asks about was run (reading the code is no
         answer to that); for any other task, something was read for it."""
         if intent.asks_value:
-            return bool(self.computed)
+            return bool(self.computed) or bool(self.unrun and self.defined)
         return bool(self)
 
     def nowhere(self, intent: TaskIntent) -> bool:
@@ -520,7 +522,10 @@ class _Gatherer:
         absent = [name for part in self.evidence if part.kind == "absent" for name in part.names]
         defined = bool(self.uses) or any(piece.name for piece in self.pieces)
         ran = [name for part in self.evidence if part.kind == "computed" for name in part.names]
-        return Context("\n\n".join(parts), sources, absent=absent, defined=defined, computed=ran)
+        unrun = [call for part in self.evidence for call in part.unrun]
+        return Context(
+            "\n\n".join(parts), sources, absent=absent, defined=defined, computed=ran, unrun=unrun
+        )
 
 
 def _forms(word: str) -> list[str]:

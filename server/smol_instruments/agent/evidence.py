@@ -78,6 +78,8 @@ class Evidence:
     body: str
     names: list[str] = field(default_factory=list)
     kind: str = "tests"  # or "history", "computed", "absent"
+    #: calls that could not run as written (a method named as a function): read, not run
+    unrun: list[str] = field(default_factory=list)
 
 
 def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
@@ -116,7 +118,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     (tools/evaluate.py), when that runs without asking anyone: what they return or raise."""
     if not intent.calls or not evaluates_unasked(ctx):
         return None
-    lines, ran = [], []
+    lines, ran, unrun = [], [], []
     for call in intent.calls:
         # a bug told by its symptom, or a question how or why a call gives what it gives:
         # where the value comes from, as it ran, is what the fix or the answer needs
@@ -132,6 +134,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             # a method named as a function (jp-explain-walk: "walk('-') = NameError" was told
             # as the code's answer): a call of ours that could not run, not what the code does
             lines.append(f"{call} could not be run: no module of the repository defines {callee}")
+            unrun.append(call)
             continue
         if "exception" in result or "value" in result:
             # what an answer must say: the value, or the exception's name
@@ -141,7 +144,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             ctx.symptom_functions[call] = list(result.get("functions", []))
         lines.extend(told(call, result))
     title = "Run just now with the repository's code as it is (these are real results, not guesses)"
-    return Evidence(title, "\n".join(lines), ran, kind="computed")
+    return Evidence(title, "\n".join(lines), ran, kind="computed", unrun=unrun)
 
 
 def missing_names(
