@@ -15,6 +15,7 @@ import pytest
 from tests.support.scripted_model import ScriptedModel
 from tests.test_agent import session_for
 
+from smol_instruments.agent.edits import defined_names
 from smol_instruments.agent.intent import from_rules
 from smol_instruments.agent.outcome import NOT_VERIFIED
 from smol_instruments.agent.prompts import (
@@ -554,6 +555,29 @@ def test_a_block_for_several_files_is_one_patch_of_each_files_definitions(
     )
     assert "def test_mul():" in proposed["tests/test_calc.py"]
     assert "app/calc.py" in outcome.answer and "tests/test_calc.py" in outcome.answer
+
+
+@pytest.mark.parametrize("fenced", [True, False], ids=["fenced", "unfenced"])
+def test_a_block_of_module_level_names_under_its_file_line_is_a_change(
+    repo: Path, settings: Settings, fenced: bool
+) -> None:
+    """Seen on the 1.5B model (tc-italic, dev): `# file: src/termcolor/_types.py` over
+    `Attribute = Literal[...]` alone ran as code (NameError: Literal), three times over."""
+    from tests.conftest import git
+
+    (repo / "app" / "names.py").write_text('MODES = ["a", "b"]\nLIMIT: int = 3\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "names")
+    body = '# file: app/names.py\nMODES = Literal["a", "b", "c"]\nLIMIT: int = 4\n'
+    reply = f"```python\n{body}```" if fenced else body
+    _, requests, patches = run_keeping_patches(
+        repo, settings, [reply, "Added c."], "add a mode c to app/names.py"
+    )
+    (patch,) = patches
+    assert patch.files[0].proposed == 'MODES = Literal["a", "b", "c"]\nLIMIT: int = 4\n'
+    assert "NameError" not in requests[1].prompt_text()
+    # control: the same lines with no file line, in a question, are code to run
+    assert defined_names('MODES = ["a"]\n', {"read_file"}) is None
 
 
 def test_a_fixs_test_is_answered_with_what_the_code_gives_not_rewritten(

@@ -84,9 +84,13 @@ def is_change_block(code: str) -> bool:
     return parsed(complete_prefix(textwrap.dedent("\n".join(lines[1:])))) is not None
 
 
-def defined_names(code: str, tool_names: set[str]) -> list[str] | None:
+def defined_names(
+    code: str, tool_names: set[str], *, assignments: bool = False
+) -> list[str] | None:
     """The functions and classes a block defines when that is all it does (with imports,
-    constants, a docstring or a `__main__` guard beside them), else None.
+    constants, a docstring or a `__main__` guard beside them), else None; with `assignments`
+    (a block under a `# file:` line), its module-level names too (`Attribute = Literal[...]`,
+    run as code when it was all the block held: tc-italic, dev).
 
     A block that calls a tool at its top level is an action, not a change; one indented as a
     whole (methods written without their class) is read as the merge reads it, dedented."""
@@ -100,6 +104,9 @@ def defined_names(code: str, tool_names: set[str]) -> list[str] | None:
         elif isinstance(node, _ALSO_ALLOWED) or _is_main_guard(node):
             if called_names(node) & tool_names:
                 return None
+            if assignments and isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names += [target.id for target in targets if isinstance(target, ast.Name)]
         elif not (index == 0 and _is_docstring(node)):
             return None
     return names or None

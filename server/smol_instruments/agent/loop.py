@@ -160,7 +160,7 @@ class SmolCodeAgent(PinnedCodeAgent):
             return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
         sections = file_sections(code) if watch is not None and watch.intent.change else []
         bodies = [complete_prefix(body) for _, body in sections]  # the last may be cut
-        if sections and all(defined_names(body, tools) for body in bodies):
+        if sections and all(defined_names(body, tools, assignments=True) for body in bodies):
             # several files in one block, each under its `# file:` line: one patch of them all
             # (the 1.5B model's fix of termcolor.py under a header of _types.py was merged,
             # whole, into _types.py)
@@ -170,7 +170,7 @@ class SmolCodeAgent(PinnedCodeAgent):
         path, body = file_header(code, files)
         if path is not None:
             body = complete_prefix(body)  # a reply cut at its token limit mid-line
-        names = defined_names(body, tools)
+        names = defined_names(body, tools, assignments=path is not None)
         if names is None and path is None and self._rewrites_text(code):
             return self._search_replace(self._reply)
         if names is None:
