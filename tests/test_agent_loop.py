@@ -190,6 +190,31 @@ def test_history_is_trimmed_visibly_to_the_context_window(repo: Path, settings: 
     assert "line 100" in last  # the newest output is whole
 
 
+def test_long_old_replies_are_trimmed_to_the_context_window_too(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model (tc-no-color-wins, dev): two replies of 90 lines each, with
+    their outputs, came to 8,255 tokens of an 8,192 window; the server refused the request and
+    the run ended with its error. Old replies are cut like old outputs."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    filler = "".join(
+        f"n{i} = '{' '.join(words[(i + k) % 8] * (1 + (i * k) % 3) for k in range(6))}'\n"
+        for i in range(8)
+    )
+    turns = [
+        block(filler + 'print(read_file(path="app/calc.py"))'),
+        block(filler + 'print(read_file(path="app/main.py"))'),
+        block('final_answer("read both")'),
+    ]
+    outcome, requests = run(
+        repo, settings, turns, "read app/calc.py", model_num_ctx=2048, model_max_tokens=256
+    )
+    assert outcome.status == "completed", outcome
+    last = requests[-1].prompt_text()
+    assert "characters) was cut to fit the model's context window]" in last
+    assert last.count("n7 = ") == 1  # the newest reply is whole, the old one cut
+
+
 @pytest.mark.parametrize(
     ("answer", "claims"),
     [
@@ -598,3 +623,19 @@ def test_another_smolagents_version_is_refused_saying_what_to_do() -> None:
     assert result.returncode != 0
     assert "smolagents 9.9.9 is installed" in result.stderr, result.stderr
     assert "bash .ci/setup" in result.stderr and "WRITTEN_FOR" in result.stderr
+
+
+def test_a_request_the_server_refuses_as_too_long_says_what_to_do(settings: Settings) -> None:
+    """Seen on the 1.5B model (tc-no-color-wins, dev): the run ended with litellm's exception
+    text as its answer."""
+    from smol_instruments.agent.session import _model_error_message, _recovery_for
+
+    refused = Exception(
+        "litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: "
+        "OpenAIException - request (8255 tokens) exceeds the available context size (8192 tokens)"
+    )
+    said = _model_error_message(refused, settings)
+    assert said == "the request no longer fits the model's context window, even shortened"
+    assert "MODEL_NUM_CTX" in (_recovery_for(said) or "")
+    # control: another server error is passed on as it is
+    assert _model_error_message(Exception("bad gateway"), settings) == "bad gateway"

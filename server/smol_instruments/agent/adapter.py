@@ -58,6 +58,8 @@ _NO_OUTPUT = "Last output from code snippet:\nNone"
 _CALL_ID = re.compile(r"Call id: \S+\n")
 #: Characters per token when estimating a history's size (code is dense; err on the safe side).
 CHARS_PER_TOKEN = 3.0
+#: What is kept of an old reply when the history must be shortened to fit.
+_KEPT_REPLY_CHARS = 400
 
 
 class _NoLive:
@@ -204,13 +206,22 @@ class PinnedCodeAgent(CodeAgent):
         messages = _tidy(self.memory.system_prompt.to_messages(summary_mode=summary_mode), "")
         for step in self.memory.steps:
             after = self.words_after(step)
-            if isinstance(step, ActionStep) and step.step_number < floor and step.observations:
+            if isinstance(step, ActionStep) and step.step_number < floor:
                 step = copy.copy(step)
-                size = len(step.observations)
-                step.observations = (
-                    f"[the output of step {step.step_number} ({size} characters) was cut to fit "
-                    "the model's context window; call the tool again if you need it]"
-                )
+                size = len(step.observations or "")
+                if size:
+                    step.observations = (
+                        f"[the output of step {step.step_number} ({size} characters) was cut to "
+                        "fit the model's context window; call the tool again if you need it]"
+                    )
+                # a long reply too (tc-no-color-wins, dev: two replies of 90 lines of code and
+                # their diffs were 8,255 tokens, and the server refused the request)
+                reply = step.model_output or ""
+                if len(reply) > _KEPT_REPLY_CHARS:
+                    step.model_output = (
+                        f"{reply[:_KEPT_REPLY_CHARS]}\n[the rest of this reply ({len(reply)} "
+                        "characters) was cut to fit the model's context window]"
+                    )
             messages.extend(_tidy(step.to_messages(summary_mode=summary_mode), after))
         return messages
 

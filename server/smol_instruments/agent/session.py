@@ -558,6 +558,8 @@ def _model_error_message(exc: BaseException, settings: Settings) -> str:
         )
     ):
         return f"cannot reach the model server at {settings.model_api_base} for {settings.model_id}"
+    if "context window" in lowered or "context size" in lowered or "contextwindow" in lowered:
+        return "the request no longer fits the model's context window, even shortened"
     if "timeout" in lowered or "timed out" in lowered:
         return f"the model at {settings.model_api_base} did not answer within {settings.model_timeout_s:g} s"
     first = text.strip().splitlines()
@@ -570,6 +572,8 @@ def _recovery_for(error: str | None) -> str | None:
             "Start Ollama (`ollama serve`, then `ollama pull qwen2.5-coder:7b`), or set MODEL_ID "
             "and MODEL_API_BASE to a model server you have; `smol-instruments doctor` checks it."
         )
+    if error and "context window" in error:
+        return "Start a new chat, ask for one thing at a time, or raise MODEL_NUM_CTX."
     if error and "did not answer" in error:
         return (
             "The model is slow or stuck: try again, raise MODEL_TIMEOUT_S, or use a smaller model."
