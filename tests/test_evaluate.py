@@ -160,24 +160,43 @@ def test_a_call_in_a_question_is_computed_before_the_first_step(
     assert "what ran, statement by statement" not in prompt  # a value, not how it came
 
 
-def test_a_method_named_as_a_function_is_not_told_as_what_the_code_gives(
+def test_a_method_named_as_a_function_runs_on_an_instance_of_its_class(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:
     """Seen on the 1.5B model (jp-explain-walk, dev): `walk('-')` (a method) ran as a function,
-    and the answer ended "run with the repository's code, walk('-') = NameError". Told only
-    that it could not run, the answer from its code was sent back to run it (the model then
-    ran the prompt's own example): the code read answers it."""
+    and the answer ended "run with the repository's code, walk('-') = NameError". A method of
+    one class made with no arguments is run on `Class()`: the question is answered by a run."""
     from tests.test_agent import run
 
-    files = {**FILES, "calc/cart.py": "class Cart:\n    def total(self, n):\n        return n\n"}
-    files["tests/test_ops.py"] = FAILING_TEST
+    cart = "class Cart:\n    def total(self, n):\n        return n * 2\n"
+    files = {**FILES, "calc/cart.py": cart, "tests/test_ops.py": FAILING_TEST}
     repo = make_repo(tmp_path / "repo", files)
-    outcome, requests = run(repo, settings, ["It returns n."], "what does total(3) give?")
+    outcome, requests = run(repo, settings, ["It gives 6."], "what does total(3) give?")
     prompt = requests[0].last_user_text()
-    assert "total(3) could not be run: no module of the repository defines total" in prompt
-    # its code, shown with the task, answers it: not sent back to run what cannot run as written
+    assert "Cart().total(3) returns 6" in prompt, prompt
+    assert "NameError" not in prompt
+    assert outcome.answer == "It gives 6." and outcome.status == "completed"
+
+
+def test_a_method_whose_class_needs_arguments_is_said_with_how_to_run_it(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Its class cannot be made with no arguments: the call could not run (never told as what
+    the code gives), and the model is told how to run it; its code, shown, answers it."""
+    from tests.test_agent import run
+
+    cart = "class Cart:\n    def __init__(self, items):\n        self.items = items\n\n"
+    cart += "    def total(self, n):\n        return n * 2\n"
+    files = {**FILES, "calc/cart.py": cart, "tests/test_ops.py": FAILING_TEST}
+    repo = make_repo(tmp_path / "repo", files)
+    outcome, requests = run(repo, settings, ["It gives 6."], "what does total(3) give?")
+    prompt = requests[0].last_user_text()
+    assert (
+        "total(3) could not be run: total is a method of `Cart` (calc.cart): run it on an "
+        'instance, evaluate(code="Cart(...).total(...)")' in prompt
+    ), prompt
     assert "def total(self, n)" in prompt
-    assert outcome.answer == "It returns n." and outcome.status == "completed"
+    assert "NameError" not in outcome.answer and outcome.status == "completed"
 
 
 @pytest.mark.parametrize(

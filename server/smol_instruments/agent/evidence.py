@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from ..base.errors import ErrorType, ToolError
 from ..base.testruns import failing_lines, failing_tests, is_test_path, test_summary
@@ -34,6 +35,7 @@ from ..tools.base import ToolContext
 from ..tools.commands import detect_test_command, runs_unasked
 from ..tools.evaluate import evaluate_code, evaluates_unasked, told, traced_failures
 from ..tools.git import GitLogTool, run_git
+from ..tools.imports import method_owners
 from ..tools.search import RgSearchTool
 from ..tools.shell import gated_run
 from .intent import TaskIntent
@@ -113,6 +115,28 @@ def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     return Evidence(title, body, failing[:4])
 
 
+def _on_an_instance(
+    ctx: ToolContext, call: str, callee: str, trace: int
+) -> tuple[str, dict[str, Any]] | str:
+    """`call` run on `Class()` when `callee` is the method of one class that is made with no
+    arguments, as (that call, its result); else what to say of the call."""
+    owners = method_owners(ctx, callee) if callee.isidentifier() else []
+    if not owners:
+        return f"{call} could not be run: no module of the repository defines {callee}"
+    cls, module = owners[0]
+    if len(owners) == 1:
+        try:
+            if "exception" not in evaluate_code(ctx, f"{cls}()", timeout=CALL_TIMEOUT_S):
+                made = f"{cls}().{call}"
+                return made, evaluate_code(ctx, made, timeout=CALL_TIMEOUT_S, trace=trace)
+        except ToolError:
+            pass
+    return (
+        f"{call} could not be run: {callee} is a method of `{cls}` ({module}): run it on an "
+        f'instance, evaluate(code="{cls}(...).{callee}(...)") with the arguments they need'
+    )
+
+
 def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     """The calls the task writes with literal arguments, run against the repository's code
     (tools/evaluate.py), when that runs without asking anyone: what they return or raise."""
@@ -132,10 +156,14 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
         failure, callee = str(result.get("exception", "")), call.split("(", 1)[0]
         if failure.startswith(("NameError", "AttributeError")) and f"'{callee}'" in failure:
             # a method named as a function (jp-explain-walk: "walk('-') = NameError" was told
-            # as the code's answer): a call of ours that could not run, not what the code does
-            lines.append(f"{call} could not be run: no module of the repository defines {callee}")
-            unrun.append(call)
-            continue
+            # as the code's answer): run on an instance of its class, when one is made with no
+            # arguments; else a call of ours that could not run, said with how to run it
+            found = _on_an_instance(ctx, call, callee, traced)
+            if isinstance(found, str):
+                lines.append(found)
+                unrun.append(call)
+                continue
+            call, result = found
         if "exception" in result or "value" in result:
             # what an answer must say: the value, or the exception's name
             said = str(result.get("value", result.get("exception", "")))

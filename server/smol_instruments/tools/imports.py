@@ -24,6 +24,7 @@ from pyflakes import checker, messages
 from ..base import pyast
 from ..base.testruns import is_test_path
 from .base import Changes, ToolContext
+from .files import read_repo_text
 from .search import RgSearchTool
 
 _TOP_DEFINITION = r"^(?:async\s+)?(?:def|class)\s+({names})\b|^({names})\s*(?::[^=]*)?="
@@ -137,3 +138,28 @@ def find_imports(
         if module is not None:
             imports.append((module, name))
     return imports
+
+
+def method_owners(ctx: ToolContext, name: str) -> list[tuple[str, str]]:
+    """(class, module) of each class of the repository's modules that defines a method `name`:
+    what a call written as `name(...)` needs to run (an instance first)."""
+    pattern = rf"^\s+(?:async\s+)?def\s+{re.escape(name)}\s*\(\s*self\b"
+    result = RgSearchTool(ctx).forward(pattern=pattern, glob="*.py", max_results=20)
+    owners: list[tuple[str, str]] = []
+    for path in dict.fromkeys(match["path"] for match in result.get("matches", [])):
+        module = module_of(path)
+        try:
+            tree = pyast.parse(read_repo_text(ctx, path)[1])
+        except Exception:  # unreadable or not Python: no owner said
+            continue
+        for node in tree.body:
+            if (
+                module
+                and isinstance(node, ast.ClassDef)
+                and any(
+                    isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == name
+                    for m in node.body
+                )
+            ):
+                owners.append((node.name, module))
+    return owners
