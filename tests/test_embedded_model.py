@@ -88,6 +88,13 @@ def test_corrupt_model_files_are_refused_in_one_line(repo: Path, tmp_path: Path)
     assert unloadable.returncode == 1
     line = error_line(unloadable.stderr)
     assert "llama.cpp could not load" in line and "garbage.gguf" in line and "fix:" in line
+    # a version llama.cpp cannot read can fail its init before it logs a word (seen once in
+    # ten runs of random bytes): the file's header says it is no model
+    unknown = tmp_path / "unknown.gguf"
+    unknown.write_bytes(b"GGUF" + (99).to_bytes(4, "little") + os.urandom(100_000))
+    refused = smol(repo, "run", "hi", env=base_env(MODEL_FILE=str(unknown)))
+    assert refused.returncode == 1
+    assert "llama.cpp could not load" in error_line(refused.stderr)
     # A catalog model whose cached file changed is caught by its pinned hash before loading.
     cache = tmp_path / "cache"
     cache.mkdir()

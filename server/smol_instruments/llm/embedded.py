@@ -287,7 +287,8 @@ class EmbeddedServer:
         self.process = None
         if "couldn't bind" in text or "Address already in use" in text:
             return _PortTaken()
-        if "failed to load model" in text or "error loading model" in text:
+        unreadable = "failed to load model" in text or "error loading model" in text
+        if unreadable or not _gguf_header(Path(self.model_path)):
             return ModelSetupError(
                 f"llama.cpp could not load {self.model_path} (corrupt, truncated or not a GGUF "
                 f"model file; log: {self.log_file})",
@@ -371,3 +372,15 @@ def _exit_text(code: int) -> str:
 def _stop_all() -> None:
     for server in list(_RUNNING):
         server.stop(timeout=2.0)
+
+
+def _gguf_header(path: Path) -> bool:
+    """The file starts as a GGUF model does: the magic, then a version llama.cpp reads (1-3).
+    A file of random bytes after the magic can fail llama.cpp's init before it logs a word,
+    leaving only "Failed to init server" to go by."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(8)
+    except OSError:
+        return False
+    return len(head) == 8 and head[:4] == b"GGUF" and 1 <= int.from_bytes(head[4:], "little") <= 3
