@@ -58,6 +58,12 @@ from smol_instruments.base.config import Settings
         ("release the lock in acquire_all before it returns", "question"),  # names code
         ("post it on slack", "decline"),
         ("publish parse_url's docs to readthedocs", "decline"),  # no word of code
+        # change verbs that ask for an answer here, not an edit
+        ("run the tests and give me the failures", "command"),
+        ("run the tests, then make a list of the failing ones", "command"),
+        ("give me the list of functions in utils.py", "question"),
+        ("what happens with negative numbers? make sure you check", "question"),
+        ("give parse a strict flag", "change"),
     ],
 )
 def test_the_rules_tell_the_kind_of_request(task: str, kind: str) -> None:

@@ -99,11 +99,13 @@ _LEAD_IN = (
     r"(?:(?:can|could|would|will) you\s+(?:please\s+)?|i (?:want|need|would like) you to\s+"
     r"|let'?s\s+)?"
 )
-_ASKS = re.compile(rf"{_LEAD_IN}(?:{_CHANGE_VERBS})\b", re.IGNORECASE)
+#: Change verbs that ask for an answer here ("give me the failures", "make a list of ...").
+_TELLING = r"(?!give\s+(?:me|us)\b|make\s+(?:a\s+list|sure|certain)\b|write\s+down\b)"
+_ASKS = re.compile(rf"{_LEAD_IN}{_TELLING}(?:{_CHANGE_VERBS})\b", re.IGNORECASE)
 #: The same after a comma or "and" ("the test fails, fix it"), not a name that is its subject
 #: ("..., and add is wrong").
 _ASKS_THEN = re.compile(
-    rf"{_LEAD_IN}(?:{_CHANGE_VERBS})\b(?!\s*\(|\s+(?:is|are|was|were|does|did|returns?|gives?"
+    rf"{_LEAD_IN}{_TELLING}(?:{_CHANGE_VERBS})\b(?!\s*\(|\s+(?:is|are|was|were|does|did|returns?|gives?"
     r"|should|seems?|ha[sd]|have|works?|fails?)\b)",
     re.IGNORECASE,
 )
