@@ -23,6 +23,7 @@ from pyflakes import checker, messages
 
 from ..base import pyast
 from ..base.testruns import is_test_path
+from ..patches.pysource import docstring
 from .base import Changes, ToolContext
 from .files import read_repo_text
 from .search import RgSearchTool
@@ -83,14 +84,7 @@ def _insert(text: str, lines: list[str]) -> str:
     """`lines` after the last top-level import of `text` (else after its docstring)."""
     body = pyast.parse(text).body
     imports = [n for n in body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    doc = (
-        body[:1]
-        if body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(getattr(body[0], "value", None), ast.Constant)
-        else []
-    )
-    after = imports[-1] if imports else (doc[0] if doc else None)
+    after = imports[-1] if imports else docstring(body)
     rows = text.splitlines(keepends=True)
     at = (after.end_lineno or after.lineno) if after is not None else 0
     newline = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
