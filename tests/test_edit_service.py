@@ -16,7 +16,12 @@ from tests.test_intent import LLAMA_PROPS
 from smol_instruments.base.config import Settings
 from smol_instruments.base.errors import ToolError
 from smol_instruments.patches.merge import merge_definitions
-from smol_instruments.tools.edit import apply_replacement, parse_edit_blocks
+from smol_instruments.tools.edit import (
+    HELD_FILE_LINES,
+    apply_replacement,
+    edit_blocks_grammar,
+    parse_edit_blocks,
+)
 
 
 def test_a_rename_runs_through_the_library_across_the_module_its_users_and_tests(
@@ -161,7 +166,7 @@ def test_a_text_change_is_held_to_the_blocks_grammar_where_the_server_takes_one(
     assert isinstance(first.body, dict) and isinstance(second.body, dict)
     assert "grammar" not in first.body
     if llama:
-        assert second.body["grammar"].startswith('root ::= ("README.md") "\\n" block')
+        assert second.body["grammar"].startswith('root ::= ("README.md" "\\n" block0')
     else:
         assert "grammar" not in second.body
     assert all("grammar" not in (r.body or {}) for r in rest)
@@ -297,3 +302,27 @@ def test_a_data_file_quoted_in_an_answer_is_the_answer(repo: Path, settings: Set
     )
     assert patches == []
     assert outcome.answer.startswith("The classifiers are:") and "3.12" in outcome.answer
+
+
+def test_a_held_search_part_may_hold_only_lines_of_its_file() -> None:
+    """The SEARCH part of a held reply chooses among its file's lines (as written, quotes and
+    backslashes escaped for GBNF, characters outside ASCII as themselves); a line that would
+    read as a block's marker is not one of them; a file that does not exist yet, or is empty,
+    has an empty SEARCH part; a file of too many lines is held to the form only."""
+    readme = 'Title\n=======\n\nSay "hi" \\ now   \nnaïve 🙂\n<<<<<<< SEARCH\nTitle\n'
+    grammar = edit_blocks_grammar({"README.md": readme, "NEW.md": None, "EMPTY.md": ""})
+    rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
+    assert rules["root"].startswith('("README.md" "\\n" block0 ("\\n"? block0)?) | ("NEW.md"')
+    assert (
+        rules["old0"] == '"Title" "\\n" | "\\n" | "Say \\"hi\\" \\\\ now" "\\n" | "naïve 🙂" "\\n"'
+    )
+    assert "old0{0," in rules["block0"]
+    assert rules["block1"] == rules["block2"] and "old" not in rules["block1"]
+    assert "old1" not in rules and "old2" not in rules
+    many = "".join(f"line {n}\n" for n in range(HELD_FILE_LINES + 1))
+    assert (
+        dict(line.split(" ::= ", 1) for line in edit_blocks_grammar({"big.md": many}).splitlines())[
+            "old0"
+        ]
+        == "line"
+    )

@@ -19,9 +19,12 @@ from typing import Any
 import pytest
 from bench.real import agents, fixtures
 from bench.real.proxy import Call
+from smolagents.models import ChatMessage, MessageRole
 from tests.support.lsp import Recorder, _plain, daemon_env, start_daemon, wait_until
 
-from smol_instruments.agent.model import before_repetition
+from smol_instruments.agent.model import before_repetition, build_model
+from smol_instruments.base.config import Settings
+from smol_instruments.tools.edit import edit_blocks_grammar
 
 from .conftest import RealModel
 
@@ -224,6 +227,38 @@ def test_a_text_change_is_held_to_the_blocks_grammar_by_the_real_server(
     assert calls and all(c.status == 200 and c.error is None for c in calls)
     # the first reply is free; one that is no change makes the next one held to the form
     held = [c for c in calls if c.reply.startswith("README.md\n<<<<<<< SEARCH\n")]
-    unaided = "<<<<<<< SEARCH" in calls[0].reply
+    unaided = "<<<<<<< SEARCH" in calls[0].reply or "```" in calls[0].reply  # blocks, or lines
     assert unaided or held, [(c.messages[-1]["content"][-300:], c.reply[:300]) for c in calls]
     assert (repo / "README.md").read_text() == before
+
+
+def test_a_held_search_part_is_lines_of_its_file_whatever_the_prompt_shows(
+    real_model: RealModel,
+) -> None:
+    """Held to the grammar, the SEARCH part the real server lets the model write is lines of
+    the file, even asked with the old instruction whose slot words the 1.5B model copied into
+    every reply (`<lines copied exactly from the file>`)."""
+    readme = (fixtures.REPOS / "inflection" / "README.rst").read_text()
+    prompt = (
+        f"README.rst:\n```\n{readme}```\nThe task: add a Usage section to the README\n"
+        "Reply with the file's path on its own line, then a block:\n<<<<<<< SEARCH\n"
+        "<lines copied exactly from the file>\n=======\n<the new lines>\n>>>>>>> REPLACE"
+    )
+    settings = Settings(
+        model_id="openai/local",
+        model_api_base=real_model.api_base,
+        model_api_key=real_model.api_key,
+        model_temperature=0.0,
+        model_max_tokens=200,
+    )
+    model = build_model(settings)
+    model.hold_next_reply(edit_blocks_grammar({"README.rst": readme}))
+    reply = str(model.generate([ChatMessage(role=MessageRole.USER, content=prompt)]).content)
+    assert reply.startswith("README.rst\n<<<<<<< SEARCH\n"), reply
+    search = reply.split("<<<<<<< SEARCH\n", 1)[1].split("=======\n", 1)[0]
+    lines = set(readme.splitlines())
+    complete = search.splitlines(keepends=True)
+    if complete and not complete[-1].endswith("\n"):
+        complete.pop()  # cut by max_tokens mid-line
+    assert all(line.rstrip("\n") in lines for line in complete), search
+    assert "<lines copied" not in reply

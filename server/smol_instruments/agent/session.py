@@ -39,7 +39,7 @@ from ..patches.validation import NoneSandbox, Sandbox
 from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
 from ..tools.base import BufferReader
-from ..tools.edit import edit_blocks_grammar
+from ..tools.edit import held_blocks_grammar
 from ..tools.git import run_git
 from ..tools.pins import pinned
 from .context import Context, defining_files, gather
@@ -304,7 +304,7 @@ class AgentSession:
         watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
         watch.named_files = context.named_files
         if intent.change and watch.writes_text and context.named_files and self._llama_server():
-            watch.edit_grammar = edit_blocks_grammar(context.named_files)
+            watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
         watch.computed = context.computed
         prompt = task_message(intent, context.text, path=watch.named_file)
         try:

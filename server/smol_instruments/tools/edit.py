@@ -23,9 +23,8 @@ holds unsaved is refused, naming the file to save (rope cannot be handed the edi
 from __future__ import annotations
 
 import difflib
-import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,25 +60,85 @@ class Replacement:
 HELD_SEARCH_LINES, HELD_REPLACE_LINES = 24, 48
 
 
-def edit_blocks_grammar(paths: Sequence[str], blocks: int = 2) -> str:
-    """A GBNF grammar (llama.cpp's) for a reply that is only SEARCH/REPLACE blocks: one of
-    `paths` on the first line, then one to `blocks` blocks. Held to it, a small model cannot
-    answer a change with a call copied from the prompt's example (the 1.5B model, asked to add
-    a README section, wrote `read_file(path="<a file from the list below>")` four times). Each
-    part has a most number of lines: a held reply can end only where the grammar lets it, and
-    unbounded, one went on for minutes."""
-    names = " | ".join(json.dumps(path) for path in paths)
-    optional = ' "\\n"? block?' * (blocks - 1)
+def edit_blocks_grammar(files: Mapping[str, str | None], blocks: int = 2) -> str:
+    """A GBNF grammar (llama.cpp's) for a reply that is only SEARCH/REPLACE blocks: one of the
+    `files` (path: its text, None for one that does not exist yet) on the first line, then
+    one to `blocks` blocks. Held to it, a small model cannot answer a change with a call
+    copied from the prompt's example (the 1.5B model, asked to add a README section, wrote
+    `read_file(path="<a file from the list below>")` four times).
+
+    A SEARCH part is held to lines of its file as they are: held to any lines, the same model
+    copied the instruction's own `<lines copied exactly from the file>` nine times (dev
+    infl-readme-usage), and no SEARCH part that is not in the file can match. The file's
+    lines are the grammar's choice, which of them and in what order the model's; none is an
+    empty SEARCH part (the new lines go at the end), the only one a new file has. A file of
+    more than `HELD_FILE_LINES` distinct lines is held to the form only.
+
+    Each part has a most number of lines: a held reply can end only where the grammar lets
+    it, and unbounded, one went on for minutes."""
+    heads, rules = [], []
+    for index, (path, text) in enumerate(files.items()):
+        head = f'{_gbnf_literal(path)} "\\n" block{index}'
+        heads.append(head + f' ("\\n"? block{index})?' * (blocks - 1))
+        # a file that does not exist yet, or is empty, has no lines: its SEARCH part is empty
+        choice = _file_lines(text or "")
+        old = f" old{index}{{0,{HELD_SEARCH_LINES}}}" if choice else ""
+        rules.append(
+            f'block{index} ::= "<<<<<<< SEARCH\\n"{old} "=======\\n" '
+            f'line{{0,{HELD_REPLACE_LINES}}} ">>>>>>> REPLACE\\n"'
+        )
+        if choice:
+            rules.append(f"old{index} ::= {choice}")
     return (
-        f'root ::= ({names}) "\\n" block{optional}\n'
-        f'block ::= "<<<<<<< SEARCH\\n" line{{0,{HELD_SEARCH_LINES}}} "=======\\n" '
-        f'line{{0,{HELD_REPLACE_LINES}}} ">>>>>>> REPLACE\\n"\n'
+        "root ::= " + " | ".join(f"({head})" for head in heads) + "\n" + "\n".join(rules) + "\n"
         # a line of either part, except the markers themselves: otherwise a model that
         # writes ">>>>>>> REPLACE" has written one more line, and the block never ends
         'line ::= ([^\\n>=] [^\\n]*)? "\\n" | ">"{1,6} ([^\\n>] [^\\n]*)? "\\n" | '
         '"="{1,6} ([^\\n=] [^\\n]*)? "\\n" | "======="  [^\\n=] [^\\n]* "\\n" | '
         '"========" [^\\n]* "\\n"\n'
     )
+
+
+def held_blocks_grammar(ctx: ToolContext, paths: Sequence[str]) -> str:
+    """`edit_blocks_grammar` for the files at `paths` as the user sees them ("" where one
+    is refused by the patch guard: nothing is held to a file that cannot be read)."""
+    try:
+        return edit_blocks_grammar({path: ctx.file_text(path) for path in paths})
+    except ToolError:
+        return ""
+
+
+#: The most distinct lines a file may have for a held SEARCH part to be its lines.
+HELD_FILE_LINES = 2000
+
+
+def _file_lines(text: str) -> str:
+    """The grammar's choice of one line of `text` (trailing spaces dropped: the match forgives
+    them; a line that reads as a block's marker left out), of any line where the file has too
+    many, or "" where it has none."""
+    distinct = [
+        line
+        for line in dict.fromkeys(line.rstrip() for line in text.splitlines())
+        if not (SEARCH.match(line) or DIVIDER.match(line) or REPLACE.match(line))
+    ]
+    if len(distinct) > HELD_FILE_LINES:
+        return "line"
+    return " | ".join(f'{_gbnf_literal(line)} "\\n"' if line else '"\\n"' for line in distinct)
+
+
+def _gbnf_literal(text: str) -> str:
+    """`text` as a GBNF string literal: quotes and backslashes escaped, control characters as
+    \\xNN, everything else as itself (llama.cpp reads the grammar as UTF-8; JSON's \\u
+    escapes would split a character outside the BMP in two)."""
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif ord(char) < 0x20 or char == "\x7f":
+            out.append(f"\\x{ord(char):02x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
 
 
 def has_edit_blocks(text: str) -> bool:
