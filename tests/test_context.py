@@ -147,6 +147,21 @@ def test_what_is_shown_stays_within_the_budget(repo: Path) -> None:
     assert len(text) < 1500 + 400  # titles and fences on top of the code's budget
 
 
+def test_a_definition_a_change_names_is_shown_whole_to_be_written_whole(repo: Path) -> None:
+    """A change's definitions are written back whole: one of 60 lines is shown whole for a
+    change (the 1.5B model rewrote a function cut at 40 lines to the cut) and by its first 40
+    lines for a question; one longer than 120 is cut for a change too."""
+    body = "".join(f"    total += {i}\n" for i in range(57))
+    (repo / "calc" / "mid.py").write_text(f"def mid():\n    total = 0\n{body}    return total\n")
+    assert "`mid`:" in context_for(repo, "Add a docstring to mid")
+    assert "total += 56" in context_for(repo, "Add a docstring to mid")
+    asked = context_for(repo, "What does mid return?")
+    assert "`mid` (cut: it ends at line 60)" in asked and "total += 56" not in asked
+    longer = "".join(f"    t += {i}\n" for i in range(130))
+    (repo / "calc" / "mid.py").write_text(f"def mid():\n    t = 0\n{longer}    return t\n")
+    assert "`mid` (cut: it ends at line 133)" in context_for(repo, "Add a docstring to mid")
+
+
 # --- what the task's words ask to be looked at (agent/evidence.py) --------------------------
 
 

@@ -65,8 +65,10 @@ MAX_RELATED = 2
 MAX_USES = 6
 #: Tests that use a named function, shown whole beside it.
 MAX_TESTS = 2
-#: A definition longer than this is shown by its first lines.
-DEFINITION_LINES = 40
+#: A definition longer than this is shown by its first lines; one a change names, up to the
+#: second: its new version is written whole, and the model writes back what it was shown
+#: (dev infl-nested-docstring: `_irregular` cut at 40 of its 51 lines, rewritten to the cut).
+DEFINITION_LINES, CHANGED_LINES = 40, 120
 
 _SECRET = re.compile(
     r"(?:^|/)(?:\.env(?:\..*)?|.*\.(?:pem|key|p12|pfx|keystore)|id_(?:rsa|dsa|ecdsa|ed25519)"
@@ -256,7 +258,7 @@ class _Gatherer:
             elif text is not None:
                 self._add_passages(path, text, task)
         for name, path, line in found[:MAX_DEFINITIONS]:
-            self._add_definition(name, path, line, related=related)
+            self._add_definition(name, path, line, related=related, changed=intent.change)
         for name in dict.fromkeys(name for name, _, _ in found[:MAX_DEFINITIONS]):
             self._add_uses(name)
         # one hop: what the shown definitions call, when the repository defines it
@@ -395,7 +397,9 @@ class _Gatherer:
             self.texts[path] = None if text is None or "\0" in text else text
         return self.texts[path]
 
-    def _add_definition(self, name: str, path: str, line: int, *, related: bool = False) -> None:
+    def _add_definition(
+        self, name: str, path: str, line: int, *, related: bool = False, changed: bool = False
+    ) -> None:
         if path in self.whole or (path, line) in self.shown:
             return
         text = self._text(path)
@@ -404,8 +408,9 @@ class _Gatherer:
         lines = text.splitlines()
         start, end = _block(self._tree(path), lines, line)
         self.shown.add((path, line))
-        cut = end - start + 1 > DEFINITION_LINES
-        last = start + DEFINITION_LINES - 1 if cut else end
+        most = CHANGED_LINES if changed and not related else DEFINITION_LINES
+        cut = end - start + 1 > most
+        last = start + most - 1 if cut else end
         body = "\n".join(lines[start - 1 : last]) + "\n"
         title = f"{path}, lines {start}-{last}: `{name}`" + (
             f" (cut: it ends at line {end})" if cut else ""
