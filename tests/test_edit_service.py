@@ -326,3 +326,33 @@ def test_a_held_search_part_may_hold_only_lines_of_its_file() -> None:
         ]
         == "line"
     )
+
+
+def test_a_held_reply_is_not_cut_short_at_a_fence_in_its_new_lines(
+    repo: Path, settings: Settings
+) -> None:
+    """A held reply ends where its grammar says: a README's new lines may hold a fenced
+    example, and neither the server's stops after a closed block nor the client's cut at the
+    first block end it there (the 1.5B model's held README change was stopped at its first
+    fence, its REPLACE part lost: dev infl-readme-usage)."""
+    readme = (repo / "README.md").read_text()
+    unchanged = f"README.md\n```\n{readme}```"
+    held = (
+        "README.md\n<<<<<<< SEARCH\n=======\n\n## Usage\n\n```python\nfrom app.main import main\n"
+        "main()\n```\n\nIt prints the total.\n>>>>>>> REPLACE\n"
+    )
+    with ScriptedModel(
+        [unchanged, held, "I added a Usage section to README.md."], props=LLAMA_PROPS
+    ) as model:
+        session = session_for(repo, settings, model)
+        try:
+            outcome = session.run("Add a Usage section to the README")
+            patches = session.ctx.patches.all()
+        finally:
+            session.close()
+        second = model.requests[1].body
+    assert isinstance(second, dict) and "grammar" in second
+    assert not any("```" in stop for stop in second.get("stop", []))
+    assert len(patches) == 1, outcome.answer
+    (change,) = patches[0].files
+    assert "It prints the total." in change.proposed and "main()" in change.proposed

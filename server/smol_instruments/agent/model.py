@@ -164,11 +164,13 @@ def calls_a_tool(code: str, names: set[str]) -> bool:
 AFTER_BLOCK_STOPS = ("\n```\n\n", "\n```\n```", "\n```\nObservation", "\n```\nOutput")
 
 
-def _block_stops(kwargs: dict[str, Any]) -> dict[str, Any]:
+def _block_stops(kwargs: dict[str, Any], held: bool = False) -> dict[str, Any]:
     """The call's stops: none at a bare fence (smolagents asks for "\\n```"), the ones after a
-    closed block instead."""
+    closed block instead; none of those for a reply held to a grammar, which says where it
+    ends (a README's new lines have fences: the 1.5B model's held SEARCH/REPLACE reply was
+    stopped at the first, its REPLACE part lost)."""
     stops = [s for s in kwargs.get("stop_sequences") or [] if s.strip() != "```"]
-    stops += [s for s in AFTER_BLOCK_STOPS if s not in stops]
+    stops += [s for s in AFTER_BLOCK_STOPS if s not in stops and not held]
     return {**kwargs, "stop_sequences": stops}
 
 
@@ -377,6 +379,9 @@ class AgentModel(LiteLLMModel):
             self.kwargs["extra_body"] = {**self.kwargs.get("extra_body", {}), "grammar": grammar}
         return saved
 
+    def _held(self) -> bool:
+        return "grammar" in self.kwargs.get("extra_body", {})
+
     def create_client(self) -> Any:
         # Imported here, not at start-up (about 3 s); the package's __init__ already set what
         # keeps it offline and from loading a .env (base/environment.py).
@@ -396,11 +401,12 @@ class AgentModel(LiteLLMModel):
     def generate(self, messages: list[ChatMessage | dict], **kwargs: Any) -> ChatMessage:
         self._check_cancel()
         saved = self._kwargs_for_this_reply()
+        held = self._held()
         try:
-            message = super().generate(messages, **_block_stops(kwargs))
+            message = super().generate(messages, **_block_stops(kwargs, held))
         finally:
             self.kwargs = saved
-        if isinstance(message.content, str):
+        if isinstance(message.content, str) and not held:
             message.content = first_block_only(before_repetition(message.content), self.tool_names)
             if _unclosed_block(message.content):
                 message.content += "\n```"
@@ -416,7 +422,8 @@ class AgentModel(LiteLLMModel):
     ) -> Generator[ChatMessageStreamDelta]:
         self._check_cancel()
         saved = self._kwargs_for_this_reply()
-        stream = super().generate_stream(messages, **_block_stops(kwargs))
+        held = self._held()  # the grammar says where it ends: nothing cuts it short
+        stream = super().generate_stream(messages, **_block_stops(kwargs, held))
         text = ""  # what was passed on (never the start of a line that may be a repeat)
         pending = ""  # held back: the start of a line that may turn out to be a repeat
         size = 0
@@ -429,8 +436,8 @@ class AgentModel(LiteLLMModel):
                     yield delta
                     continue
                 candidate = text + pending + delta.content
-                unrepeated = before_repetition(candidate)
-                whole = first_block_only(unrepeated, self.tool_names)
+                unrepeated = candidate if held else before_repetition(candidate)
+                whole = unrepeated if held else first_block_only(unrepeated, self.tool_names)
                 ended = len(whole) < len(candidate)  # the first block closed, or a line came back
                 upto = len(whole) if ended else _safe_to_pass_on(candidate)
                 emit = candidate[len(text) : max(upto, len(text))]
