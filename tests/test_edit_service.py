@@ -304,28 +304,27 @@ def test_a_data_file_quoted_in_an_answer_is_the_answer(repo: Path, settings: Set
     assert outcome.answer.startswith("The classifiers are:") and "3.12" in outcome.answer
 
 
-def test_a_held_search_part_may_hold_only_lines_of_its_file() -> None:
-    """The SEARCH part of a held reply chooses among its file's lines (as written, quotes and
-    backslashes escaped for GBNF, characters outside ASCII as themselves); a line that would
-    read as a block's marker is not one of them; a file that does not exist yet, or is empty,
-    has an empty SEARCH part; a file of too many lines is held to the form only."""
-    readme = 'Title\n=======\n\nSay "hi" \\ now   \nnaïve 🙂\n<<<<<<< SEARCH\nTitle\n'
+def test_a_held_search_part_may_hold_only_a_run_of_its_files_lines() -> None:
+    """The SEARCH part of a held reply is a run of its file's lines in their order, from any
+    line (as written, quotes and backslashes escaped for GBNF, characters outside ASCII as
+    themselves); a line that would read as a block's marker is in no run; a file that does
+    not exist yet, or is empty, has an empty SEARCH part; a file of too many lines is held to
+    the form only."""
+    readme = 'Title\n\nSay "hi" \\ now   \nnaïve 🙂\n=======\nEnd\n'
     grammar = edit_blocks_grammar({"README.md": readme, "NEW.md": None, "EMPTY.md": ""})
     rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
     assert rules["root"].startswith('("README.md" "\\n" block0 ("\\n"? block0)?) | ("NEW.md"')
-    assert (
-        rules["old0"] == '"Title" "\\n" | "\\n" | "Say \\"hi\\" \\\\ now" "\\n" | "naïve 🙂" "\\n"'
-    )
-    assert "old0{0," in rules["block0"]
+    assert rules["old0"] == "old0-0 | old0-1 | old0-2 | old0-3 | old0-5"
+    assert rules["old0-0"] == '"Title" "\\n" old0-1?'
+    assert rules["old0-1"] == '"\\n" old0-2?'
+    assert rules["old0-2"] == '"Say \\"hi\\" \\\\ now" "\\n" old0-3?'
+    assert rules["old0-3"] == '"naïve 🙂" "\\n"'  # the marker line ends the run
+    assert rules["old0-5"] == '"End" "\\n"'
+    assert " old0? " in rules["block0"]
     assert rules["block1"] == rules["block2"] and "old" not in rules["block1"]
-    assert "old1" not in rules and "old2" not in rules
     many = "".join(f"line {n}\n" for n in range(HELD_FILE_LINES + 1))
-    assert (
-        dict(line.split(" ::= ", 1) for line in edit_blocks_grammar({"big.md": many}).splitlines())[
-            "old0"
-        ]
-        == "line"
-    )
+    big = dict(line.split(" ::= ", 1) for line in edit_blocks_grammar({"b.md": many}).splitlines())
+    assert big["old0"].startswith("line{1,")
 
 
 def test_a_held_reply_is_not_cut_short_at_a_fence_in_its_new_lines(

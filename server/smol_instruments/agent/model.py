@@ -406,8 +406,10 @@ class AgentModel(LiteLLMModel):
             message = super().generate(messages, **_block_stops(kwargs, held))
         finally:
             self.kwargs = saved
+        if isinstance(message.content, str):
+            message.content = before_repetition(message.content)
         if isinstance(message.content, str) and not held:
-            message.content = first_block_only(before_repetition(message.content), self.tool_names)
+            message.content = first_block_only(message.content, self.tool_names)
             if _unclosed_block(message.content):
                 message.content += "\n```"
         code = normalise_reply(
@@ -422,7 +424,7 @@ class AgentModel(LiteLLMModel):
     ) -> Generator[ChatMessageStreamDelta]:
         self._check_cancel()
         saved = self._kwargs_for_this_reply()
-        held = self._held()  # the grammar says where it ends: nothing cuts it short
+        held = self._held()  # the grammar says where it ends, not a fence
         stream = super().generate_stream(messages, **_block_stops(kwargs, held))
         text = ""  # what was passed on (never the start of a line that may be a repeat)
         pending = ""  # held back: the start of a line that may turn out to be a repeat
@@ -436,7 +438,7 @@ class AgentModel(LiteLLMModel):
                     yield delta
                     continue
                 candidate = text + pending + delta.content
-                unrepeated = candidate if held else before_repetition(candidate)
+                unrepeated = before_repetition(candidate)
                 whole = unrepeated if held else first_block_only(unrepeated, self.tool_names)
                 ended = len(whole) < len(candidate)  # the first block closed, or a line came back
                 upto = len(whole) if ended else _safe_to_pass_on(candidate)

@@ -187,7 +187,6 @@ def run_git(
     )
 
 
-
 def apply_diff(
     root: Path,
     diff: str,
@@ -209,6 +208,7 @@ def apply_diff(
         timeout=timeout,
         stdin_text=diff,
     )
+
 
 def ignored_paths(root: Path, paths: list[str], *, mode: Mode = "auto") -> set[str]:
     """Which of `paths` (relative; a directory as "dir/") git ignores in the repository at

@@ -81,14 +81,13 @@ def edit_blocks_grammar(files: Mapping[str, str | None], blocks: int = 2) -> str
         head = f'{_gbnf_literal(path)} "\\n" block{index}'
         heads.append(head + f' ("\\n"? block{index})?' * (blocks - 1))
         # a file that does not exist yet, or is empty, has no lines: its SEARCH part is empty
-        choice = _file_lines(text or "")
-        old = f" old{index}{{0,{HELD_SEARCH_LINES}}}" if choice else ""
+        runs = _file_runs(f"old{index}", text or "")
+        old = f" old{index}?" if runs else ""
         rules.append(
             f'block{index} ::= "<<<<<<< SEARCH\\n"{old} "=======\\n" '
             f'line{{0,{HELD_REPLACE_LINES}}} ">>>>>>> REPLACE\\n"'
         )
-        if choice:
-            rules.append(f"old{index} ::= {choice}")
+        rules += runs
     return (
         "root ::= " + " | ".join(f"({head})" for head in heads) + "\n" + "\n".join(rules) + "\n"
         # a line of either part, except the markers themselves: otherwise a model that
@@ -108,22 +107,34 @@ def held_blocks_grammar(ctx: ToolContext, paths: Sequence[str]) -> str:
         return ""
 
 
-#: The most distinct lines a file may have for a held SEARCH part to be its lines.
+#: The most lines a file may have for a held SEARCH part to be a run of them.
 HELD_FILE_LINES = 2000
 
 
-def _file_lines(text: str) -> str:
-    """The grammar's choice of one line of `text` (trailing spaces dropped: the match forgives
-    them; a line that reads as a block's marker left out), of any line where the file has too
-    many, or "" where it has none."""
-    distinct = [
-        line
-        for line in dict.fromkeys(line.rstrip() for line in text.splitlines())
-        if not (SEARCH.match(line) or DIVIDER.match(line) or REPLACE.match(line))
-    ]
-    if len(distinct) > HELD_FILE_LINES:
-        return "line"
-    return " | ".join(f'{_gbnf_literal(line)} "\\n"' if line else '"\\n"' for line in distinct)
+def _file_runs(name: str, text: str) -> list[str]:
+    """Rules by which `name` is a run of `text`'s lines in the file's order, from any line to
+    any later one (trailing spaces dropped: the match forgives them; never across a line that
+    reads as a block's marker); any lines at all where the file has too many; none where it
+    has no lines. A run, not any of its lines: held to the file's lines in any order, the 1.5B
+    model, kept from writing a new line in the SEARCH part, wrote the one indented line of the
+    README twelve times."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    if len(lines) > HELD_FILE_LINES:
+        return [f"{name} ::= line{{1,{HELD_SEARCH_LINES}}}"]
+    rules, starts = [], []
+    for number, line in enumerate(lines):
+        if _marker(line):
+            continue
+        this = f"{name}-{number}"
+        starts.append(this)
+        follows = number + 1 < len(lines) and not _marker(lines[number + 1])
+        literal = f'{_gbnf_literal(line)} "\\n"' if line else '"\\n"'
+        rules.append(f"{this} ::= {literal}" + (f" {name}-{number + 1}?" if follows else ""))
+    return [f"{name} ::= {' | '.join(starts)}", *rules] if starts else []
+
+
+def _marker(line: str) -> bool:
+    return bool(SEARCH.match(line) or DIVIDER.match(line) or REPLACE.match(line))
 
 
 def _gbnf_literal(text: str) -> str:
