@@ -16,10 +16,13 @@ from tests.test_intent import LLAMA_PROPS
 from smol_instruments.base.config import Settings
 from smol_instruments.base.errors import ToolError
 from smol_instruments.patches.merge import merge_definitions
+from smol_instruments.tools.base import ToolContext
 from smol_instruments.tools.edit import (
     HELD_FILE_LINES,
+    Replacement,
     apply_replacement,
     edit_blocks_grammar,
+    edit_changes,
     parse_edit_blocks,
 )
 
@@ -355,3 +358,25 @@ def test_a_held_reply_is_not_cut_short_at_a_fence_in_its_new_lines(
     assert len(patches) == 1, outcome.answer
     (change,) = patches[0].files
     assert "It prints the total." in change.proposed and "main()" in change.proposed
+
+
+def test_a_change_that_only_repeats_the_files_own_lines_is_refused(repo: Path) -> None:
+    """Held to the grammar, the 1.5B model answered "add a Usage section" with the whole
+    README again at its end, told as done: a change that removes nothing and adds only lines
+    the file has (fences and markers aside) is refused, saying so. A move (the lines it moves
+    are removed) and an addition with new lines are not."""
+    ctx = ToolContext.create(repo, Settings(_env_file=None))
+    readme = "# Sample\n\nA tiny project.\n\n## Notes\n\nOne.\nTwo.\n"
+    (repo / "README.md").write_text(readme)
+    again = Replacement("README.md", "", "```\n" + readme + "=======\n```\n")
+    with pytest.raises(ToolError) as refused:
+        edit_changes(ctx, [again])
+    assert "only repeats lines README.md already has" in refused.value.message
+    moved = Replacement(
+        "README.md",
+        "A tiny project.\n\n## Notes\n\nOne.\nTwo.\n",
+        "## Notes\n\nOne.\nTwo.\n\nA tiny project.\n",
+    )
+    assert edit_changes(ctx, [moved])
+    added = Replacement("README.md", "", "\n## Usage\n\n```\nrun it\n```\n")
+    assert edit_changes(ctx, [added])

@@ -322,7 +322,46 @@ def edit_changes(
             )
         after[block.path] = apply_replacement(after[block.path], block)
     changes = [(path, before[path], after[path]) for path in before]
+    for path, old, new in changes:
+        _refuse_a_repeat(path, old or "", new)
     return [change for change in changes if change[1] != change[2]]
+
+
+#: A line that is only a fence or a run of a block's marker characters: no content of its own.
+_NO_CONTENT = re.compile(r"^\s*(?:`{3,}\w*|[=<>]{5,}.*)?\s*$")
+#: Added lines, all of them the file's own, from which a change is only a repeat.
+REPEAT_LINES = 3
+
+
+def _refuse_a_repeat(path: str, before: str, after: str) -> None:
+    """Refuse a change that removes nothing and whose added lines are all lines the file
+    already has (markers, fences and blank lines aside), at least `REPEAT_LINES` of them: it
+    copies the file into itself (a move removes the lines it moves, and is not refused).
+    Held to the blocks' grammar, the 1.5B model answered "add a Usage section to the README"
+    with the whole README again at its end, and the run was told as done (dev
+    infl-readme-usage)."""
+    old = before.splitlines()
+    had = {line.strip() for line in old}
+    matcher = difflib.SequenceMatcher(None, old, after.splitlines(), autojunk=False)
+    opcodes = matcher.get_opcodes()
+    if any(tag in ("delete", "replace") for tag, *_ in opcodes):
+        return
+    added = [
+        line
+        for tag, _, _, j1, j2 in opcodes
+        if tag == "insert"
+        for line in matcher.b[j1:j2]
+        if not _NO_CONTENT.match(line)
+    ]
+    if len(added) >= REPEAT_LINES and all(line.strip() in had for line in added):
+        raise ToolError(
+            ErrorType.INVALID_ARGUMENT,
+            f"the change only repeats lines {path} already has ({len(added)} of them): it adds "
+            "nothing new",
+            recovery_suggestion="Write the new lines themselves in the part after =======, "
+            "with the lines to keep around them; an empty SEARCH part adds them at the end.",
+            context={"path": path},
+        )
 
 
 def definition_changes(ctx: ToolContext, sections: list[tuple[str, str]]) -> tuple[Changes, str]:
