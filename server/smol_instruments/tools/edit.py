@@ -340,9 +340,9 @@ def _refuse_a_repeat(path: str, before: str, after: str) -> None:
     Held to the blocks' grammar, the 1.5B model answered "add a Usage section to the README"
     with the whole README again at its end, and the run was told as done (dev
     infl-readme-usage)."""
-    old = before.splitlines()
+    old, new = before.splitlines(), after.splitlines()
     had = {line.strip() for line in old}
-    matcher = difflib.SequenceMatcher(None, old, after.splitlines(), autojunk=False)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     opcodes = matcher.get_opcodes()
     if any(tag in ("delete", "replace") for tag, *_ in opcodes):
         return
@@ -350,7 +350,7 @@ def _refuse_a_repeat(path: str, before: str, after: str) -> None:
         line
         for tag, _, _, j1, j2 in opcodes
         if tag == "insert"
-        for line in matcher.b[j1:j2]
+        for line in new[j1:j2]
         if not _NO_CONTENT.match(line)
     ]
     if len(added) >= REPEAT_LINES and all(line.strip() in had for line in added):
