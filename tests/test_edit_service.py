@@ -380,3 +380,14 @@ def test_a_change_that_only_repeats_the_files_own_lines_is_refused(repo: Path) -
     assert edit_changes(ctx, [moved])
     added = Replacement("README.md", "", "\n## Usage\n\n```\nrun it\n```\n")
     assert edit_changes(ctx, [added])
+
+
+def test_an_instructions_slot_written_back_as_the_new_lines_is_refused() -> None:
+    """The 1.5B model, shown the block with its slots, wrote `<the new lines>` back as the
+    change: refused, saying so. A tag alone (`<div>`) is new lines like any other."""
+    slot = "README.md\n<<<<<<< SEARCH\n=======\n<the new lines>\n>>>>>>> REPLACE\n"
+    with pytest.raises(ToolError) as refused:
+        parse_edit_blocks(slot)
+    assert "the instruction's words" in refused.value.message
+    tag = "README.md\n<<<<<<< SEARCH\n=======\n<div>\n>>>>>>> REPLACE\n"
+    assert parse_edit_blocks(tag)[0].replace == "<div>\n"

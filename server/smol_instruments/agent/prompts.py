@@ -134,14 +134,17 @@ _HOW_TO: dict[AnswerStyle, str] = {
     "history": HOW_TO_TELL_HISTORY,
 }
 #: How to change a file that is not Python: aider's SEARCH/REPLACE format, which small models
-#: were trained on, told in words: shown as a block with `<lines copied exactly from the
-#: file>` and `<the new lines>` in it, the 1.5B model wrote those words back as the change, in
-#: every reply of a run (dev infl-readme-usage); told in words, it wrote the README's own
-#: lines and new ones (and held to tools/edit.py `edit_blocks_grammar`, lines of the file).
+#: were trained on. Shown as a block, though its slots' words can come back as the change
+#: (the 1.5B model wrote `<lines copied exactly from the file>` back in every reply of dev
+#: infl-readme-usage): told in words instead, the same model put the new line in the SEARCH
+#: part, under another file's path, where shown the block it wrote the lines again with the
+#: change in them (dev tc-py314-classifier, its first reply both ways). The slots are kept
+#: out of a held reply by the grammar (tools/edit.py `edit_blocks_grammar`) and refused as
+#: new lines (`parse_edit_blocks`).
 WRITE_A_TEXT_CHANGE = (
-    "the file's path on its own line, then a line <<<<<<< SEARCH, the lines to replace copied "
-    "exactly from the file (none, to add the new lines at the end), a line =======, the new "
-    "lines, and a line >>>>>>> REPLACE"
+    "the file's path on its own line, then a block:\n<<<<<<< SEARCH\n<lines copied exactly "
+    "from the file>\n=======\n<the new lines>\n>>>>>>> REPLACE\n(an empty SEARCH part adds "
+    "the new lines at the end of the file, or creates it)"
 )
 HOW_TO_CHANGE_TEXT = "Make the change now: reply with " + WRITE_A_TEXT_CHANGE + "."
 HOW_TO_CHANGE = "Make the change now: reply with " + WRITE_THE_CHANGE + "."

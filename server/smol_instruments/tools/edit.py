@@ -44,6 +44,8 @@ _PATH_LINE = re.compile(
     re.I,
 )
 _FENCE = re.compile(r"^\s*```")
+#: An instruction's slot written back as the new lines: `<the new lines>` (words, no markup).
+_SLOT = re.compile(r"<[A-Za-z]+(?: [A-Za-z]+){1,12}>")
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,14 @@ def parse_edit_blocks(text: str, default_path: str | None = None) -> list[Replac
             replace, end = _until(lines, at + 1, REPLACE)
             if path is None:
                 raise _no_file("a SEARCH/REPLACE block")
+            if _SLOT.fullmatch(replace.strip()):
+                raise ToolError(
+                    ErrorType.INVALID_ARGUMENT,
+                    f"the part after ======= is {replace.strip()}, the instruction's words, "
+                    "not new lines",
+                    recovery_suggestion="Write the new lines themselves after =======, and "
+                    "before it the lines of the file they replace (none, to add at the end).",
+                )
             blocks.append(Replacement(path.removeprefix("./"), search, replace))
             index = end
         index += 1
