@@ -69,12 +69,12 @@ def edit_blocks_grammar(files: Mapping[str, str | None], blocks: int = 2) -> str
     copied from the prompt's example (the 1.5B model, asked to add a README section, wrote
     `read_file(path="<a file from the list below>")` four times).
 
-    A SEARCH part is held to lines of its file as they are: held to any lines, the same model
-    copied the instruction's own `<lines copied exactly from the file>` nine times (dev
-    infl-readme-usage), and no SEARCH part that is not in the file can match. The file's
-    lines are the grammar's choice, which of them and in what order the model's; none is an
-    empty SEARCH part (the new lines go at the end), the only one a new file has. A file of
-    more than `HELD_FILE_LINES` distinct lines is held to the form only.
+    A SEARCH part is held to a run of its file's lines as they are (`_file_runs`): held to
+    any lines, the same model copied the instruction's own `<lines copied exactly from the
+    file>` nine times (dev infl-readme-usage), and no SEARCH part that is not in the file can
+    match. Where the run starts and ends is the model's choice; none is an empty SEARCH part
+    (the new lines go at the end), the only one a new or empty file has. A file of more than
+    `HELD_FILE_LINES` lines is held to the form only.
 
     Each part has a most number of lines: a held reply can end only where the grammar lets
     it, and unbounded, one went on for minutes."""
