@@ -391,3 +391,14 @@ def test_an_instructions_slot_written_back_as_the_new_lines_is_refused() -> None
     assert "the instruction's words" in refused.value.message
     tag = "README.md\n<<<<<<< SEARCH\n=======\n<div>\n>>>>>>> REPLACE\n"
     assert parse_edit_blocks(tag)[0].replace == "<div>\n"
+
+
+def test_blank_lines_a_reply_runs_on_in_are_not_new_lines() -> None:
+    """Held, the 1.5B model followed its README example with twenty blank lines before the
+    block's end: a REPLACE part keeps no more blank lines at its end than its SEARCH part
+    has, or one. Blank lines inside it are its own."""
+    reply = "README.md\n<<<<<<< SEARCH\n=======\n\n## Usage\n\nrun it\n" + "\n" * 20
+    (block,) = parse_edit_blocks(reply + ">>>>>>> REPLACE\n")
+    assert block.replace == "\n## Usage\n\nrun it\n\n"
+    kept = "README.md\n<<<<<<< SEARCH\nA\n\n\n=======\nB\n\n\n>>>>>>> REPLACE\n"
+    assert parse_edit_blocks(kept)[0].replace == "B\n\n\n"

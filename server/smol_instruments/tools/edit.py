@@ -183,10 +183,23 @@ def parse_edit_blocks(text: str, default_path: str | None = None) -> list[Replac
                     recovery_suggestion="Write the new lines themselves after =======, and "
                     "before it the lines of the file they replace (none, to add at the end).",
                 )
-            blocks.append(Replacement(path.removeprefix("./"), search, replace))
+            blocks.append(Replacement(path.removeprefix("./"), search, _trailing(replace, search)))
             index = end
         index += 1
     return blocks
+
+
+def _trailing(replace: str, search: str) -> str:
+    """`replace` with no more blank lines at its end than `search` has, or one: a held reply
+    may run on in blank lines until its grammar lets it end (the 1.5B model's README example
+    was followed by twenty), and nobody means those."""
+
+    def blanks(text: str) -> int:
+        lines = text.splitlines()
+        return len(lines) - len("\n".join(lines).rstrip().splitlines()) if lines else 0
+
+    extra = blanks(replace) - max(blanks(search), 1)
+    return "".join(replace.splitlines(keepends=True)[:-extra]) if extra > 0 else replace
 
 
 def _no_file(what: str) -> ToolError:
