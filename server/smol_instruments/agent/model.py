@@ -43,7 +43,7 @@ from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
 from ..base.config import Settings
 from ..base.pyast import parsed
-from ..tools.edit import DIVIDER, REPLACE, SEARCH, has_edit_blocks
+from ..tools.edit import has_edit_blocks, is_marker_line
 from .edits import called_names, is_change_block
 
 #: The code of a reply that is SEARCH/REPLACE blocks: nothing to run; the loop reads the reply.
@@ -223,7 +223,7 @@ def before_repetition(text: str) -> str:
         if not line.endswith("\n"):
             break  # not complete yet
         key = line.strip()
-        if any(marker.match(line) for marker in (SEARCH, DIVIDER, REPLACE)):
+        if is_marker_line(line):
             seen.clear()
         if len(key) >= REPEATED_LINE_CHARS:
             if key in seen:
@@ -408,10 +408,10 @@ class AgentModel(LiteLLMModel):
             self.kwargs = saved
         if isinstance(message.content, str):
             message.content = before_repetition(message.content)
-        if isinstance(message.content, str) and not held:
-            message.content = first_block_only(message.content, self.tool_names)
-            if _unclosed_block(message.content):
-                message.content += "\n```"
+            if not held:  # the grammar says where a held reply ends, not its first block
+                message.content = first_block_only(message.content, self.tool_names)
+                if _unclosed_block(message.content):
+                    message.content += "\n```"
         code = normalise_reply(
             message.content if isinstance(message.content, str) else "", self.tool_names
         )

@@ -124,18 +124,20 @@ def _file_runs(name: str, text: str) -> list[str]:
     if len(lines) > HELD_FILE_LINES:
         return [f"{name} ::= line{{1,{HELD_SEARCH_LINES}}}"]
     rules, starts = [], []
+    markers = [is_marker_line(line) for line in lines] + [True]  # nothing follows the last
     for number, line in enumerate(lines):
-        if _marker(line):
+        if markers[number]:
             continue
         this = f"{name}-{number}"
         starts.append(this)
-        follows = number + 1 < len(lines) and not _marker(lines[number + 1])
+        follows = not markers[number + 1]
         literal = f'{_gbnf_literal(line)} "\\n"' if line else '"\\n"'
         rules.append(f"{this} ::= {literal}" + (f" {name}-{number + 1}?" if follows else ""))
     return [f"{name} ::= {' | '.join(starts)}", *rules] if starts else []
 
 
-def _marker(line: str) -> bool:
+def is_marker_line(line: str) -> bool:
+    """A line that reads as one of a SEARCH/REPLACE block's three markers."""
     return bool(SEARCH.match(line) or DIVIDER.match(line) or REPLACE.match(line))
 
 
@@ -195,8 +197,7 @@ def _trailing(replace: str, search: str) -> str:
     was followed by twenty), and nobody means those."""
 
     def blanks(text: str) -> int:
-        lines = text.splitlines()
-        return len(lines) - len("\n".join(lines).rstrip().splitlines()) if lines else 0
+        return len(text.splitlines()) - len(text.rstrip().splitlines())
 
     extra = blanks(replace) - max(blanks(search), 1)
     return "".join(replace.splitlines(keepends=True)[:-extra]) if extra > 0 else replace
