@@ -707,3 +707,43 @@ def test_a_change_that_is_not_told_by_a_symptom_is_not_held_to_its_calls(
     """Control: a change that writes a call but tells no symptom keeps no such check."""
     assert from_rules("make add(2, 3) also log its arguments").symptom_calls == ()
     assert from_rules("what does add(2, 3) give?").symptom_calls == ()
+
+
+NESTED = '''def rules(word):
+    """The rules for a word."""
+    def upper(text):
+        return text.upper()
+
+    return [upper(word), word]
+'''
+
+
+@pytest.mark.parametrize("nested", [True, False], ids=["nested", "control-top-level"])
+def test_a_change_is_told_how_to_give_a_function_nested_in_one_it_shows(
+    repo: Path, settings: Settings, nested: bool
+) -> None:
+    """Shown `rules` with `upper` inside it, the 1.5B model copied `rules` down to `upper`
+    unchanged: the instruction says a nested function is given alone and merged where it is.
+    The model's reply of `upper` alone lands inside `rules`, not as a new top-level function.
+    Control: a helper at the top level gets no such sentence."""
+    from tests.conftest import git
+
+    top = 'def upper(text):\n    return text.upper()\n\n\ndef rules(word):\n    """The rules."""\n'
+    text = NESTED if nested else top + "    return [upper(word), word]\n"
+    (repo / "app" / "words.py").write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "words")
+    reply = 'def upper(text):\n    """Upper-case text."""\n    return text.upper()\n'
+    turns = [f"```python\n# file: app/words.py\n{reply}```", "Added a docstring to upper."]
+    _, requests, patches = run_keeping_patches(
+        repo, settings, turns, "add a docstring to the helper inside rules in app/words.py"
+    )
+    first = requests[0].last_user_text().rstrip()
+    said = "To change `upper` (nested in `rules`), give only `def upper` with its body"
+    assert (said in first) is nested
+    if nested:
+        (change,) = patches[0].files
+        assert change.proposed == NESTED.replace(
+            "    def upper(text):\n", '    def upper(text):\n        """Upper-case text."""\n'
+        )
+    assert (repo / "app" / "words.py").read_text() == text  # nothing written

@@ -95,18 +95,9 @@ _BUILTINS = frozenset(dir(builtins))
 #: The words of an identifier: `_can_do_colour` and `canDoColour` are can, do, colour.
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_LANGUAGE = {
-    ".py": "python",
-    ".js": "javascript",
-    ".ts": "typescript",
-    ".go": "go",
-    ".rs": "rust",
-    ".toml": "toml",
-    ".md": "markdown",
-    ".yml": "yaml",
-    ".yaml": "yaml",
-    ".json": "json",
-}
+#: A shown file's fence language, by its suffix.
+_LANGUAGE = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
+_LANGUAGE |= {".toml": "toml", ".md": "markdown", ".yml": "yaml", ".yaml": "yaml", ".json": "json"}
 
 
 @dataclass
@@ -128,6 +119,8 @@ class Context:
     computed: list[str] = field(default_factory=list)
     #: Calls it names that could not run as written (a method): its code, read, answers it.
     unrun: list[str] = field(default_factory=list)
+    #: (inner, outer) for each shown function defined inside another function.
+    nested: list[tuple[str, str]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -211,6 +204,7 @@ class _Gatherer:
         self.uses: list[str] = []
         self.whole: set[str] = set()
         self.shown: set[tuple[str, int]] = set()
+        self.nested: list[tuple[str, str]] = []
         self.texts: dict[str, str | None] = {}
         self.trees: dict[str, ast.Module | None] = {}
         self.holding: dict[tuple[str, int], str] = {}  # a definition -> the name it uses
@@ -266,7 +260,7 @@ class _Gatherer:
         for name, path, line in self._definitions(called)[:2]:
             self._add_definition(name, path, line)
         context = self._render()
-        context.named_files, context.near = named, near
+        context.named_files, context.near, context.nested = named, near, self.nested
         return context
 
     # --- what the task names -----------------------------------------------------------------
@@ -408,6 +402,9 @@ class _Gatherer:
         lines = text.splitlines()
         start, end = _block(self._tree(path), lines, line)
         self.shown.add((path, line))
+        outer = self._enclosing(path, line) if self._is_function(path, line) else None
+        if outer is not None and self._is_function(path, outer[1]):  # a function in a function
+            self.nested.append((name, outer[0]))
         most = CHANGED_LINES if changed and not related else DEFINITION_LINES
         cut = end - start + 1 > most
         last = start + most - 1 if cut else end

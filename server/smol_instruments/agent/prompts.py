@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
@@ -148,6 +149,13 @@ WRITE_A_TEXT_CHANGE = (
 )
 HOW_TO_CHANGE_TEXT = "Make the change now: reply with " + WRITE_A_TEXT_CHANGE + "."
 HOW_TO_CHANGE = "Make the change now: reply with " + WRITE_THE_CHANGE + "."
+#: Said of each function shown nested in another, for a change: given the outer function, the
+#: 1.5B model copied it down to the nested one unchanged (dev infl-nested-docstring, first
+#: request replayed: with this it wrote the nested function with its docstring).
+CHANGE_NESTED = (
+    " To change `{inner}` (nested in `{outer}`), give only `def {inner}` with its body: it is "
+    "merged there."
+)
 HOW_TO_CHANGE_UNREAD = (
     "Read the code you need first; then reply with the change: " + WRITE_THE_CHANGE + "."
 )
@@ -312,16 +320,24 @@ def writes_text(intent: TaskIntent, path: str | None) -> bool:
     return intent.edits_text or (path is not None and not path.endswith(".py"))
 
 
-def task_message(intent: TaskIntent, context: str, *, path: str | None = None) -> str:
+def task_message(
+    intent: TaskIntent,
+    context: str,
+    *,
+    path: str | None = None,
+    nested: Sequence[tuple[str, str]] = (),
+) -> str:
     """The task as the model gets it: the code read for it first, then the task itself, then
     how to reply. Small models answer the last thing they read: a question put before a page
     of code is answered from memory, after it from the code. `path`: the one file the task
-    names, for a change's header."""
+    names, for a change's header; `nested`: (inner, outer) of the functions shown nested in
+    another."""
     task = intent.task
     if intent.change and writes_text(intent, path):
         how = HOW_TO_CHANGE_TEXT
     elif intent.change:
         how = (HOW_TO_CHANGE if context else HOW_TO_CHANGE_UNREAD).format(path=path or "<path>")
+        how += "".join(CHANGE_NESTED.format(inner=i, outer=o) for i, o in nested[:2])
     elif context:
         how = _HOW_TO[intent.style]
     else:
