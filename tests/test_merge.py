@@ -548,3 +548,16 @@ def test_the_whole_file_again_without_its_docstring_and_an_import_keeps_them() -
     )
     assert result.text.startswith('"""Small statistics."""\n\nimport os\n')
     assert result.replaced == ("average",)
+
+
+def test_a_copy_cut_at_the_nested_function_keeps_the_rest_whatever_it_changed_above() -> None:
+    """Asked for a check at the top of the outer function, the 1.5B model added it and copied
+    on down to the nested helper, then stopped: its last statement is a definition nothing
+    after it could use, so it is a cut copy, and what follows the helper is kept. Control: the
+    same change written whole replaces the function as written."""
+    check = "    if not word:\n        raise ValueError(word)\n"
+    cut = IRREGULAR.split("\n\n    RULES")[0] + "\n"
+    cut = cut.replace('word."""\n', 'word."""\n' + check)
+    assert merged(IRREGULAR, cut) == IRREGULAR.replace('word."""\n', 'word."""\n' + check)
+    whole = cut + "\n    return 0\n"
+    assert "RULES" not in merged(IRREGULAR, whole)

@@ -233,23 +233,22 @@ def enclosing(
 
 
 def cut_short(old: ast.stmt, new: ast.stmt, label: str) -> int | None:
-    """Where a function `new`, copied from `old` only down to the nested definition it
-    changes, stops: the last line of that definition in `old`, whose following lines the
-    merge keeps rather than deletes (seen on the 1.5B model, asked for a docstring on a
-    nested helper: it copied the outer function to the helper and stopped, and the merge
-    deleted the 41 lines after it). None when `new` is not such a copy; a MergeError when it
-    is one that changes nothing, since what it meant for the rest cannot be told."""
-    if not (isinstance(old, FUNCTIONS) and isinstance(new, FUNCTIONS)):
+    """Where a function `new`, copied from `old` only down to a nested definition, stops: the
+    last line of that definition in `old`, whose following lines the merge keeps rather than
+    deletes. A function whose last statement is a definition nothing after it uses is a copy
+    cut there, whatever it changed above (seen on the 1.5B model: asked for a docstring on a
+    nested helper, or for a check at the top of the outer function, it copied the outer one
+    down to the helper and stopped, and the merge deleted the 41 lines after it). None when
+    `new` is not such a copy; a MergeError when it is one that changes nothing, since what it
+    meant for the rest cannot be told."""
+    if not (isinstance(old, FUNCTIONS) and isinstance(new, FUNCTIONS)) or not new.body:
         return None
-    given = len(new.body)
-    if given >= len(old.body) or ast.dump(old.args) != ast.dump(new.args):
+    if ast.dump(old.args) != ast.dump(new.args):
         return None
-    *before, (last_old, last_new) = zip(old.body[:given], new.body, strict=True)
-    changed = [i for i, (a, b) in enumerate(before) if ast.dump(a) != ast.dump(b)]
-    docstrings = docstring(old.body) is not None and docstring(new.body) is not None
-    if changed not in ([], [0]) or (changed and not docstrings):
-        return None  # only the docstring may change above the definition it stops at
-    if ast.dump(last_old) == ast.dump(last_new):
+    given, last_new = len(new.body), new.body[-1]
+    pairs = zip(old.body, new.body, strict=False)
+    if given < len(old.body) and all(ast.dump(a) == ast.dump(b) for a, b in pairs):
+        last_old = old.body[given - 1]
         inner = getattr(last_old, "name", None) if isinstance(last_old, DEFINITIONS) else None
         raise MergeError(
             f"new_text's {label} stops at line {last_line(last_old)} of the file's, which goes "
@@ -261,13 +260,14 @@ def cut_short(old: ast.stmt, new: ast.stmt, label: str) -> int | None:
                 else f"Give the whole of {label} with the change made in it, or {USE_OLD_TEXT}."
             ),
         )
-    if not (
-        isinstance(last_old, DEFINITIONS)
-        and type(last_old) is type(last_new)
-        and last_old.name == getattr(last_new, "name", None)
-    ):
+    if not isinstance(last_new, DEFINITIONS):
         return None
-    return last_line(last_old)
+    stops = [
+        node
+        for node in old.body[:-1]
+        if type(node) is type(last_new) and getattr(node, "name", None) == last_new.name
+    ]
+    return last_line(stops[0]) if len(stops) == 1 else None
 
 
 def nested_functions(body: list[ast.stmt], name: str) -> list[tuple[str, list[ast.stmt], ast.stmt]]:
