@@ -747,3 +747,24 @@ def test_a_change_is_told_how_to_give_a_function_nested_in_one_it_shows(
             "    def upper(text):\n", '    def upper(text):\n        """Upper-case text."""\n'
         )
     assert (repo / "app" / "words.py").read_text() == text  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("task", "header"),
+    [
+        ("add(2, 3) gives -1, it should give 5", "`# file: app/calc.py`"),
+        ("add a test for add(2, 3)", "`# file: tests/test_calc.py`"),  # not the code file
+    ],
+    ids=["code-file", "tests"],
+)
+def test_a_change_that_names_no_file_is_headed_with_the_file_of_the_code_shown(
+    repo: Path, settings: Settings, task: str, header: str
+) -> None:
+    """Given `# file: <path>` for "NO_COLOR should win", the 1.5B model wrote invented classes
+    into another file of the list; given the file of the code it was shown, it wrote the right
+    function there. A task that names no file is headed with the one file of code shown."""
+    turns = ["I cannot see it.", "I cannot see it.", "I cannot see it."]
+    _, requests, _ = run_keeping_patches(repo, settings, turns, task)
+    first = requests[0].last_user_text()
+    assert "def add(a, b)" in first
+    assert f"whose first line is {header}" in first

@@ -253,5 +253,5 @@ def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None)
         return True
     watch.nudged.add(Nudge.NO_CHANGE)
     raise ValueError(
-        Nudge.NO_CHANGE.says(text=watch.writes_text, path=watch.named_file or "<path>")
+        Nudge.NO_CHANGE.says(text=watch.writes_text, path=watch.change_file or "<path>")
     )

@@ -63,8 +63,7 @@ MAX_DEFINITIONS = 4
 #: Definitions shown for a task that names no code, found by its words (`_related`).
 MAX_RELATED = 2
 MAX_USES = 6
-#: Tests that use a named function, shown whole beside it.
-MAX_TESTS = 2
+MAX_TESTS = 2  # tests that use a named function, shown whole beside it
 #: A definition longer than this is shown by its first lines; one a change names, up to the
 #: second: its new version is written whole, and the model writes back what it was shown
 #: (dev infl-nested-docstring: `_irregular` cut at 40 of its 51 lines, rewritten to the cut).
@@ -121,6 +120,8 @@ class Context:
     unrun: list[str] = field(default_factory=list)
     #: (inner, outer) for each shown function defined inside another function.
     nested: list[tuple[str, str]] = field(default_factory=list)
+    #: The one file of code (not tests) whose definitions are shown, else None.
+    code_file: str | None = None
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -261,6 +262,9 @@ class _Gatherer:
             self._add_definition(name, path, line)
         context = self._render()
         context.named_files, context.near, context.nested = named, near, self.nested
+        code = {p.path for p in self.pieces if p.name and p.language == "python"}
+        code = {path for path in code if not is_test_path(path)}
+        context.code_file = code.pop() if len(code) == 1 else None
         return context
 
     # --- what the task names -----------------------------------------------------------------

@@ -306,7 +306,8 @@ class AgentSession:
         if intent.change and watch.writes_text and context.named_files and self._llama_server():
             watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
         watch.computed = context.computed
-        prompt = task_message(intent, context.text, path=watch.named_file, nested=context.nested)
+        watch.code_file = None if intent.adds_tests else context.code_file  # tests go elsewhere
+        prompt = task_message(intent, context.text, path=watch.change_file, nested=context.nested)
         try:
             self._connect()
             stream = self.agent.run(

@@ -59,6 +59,16 @@ class RunWatch:
         """The one file the task names, if it names exactly one (the change's file)."""
         return self.named_files[0] if len(self.named_files) == 1 else None
 
+    #: The one file of code whose definitions were shown for the task (agent/context.py).
+    code_file: str | None = None
+
+    @property
+    def change_file(self) -> str | None:
+        """Where the change goes, for its header: the file the task names, else the one whose
+        code is shown (given `<path>` for "NO_COLOR should win", the 1.5B model put invented
+        classes in _types.py; given termcolor.py, it wrote `_can_do_colour` there)."""
+        return self.named_file or self.code_file
+
     @property
     def writes_text(self) -> bool:
         """The change is asked for as SEARCH/REPLACE blocks, not Python definitions."""
