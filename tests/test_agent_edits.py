@@ -754,15 +754,17 @@ def test_a_change_is_told_how_to_give_a_function_nested_in_one_it_shows(
     [
         ("add(2, 3) gives -1, it should give 5", "`# file: app/calc.py`"),
         ("add a test for add(2, 3)", "`# file: tests/test_calc.py`"),  # not the code file
+        ("add(2, 3) gives -1; write double(x) in a new app/more.py", "`# file: <path>`"),
     ],
-    ids=["code-file", "tests"],
+    ids=["code-file", "tests", "a-file-to-create"],
 )
 def test_a_change_that_names_no_file_is_headed_with_the_file_of_the_code_shown(
     repo: Path, settings: Settings, task: str, header: str
 ) -> None:
     """Given `# file: <path>` for "NO_COLOR should win", the 1.5B model wrote invented classes
     into another file of the list; given the file of the code it was shown, it wrote the right
-    function there. A task that names no file is headed with the one file of code shown."""
+    function there. A task that names no file is headed with the one file of code shown; one
+    that writes a file name the repository lacks leaves the header's path to the model."""
     turns = ["I cannot see it.", "I cannot see it.", "I cannot see it."]
     _, requests, _ = run_keeping_patches(repo, settings, turns, task)
     first = requests[0].last_user_text()

@@ -306,7 +306,7 @@ class AgentSession:
         if intent.change and watch.writes_text and context.named_files and self._llama_server():
             watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
         watch.computed = context.computed
-        watch.code_file = None if intent.adds_tests else context.code_file  # tests go elsewhere
+        watch.code_file = context.code_file
         prompt = task_message(intent, context.text, path=watch.change_file, nested=context.nested)
         try:
             self._connect()

@@ -6,6 +6,7 @@ given); the loop (agent/loop.py) and the final-answer checks (agent/answers.py) 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,10 @@ from .state import AgentState
 
 #: The tools whose result is what code really gives (not what it says).
 RUNS_CODE = frozenset({"evaluate", "run_cmd", "run_tests"})
+
+
+#: A file name written in a task ("put it in a new utils/text.py").
+_FILE_NAME = re.compile(r"[\w/.-]+\.(?:py|pyi|md|rst|txt|toml|cfg|ini|ya?ml|json|js|ts|sh)\b")
 
 
 @dataclass
@@ -66,8 +71,11 @@ class RunWatch:
     def change_file(self) -> str | None:
         """Where the change goes, for its header: the file the task names, else the one whose
         code is shown (given `<path>` for "NO_COLOR should win", the 1.5B model put invented
-        classes in _types.py; given termcolor.py, it wrote `_can_do_colour` there)."""
-        return self.named_file or self.code_file
+        classes in _types.py; given termcolor.py, it wrote `_can_do_colour` there), unless it
+        adds tests or writes a file name of its own (a file to create)."""
+        if self.named_file or self.intent.adds_tests or _FILE_NAME.search(self.intent.task):
+            return self.named_file
+        return self.code_file
 
     @property
     def writes_text(self) -> bool:
