@@ -6,11 +6,14 @@ the block does not mention is seen to stay byte for byte.
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from smol_instruments.base.errors import ErrorType
 from smol_instruments.patches.merge import MergeError, merge_definitions
 from smol_instruments.patches.model import MAX_PATCH_CHARS
+from smol_instruments.patches.pysource import nested_owner
 
 STATS = '''"""Small statistics."""
 
@@ -561,3 +564,27 @@ def test_a_copy_cut_at_the_nested_function_keeps_the_rest_whatever_it_changed_ab
     assert merged(IRREGULAR, cut) == IRREGULAR.replace('word."""\n', 'word."""\n' + check)
     whole = cut + "\n    return 0\n"
     assert "RULES" not in merged(IRREGULAR, whole)
+
+
+@pytest.mark.parametrize(
+    ("source", "owner"),
+    [
+        (IRREGULAR, "irregular"),  # directly in a function's body: merged there
+        (IRREGULAR.replace("    def insensitive", "    if True:\n     def insensitive"), None),
+        (IRREGULAR + "\n\ndef insensitive(text):\n    return text\n", None),  # top level first
+        (IRREGULAR + "\n\n" + IRREGULAR.replace("def irregular", "def other"), None),  # twice
+    ],
+    ids=["nested", "inside-an-if", "top-level-namesake", "nested-twice"],
+)
+def test_the_owner_said_of_a_nested_function_is_where_the_merge_puts_it(
+    source: str, owner: str | None
+) -> None:
+    """The prompt tells the model a nested function given alone is merged inside its owner
+    (agent/context.py): `nested_owner` names that owner only when the merge really does it."""
+    tree = ast.parse(source)
+    line = next(n.lineno for n in ast.walk(tree) if getattr(n, "name", "") == "insensitive")
+    assert nested_owner(tree.body, "insensitive", line) == owner
+    block = 'def insensitive(text):\n    """Lower."""\n    return text.lower()\n'
+    inside = '    def insensitive(text):\n        """Lower."""\n'
+    if owner is not None or "if True" in source:  # an `if` hides it from the merge too
+        assert (inside in merged(source, block)) is (owner is not None)

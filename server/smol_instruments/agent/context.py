@@ -33,6 +33,7 @@ from pathlib import PurePosixPath
 
 from ..base.pyast import parsed
 from ..base.testruns import is_test_path
+from ..patches.pysource import nested_owner
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
@@ -94,7 +95,6 @@ _BUILTINS = frozenset(dir(builtins))
 #: The words of an identifier: `_can_do_colour` and `canDoColour` are can, do, colour.
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-#: A shown file's fence language, by its suffix.
 _LANGUAGE = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
 _LANGUAGE |= {".toml": "toml", ".md": "markdown", ".yml": "yaml", ".yaml": "yaml", ".json": "json"}
 
@@ -406,9 +406,9 @@ class _Gatherer:
         lines = text.splitlines()
         start, end = _block(self._tree(path), lines, line)
         self.shown.add((path, line))
-        outer = self._enclosing(path, line) if self._is_function(path, line) else None
-        if outer is not None and self._is_function(path, outer[1]):  # a function in a function
-            self.nested.append((name, outer[0]))
+        tree = self._tree(path)  # a function the merge puts inside another, given alone
+        if tree is not None and (outer := nested_owner(tree.body, name, line)) is not None:
+            self.nested.append((name, outer))
         most = CHANGED_LINES if changed and not related else DEFINITION_LINES
         cut = end - start + 1 > most
         last = start + most - 1 if cut else end

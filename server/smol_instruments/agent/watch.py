@@ -55,6 +55,8 @@ class RunWatch:
     computed: list[str] = field(default_factory=list)
     #: The repository's files the task names (agent/context.py).
     named_files: list[str] = field(default_factory=list)
+    #: The one file of code whose definitions were shown for the task (agent/context.py).
+    code_file: str | None = None
     #: The grammar a text change's reply is held to once it has missed the blocks' form
     #: (llama.cpp's server only; agent/loop.py), or "".
     edit_grammar: str = ""
@@ -63,9 +65,6 @@ class RunWatch:
     def named_file(self) -> str | None:
         """The one file the task names, if it names exactly one (the change's file)."""
         return self.named_files[0] if len(self.named_files) == 1 else None
-
-    #: The one file of code whose definitions were shown for the task (agent/context.py).
-    code_file: str | None = None
 
     @property
     def change_file(self) -> str | None:

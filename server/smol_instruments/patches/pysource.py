@@ -282,6 +282,25 @@ def nested_functions(body: list[ast.stmt], name: str) -> list[tuple[str, list[as
     return found
 
 
+def nested_owner(body: list[ast.stmt], name: str, line: int) -> str | None:
+    """The function a new `def name` is merged into (patches/merge.py), when that is the one
+    function called `name` nested in another and it starts at `line`: its owner's name. None
+    when a top-level definition or a method of a class has the name (the merge takes those
+    first), or the name is nested more than once or not directly in a function's body."""
+    top = [node for node in body if getattr(node, "name", None) == name]
+    methods = [
+        node
+        for cls in body
+        if isinstance(cls, ast.ClassDef)
+        for node in cls.body
+        if isinstance(node, FUNCTIONS) and node.name == name
+    ]
+    found = nested_functions(body, name)
+    if top or methods or len(found) != 1 or found[0][2].lineno != line:
+        return None
+    return found[0][0].removesuffix(".<locals>")
+
+
 def test_class_line(classes: list[ast.ClassDef], method: str) -> str | None:
     """The class line of a new test class for test methods written without their class, in a
     test file of several classes (which one they belong to is not said): named after the first
