@@ -163,6 +163,14 @@ describe.skipIf(missing)('the extension in code-server', () => {
       console.warn('no daemon 20 s after the reload: rewriting settings.json (code-server quirk)');
       await wb.screenshot('06-after-reload-no-settings');
       editor.rewriteSettings();
+      if (!(await redrawn.waitFor({ timeout: 40_000 }).then(() => true, () => false))) {
+        // Seen once in CI on a loaded machine: the rewrite did not reach the extension host
+        // either. The page loaded again gets a fresh extension host, which reads the settings.
+        console.warn('no daemon 40 s after the rewrite: loading the page again');
+        await wb.screenshot('06-after-rewrite-no-daemon');
+        await wb.page.reload();
+        await wb.ready();
+      }
     }
     await redrawn.waitFor({ timeout: 60_000 }); // redrawn from smol/patches
     const panel = await wb.showChat();
@@ -175,7 +183,7 @@ describe.skipIf(missing)('the extension in code-server', () => {
     expect(calc()).toBe(before);
     expect(calc()).toContain('mean() of an empty list');
     await wb.screenshot('07-rejected');
-  });
+  }, 420_000); // room for the reload fallbacks on a loaded machine
 
   it('puts a risky command to the user in the panel, and the panel answers the daemon', async () => {
     await model.addTurns(installPackage());
