@@ -397,7 +397,9 @@ def from_calls(calls: list[Any]) -> tuple[str, str]:
 def failing_tests(fixture: str, python: str) -> tuple[str, ...]:
     """The names of the test functions that fail in an untouched copy of `fixture`."""
     repo = pristine(fixture)
-    _, out = run_python(python, repo, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider")
+    _, out = run_python(
+        python, repo, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", *_test_args(repo)
+    )
     names = re.findall(r"^FAILED \S*?::(?:\w+::)?(\w+)", out, re.MULTILINE)
     if not names:
         raise RuntimeError(f"no test fails in {fixture}: fix the task\n{out[-1000:]}")

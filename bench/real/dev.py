@@ -78,7 +78,24 @@ ENV_BUG = fixtures.Variant(
     ),
 )
 
-fixtures.register(ORDINAL_BUG, ENV_BUG)
+ESCAPE_BUG = fixtures.Variant(
+    "jsonpointer-escape-bug",
+    "jsonpointer",
+    (
+        (
+            "escape(): replace the slash first, it is the common case",
+            (
+                (
+                    "jsonpointer.py",
+                    "    return s.replace('~', '~0').replace('/', '~1')\n",
+                    "    return s.replace('/', '~1').replace('~', '~0')\n",
+                ),
+            ),
+        ),
+    ),
+)
+
+fixtures.register(ORDINAL_BUG, ENV_BUG, ESCAPE_BUG)
 
 
 # --- right solutions --------------------------------------------------------------------------
@@ -206,6 +223,16 @@ def _env_order(repo: Path) -> list[str]:
         '    if "FORCE_COLOR" in os.environ:\n        return True\n',
     )
     return ["NO_COLOR is checked before FORCE_COLOR again."]
+
+
+def _escape_order(repo: Path) -> list[str]:
+    edit(
+        repo,
+        "jsonpointer.py",
+        "return s.replace('/', '~1').replace('~', '~0')",
+        "return s.replace('~', '~0').replace('/', '~1')",
+    )
+    return ["escape() replaces '~' before '/' again, so the '~' of '~1' is not escaped twice."]
 
 
 def _classifiers(data: dict) -> list[str]:
@@ -545,6 +572,41 @@ TASKS: tuple[Task, ...] = (
         answer_says(r"EndOfList", r"end|past|append|after the last"),
         "answer says a '-' on a list gives an EndOfList (the position past the last element)",
         answers("For '-' on a list, walk returns EndOfList(doc): the position after the last element."),
+    ),
+    Task(
+        "jp-run-tests",
+        "jsonpointer-escape-bug",
+        "run-tests",
+        ("is the test suite green? if not what is failing",),
+        all_of(tests_were_run, names_failing_tests("jsonpointer-escape-bug")),
+        "the tests ran; the model's answer names every failing test function (found by running)",
+        _run_tests("test_round_trip and test_str_and_repr fail: escape() turns 'a/b' into 'a~01b'."),
+    ),
+    Task(
+        "jp-find-escape-bug",
+        "jsonpointer-escape-bug",
+        "find-bug",
+        ("JsonPointer.from_parts(['a/b']).path comes out as '/a~01b'. where does the extra 0 come from?",),
+        answer_says(r"\bescape\b", r"~0|order|first|before|after|twice|again"),
+        "answer names escape() and its order of replacements ('/' made '~1', then its '~' made '~0')",
+        answers("escape() replaces '/' with '~1' first, then every '~' with '~0', so '~1' becomes '~01'."),
+    ),
+    Task(
+        "jp-fix-escape",
+        "jsonpointer-escape-bug",
+        "fix",
+        ("escape('a/b') gives 'a~01b', it should be 'a~1b'",),
+        all_of(
+            untouched("tests.py"),
+            hidden_test(
+                "from jsonpointer import escape, unescape\n\n\ndef test_escape():\n"
+                "    assert escape('a/b') == 'a~1b'\n    assert escape('m~n') == 'm~0n'\n"
+                "    assert escape('~/') == '~0~1'\n    assert unescape(escape('a~1/b')) == 'a~1/b'\n"
+            ),
+            tests_pass(22),
+        ),
+        "hidden test of escape() passes; the project's tests pass; tests.py unchanged",
+        _escape_order,
     ),
     Task(
         "jp-decline-pr",
