@@ -1257,6 +1257,66 @@ def test_run_tests_summary_is_the_test_summary(
     assert "1 failed, 1 passed in" in result["output"]  # the runner's own line stays
 
 
+UNITTEST_MODULE = (
+    "import unittest\n\nfrom calc import add\n\n\nclass CalcTests(unittest.TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(add(2, 2), 4)\n\n"
+    "    def test_add_zero(self):\n        self.assertEqual(add(2, 0), 2)\n"
+)
+
+
+def test_run_tests_finds_a_tests_module_pytest_would_miss(
+    tmp_path: Path, settings: Settings, venv_on_path: None
+) -> None:
+    """jsonpointer keeps its unittest tests in tests.py: pytest alone collects nothing there
+    (exit 5, "no tests ran"), and the 1.5B model read that as a failing suite."""
+    files = {
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "setup.cfg": "[metadata]\nname = calc\n",
+    }
+    root = make_repo(tmp_path / "unittest_style", {**files, "tests.py": UNITTEST_MODULE})
+    result = assert_ok(make_tools(root, settings)[1]["run_tests"]())
+    assert result["command"].endswith("-m pytest -q tests.py")
+    assert result["exit_code"] == 1
+    assert result["failed_tests"] == ["tests.py::CalcTests::test_add"]
+    assert result["summary"].startswith("1 test failed, 1 test passed")
+    # With a test_*.py file too, pytest is left to its own discovery (a file given beside a
+    # folder that holds it is dropped): what it finds by itself is what runs.
+    both = make_repo(
+        tmp_path / "both",
+        {
+            **files,
+            "tests.py": UNITTEST_MODULE,
+            "test_more.py": "def test_more():\n    assert False\n",
+        },
+    )
+    result = assert_ok(make_tools(both, settings)[1]["run_tests"]())
+    assert result["command"].endswith("-m pytest -q")
+    assert result["failed_tests"] == ["test_more.py::test_more"]
+    # A Django-style app's tests.py one folder down is found as well.
+    app = make_repo(
+        tmp_path / "app",
+        {
+            **files,
+            "app/tests.py": UNITTEST_MODULE.replace("calc", "app.calc"),
+            "app/calc.py": files["calc.py"],
+            "app/__init__.py": "",
+        },
+    )
+    result = assert_ok(make_tools(app, settings)[1]["run_tests"]())
+    assert result["command"].endswith("-m pytest -q app/tests.py")
+    assert result["failed_tests"] == ["app/tests.py::CalcTests::test_add"]
+    # Control: a project that says where its tests are keeps pytest's own discovery, and
+    # collecting nothing is said as such, not taken from a warning.
+    configured = make_repo(
+        tmp_path / "configured",
+        {**files, "setup.cfg": "[tool:pytest]\ntestpaths = checks\n", "tests.py": UNITTEST_MODULE},
+    )
+    result = assert_ok(make_tools(configured, settings)[1]["run_tests"]())
+    assert result["command"].endswith("-m pytest -q")
+    assert (result["exit_code"], result["failed_tests"]) == (5, [])
+    assert result["summary"].startswith("no tests ran")
+
+
 def test_run_tests_long_output_keeps_the_end(tools: Tools) -> None:
     result = assert_ok(tools["run_tests"](command="seq 1 5000"))
     assert result["truncated"] is True

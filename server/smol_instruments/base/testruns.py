@@ -14,7 +14,8 @@ from pathlib import PurePosixPath
 #: The kinds of count pytest's summary gives, as an alternation for a pattern.
 COUNT_KINDS = "passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected"
 _SUMMARY = re.compile(
-    r"\b\d+ (passed|failed|errors?|skipped)\b|\btest result:|\bTests?:\s+\d+|^(ok|FAIL)\s", re.I
+    r"\b\d+ (passed|failed|errors?|skipped)\b|\bno tests ran\b|\btest result:|\bTests?:\s+\d+|^(ok|FAIL)\s",
+    re.I,
 )
 #: pytest's short summary: "FAILED tests/test_ops.py::test_average - assert 6.0 == 4".
 FAILED_ID = re.compile(r"^(?:FAILED|ERROR)\s+(\S+?)::((?:\w+::)*\w+)(?:\[[^\]]*\])?", re.M)

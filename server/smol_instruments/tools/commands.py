@@ -13,10 +13,12 @@ command would run unasked (the patch checks and the evidence runs use only those
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, NoReturn
 
 from ..base.containment import CommandPlan, availability_for, plan_command
@@ -43,7 +45,7 @@ def detect_test_command(root: Path) -> str | None:
             return "npm test"
     python_markers = ("pytest.ini", "conftest.py", "tox.ini", "setup.cfg", "pyproject.toml")
     if any((root / marker).is_file() for marker in python_markers) or (root / "tests").is_dir():
-        return f"{python_command()} -m pytest -q"
+        return _pytest_command(root)
     if (root / "Cargo.toml").is_file():
         return "cargo test"
     if (root / "go.mod").is_file():
@@ -51,9 +53,60 @@ def detect_test_command(root: Path) -> str | None:
     makefile = root / "Makefile"
     if makefile.is_file() and re.search(r"^test\s*:", makefile.read_text(errors="replace"), re.M):
         return "make test"
-    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
-        return f"{python_command()} -m pytest -q"
+    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")) or _test_files(root):
+        return _pytest_command(root)
     return None
+
+
+#: Test modules named so that pytest's default discovery (test_*.py, *_test.py) misses them,
+#: as jsonpointer's tests.py or a Django app's tests.py: pytest collects a file given by path.
+_OTHER_TEST_NAMES = ("tests.py", "test.py")
+_PYTEST_CONFIG = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+
+
+def _pytest_command(root: Path) -> str:
+    """pytest, given by path the test files its default discovery misses when it would find
+    no other (without them it collects nothing and exits 5). Where it finds some, or the
+    project's configuration says where its tests are, pytest is left to it: pytest drops a
+    file given beside a folder that holds it, so `tests.py .` would run only the folder's."""
+    command = f"{python_command()} -m pytest -q"
+    configured = any(
+        re.search(
+            r"^\s*(python_files|testpaths)\s*=", (root / name).read_text(errors="replace"), re.M
+        )
+        for name in _PYTEST_CONFIG
+        if (root / name).is_file()
+    )
+    others = _test_files(root)
+    if (
+        configured
+        or not others
+        or any(PurePosixPath(f).name not in _OTHER_TEST_NAMES for f in others)
+    ):
+        return command
+    return " ".join([command, *map(shlex.quote, others)])
+
+
+def _test_files(root: Path) -> list[str]:
+    """The Python test modules under `root` (pytest's default names and `_OTHER_TEST_NAMES`),
+    outside hidden folders and virtual environments."""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and not (here / d / "pyvenv.cfg").exists()
+            and d not in ("node_modules", "site-packages", "__pycache__")
+        )
+        found += [
+            (here / name).relative_to(root).as_posix()
+            for name in sorted(files)
+            if name in _OTHER_TEST_NAMES
+            or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+        ]
+    return found
 
 
 def runs_unasked(ctx: ToolContext, command: str) -> bool:

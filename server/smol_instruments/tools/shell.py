@@ -289,6 +289,10 @@ class RunCmdTool(RepoTool):
         }
 
 
+#: pytest's exit status when it collected no test.
+NO_TESTS_COLLECTED = 5
+
+
 class RunTestsTool(RepoTool):
     name = "run_tests"
     description = (
@@ -327,7 +331,12 @@ class RunTestsTool(RepoTool):
             "command": command,
             "passed": result.exit_code == 0,
             "exit_code": result.exit_code,
-            "summary": test_summary(result.stdout, result.stderr),
+            "summary": (
+                "no tests ran: pytest collected none (exit code 5); give the test files, "
+                "run_tests(command='pytest -q <test file>')"
+                if result.exit_code == NO_TESTS_COLLECTED and "pytest" in command
+                else test_summary(result.stdout, result.stderr)
+            ),
             # pytest's own report of what failed, never the model's reading of the output
             "failed_tests": failing_tests(combined),
             "output": output,
