@@ -157,7 +157,11 @@ def test_a_call_in_a_question_is_computed_before_the_first_step(
     prompt = requests[0].last_user_text()
     assert "average([2, 4]) returns -3.0" in prompt  # run, not imagined
     assert "`frobnicate_all` occurs nowhere in this repository" in prompt
-    assert "what ran, statement by statement" not in prompt  # a value, not how it came
+    # and how it came, as it ran: where a value comes from answers "why" and "where from"
+    # (jp-find-escape-bug, dev: the answer named the caller; the callee that made it was unseen)
+    ran = prompt.split("average([2, 4]) returns -3.0", 1)[1]
+    assert "what ran, statement by statement" in ran
+    assert "(add) return a - b" in ran and "add returned -6" in ran
 
 
 def test_a_method_named_as_a_function_runs_on_an_instance_of_its_class(

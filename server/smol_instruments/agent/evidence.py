@@ -144,10 +144,11 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
         return None
     lines, ran, unrun = [], [], []
     for call in intent.calls:
-        # a bug told by its symptom, or a question how or why a call gives what it gives:
-        # where the value comes from, as it ran, is what the fix or the answer needs
-        asks_how = intent.kind == "question" and intent.style in ("explain", "bug")
-        traced = TRACE_STEPS if call in intent.symptom_calls or asks_how else 0
+        # a bug told by its symptom, or any question that writes a call: where the value
+        # comes from, as it ran, is what the fix or the answer needs ("where does the extra 0
+        # come from?" was answered from the call's caller, the callee that made it unseen)
+        asks = intent.kind == "question"
+        traced = TRACE_STEPS if call in intent.symptom_calls or asks else 0
         try:
             result = evaluate_code(ctx, call, timeout=CALL_TIMEOUT_S, trace=traced)
         except ToolError as exc:
