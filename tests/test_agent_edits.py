@@ -15,6 +15,7 @@ import pytest
 from tests.support.scripted_model import ScriptedModel
 from tests.test_agent import session_for
 
+from smol_instruments.agent import search
 from smol_instruments.agent.edits import defined_names
 from smol_instruments.agent.intent import from_rules
 from smol_instruments.agent.outcome import NOT_VERIFIED
@@ -33,6 +34,7 @@ from smol_instruments.agent.prompts import (
 )
 from smol_instruments.agent.session import AgentSession
 from smol_instruments.base.config import Settings
+from smol_instruments.patches.service import diff_of
 from smol_instruments.sandbox.local import LocalSandbox
 
 pytestmark = pytest.mark.timeout(180)
@@ -610,7 +612,7 @@ def test_a_failing_test_of_changed_code_is_not_answered_with_the_old_code(
 
 
 def test_a_fix_told_by_its_symptom_is_checked_by_the_call_it_names(
-    repo: Path, settings: Settings
+    repo: Path, settings: Settings, no_search: None
 ) -> None:
     """Seen on the 1.5B model (a symptom-told bug, "ordinalize(-1021) gives '-1021th', it
     should be '-1021st'"): the "fix" was the function copied unchanged. Each proposal is
@@ -623,9 +625,7 @@ def test_a_fix_told_by_its_symptom_is_checked_by_the_call_it_names(
     task = "add(2, 3) gives -1, it should be 5"
     assert from_rules(task).symptom_calls == ("add(2, 3)",)
     assert from_rules(task).symptom_wants == {"add(2, 3)": "5"}
-    outcome, model = _checked_run(
-        repo, settings, [unchanged, wrong, fixed, "add adds now."], task
-    )
+    outcome, model = _checked_run(repo, settings, [unchanged, wrong, fixed, "add adds now."], task)
     context = model.requests[0].last_user_text()
     assert "add(2, 3) returns -1" in context  # and where it comes from, as it ran:
     assert "app/calc.py:2 (add) return a - b  # a - b = -1" in context, context
@@ -644,7 +644,7 @@ def test_a_fix_told_by_its_symptom_is_checked_by_the_call_it_names(
 
 
 def test_a_copy_that_changes_nothing_is_told_what_the_symptom_call_must_give(
-    repo: Path, settings: Settings
+    repo: Path, settings: Settings, no_search: None
 ) -> None:
     """Seen on the 1.5B model: the function copied unchanged, refused as "it changes
     nothing" before any proposal, again and again. For a task told by its symptom the refusal
@@ -666,7 +666,7 @@ def test_a_copy_that_changes_nothing_is_told_what_the_symptom_call_must_give(
 
 
 def test_the_refusal_names_the_functions_the_symptom_call_ran(
-    repo: Path, settings: Settings
+    repo: Path, settings: Settings, no_search: None
 ) -> None:
     """The 1.5B model kept copying the function the task names while the wrong value came
     from the one it calls: the refusal names every function the call's trace ran through."""
@@ -682,6 +682,63 @@ def test_the_refusal_names_the_functions_the_symptom_call_ran(
     first = model.requests[1].last_user_text()
     assert "The task says double(2) must give 4" in first, first
     assert "double(2) runs double (app/calc.py), add (app/calc.py)" in first, first
+
+
+@pytest.fixture
+def no_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No version sampled again (agent/search.py): the model's own replies, one by one."""
+    monkeypatch.setattr(search, "SAMPLES", 0)
+
+
+def test_a_fix_the_model_cannot_write_is_found_among_versions_sampled_and_run(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model (dev jp-fix-escape): escape() copied back unchanged at the
+    agent's temperature, reply after reply; sampled hotter, some versions held the fix. After
+    the first change that does not give the value the task wants, the same request is sampled
+    again and each version's call run: a wrong version is passed over, the first that gives
+    the value is proposed, and the model is told so. Nothing is written."""
+    unchanged = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
+    wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b\n"
+    fixed = "```python\n# file: app/calc.py\ndef add(a, b):\n    return a + b\n```"
+    task = "add(2, 3) gives -1, it should be 5"
+    outcome, model, patches = _locally_checked(
+        repo, settings, [unchanged, wrong, fixed, "add adds now."], task
+    )
+    step, first, second, after = model.requests[:4]
+    assert first.messages == step.messages and second.messages == step.messages
+    assert [(r.body["temperature"], r.body["seed"]) for r in (first, second)] == [
+        (search.TEMPERATURE, 1),
+        (search.TEMPERATURE, 2),
+    ]
+    told = after.last_user_text()
+    assert "version 2 makes add(2, 3) give 5, as the task says it should" in told, told
+    assert "+    return a + b" in told
+    assert [p.status for p in patches] == ["pending"]  # the sampled fix; the copy was refused
+    assert "return a + b" in diff_of(patches[0]) and "a * b" not in diff_of(patches[0])
+    assert outcome.status == "completed", outcome.answer
+    assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
+
+
+def test_a_right_first_fix_or_a_symptom_with_no_value_samples_nothing(
+    repo: Path, settings: Settings
+) -> None:
+    """Controls: a first change that gives the value is the change (no sampling), and a
+    symptom whose right value is not written cannot confirm a version (no sampling)."""
+    fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
+    outcome, model = _checked_run(
+        repo, settings, [fixed, "add adds now."], "add(2, 3) gives -1, it should be 5"
+    )
+    assert outcome.status == "completed" and len(model.requests) == 2
+    unchanged = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
+    outcome, model = _checked_run(
+        repo,
+        settings,
+        [unchanged, fixed, "add adds now."],
+        "add(2, 3) gives -1, it should be the sum",
+    )
+    assert all(r.body.get("temperature") != search.TEMPERATURE for r in model.requests)
+    assert outcome.status == "completed" and len(model.requests) == 3
 
 
 def test_a_symptom_with_no_value_written_holds_a_fix_to_changing_the_call(

@@ -68,7 +68,7 @@ from .edits import (
     file_sections,
 )
 from .model import TEXT_BLOCK_CODE, calls_a_tool, quotes_code
-from .outcome import describe_proposal, failed_checks
+from .outcome import confirmed, describe_proposal, failed_checks
 from .prompts import Nudge, is_placeholder, is_plan
 from .watch import RunWatch
 
@@ -103,6 +103,9 @@ class SmolCodeAgent(PinnedCodeAgent):
         context_tokens: Callable[[], int | None],
         locate: Callable[[list[str]], dict[str, list[str]]],
         edit_blocks: Callable[[str, str | None], dict[str, Any]],
+        search_fix: Callable[[list[Any], str | None], tuple[int, str, str] | None] = (
+            lambda messages, path: None
+        ),
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault(
@@ -123,6 +126,8 @@ class SmolCodeAgent(PinnedCodeAgent):
         self.locate = locate
         #: Proposes the SEARCH/REPLACE blocks of a reply as one patch (tools/edit.py).
         self.edit_blocks = edit_blocks
+        #: Versions of a step's change sampled again, the first the run confirms (search.py).
+        self.search_fix = search_fix
         #: What each step's observation ends with (by the run it belongs to), id(step) -> text.
         self._after: dict[int, str] = {}
         self._same_failures = 0
@@ -282,6 +287,8 @@ class SmolCodeAgent(PinnedCodeAgent):
                 # next reply is held to the blocks' grammar. Not the first: held from the
                 # start, a model that writes the form unaided wrote hundreds of lines more.
                 hold(watch.edit_grammar)
+        if watch is not None and not watch.searched and watch.intent.symptom_wants:
+            self._confirm_fix(step, watch)
         if isinstance(step.error, AgentMaxStepsError):
             return
         if watch is not None and watch.loops() >= STUCK_AFTER:
@@ -318,6 +325,33 @@ class SmolCodeAgent(PinnedCodeAgent):
                 f"the model wrote the same failing reply {STUCK_AFTER} times"
                 + (f" ({first[0][:160]})" if first else ""),
                 step,
+            )
+
+    def _confirm_fix(self, step: ActionStep, watch: RunWatch) -> None:
+        """After the model's first change for a symptom with a wanted value that does not give
+        it: versions of that step sampled again, the first the run confirms proposed
+        (agent/search.py)."""
+        if not (watch.blocks or watch.patches) or any(map(confirmed, watch.patches.values())):
+            return
+        watch.searched = True
+        found = self.search_fix(step.model_input_messages or [], watch.change_file)
+        if found is None:
+            return
+        seed, path, body = found
+        result = self.tools["propose_patch"](path=path, old_text="", new_text=body)
+        if isinstance(result, dict) and result.get("patch_id"):
+            wanted = "; ".join(
+                f"{call} give {value}" for call, value in watch.intent.symptom_wants.items()
+            )
+            step.observations = (
+                (step.observations or "").rstrip()
+                + "\n"
+                + Nudge.CONFIRMED.says(
+                    tries=str(seed),
+                    wanted=wanted,
+                    patch=str(result["patch_id"]),
+                    diff=str(result.get("diff", "")),
+                )
             )
 
     def _shake(self) -> None:

@@ -93,6 +93,13 @@ def needs_a_change(intent: TaskIntent, answer: str) -> bool:
     return intent.change or claims_change(answer)
 
 
+def confirmed(patch: Patch) -> bool:
+    """The patch makes every call of the task's symptom give what the task wants (its
+    validation's symptom checks, tools/evaluate.py `symptom_checks`)."""
+    told = [check for check in patch.validation.get("checks", []) if check.get("symptom")]
+    return bool(told) and all(check.get("passed") for check in told)
+
+
 def failed_checks(validation: dict[str, Any], *, held: Held = "none") -> list[dict[str, Any]]:
     """The checks of a patch's validation that failed (a patch that does not apply: one). A
     check killed at its timeout proves nothing either way (a large test suite): not counted.

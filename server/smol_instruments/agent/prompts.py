@@ -197,6 +197,13 @@ class Nudge(Enum):
     PROPOSED = AFTER_PROPOSAL
     CHECK_FAILED = AFTER_FAILED_CHECK
     STILL_FAILING = AFTER_STILL_FAILING
+    # After a change that does not give what the task wants, and a sampled version that does
+    # (agent/search.py): the change is made; what is left is to say it.
+    CONFIRMED = (
+        "Other versions of this change were sampled and run: version {tries} makes {wanted}, "
+        "as the task says it should. It is proposed as patch {patch}:\n{diff}\n"
+        "Say in a sentence what this change does."
+    )
     # After a call refused as a repeat: the model has what it needs and keeps asking for it.
     REPEATED_CALL = (
         "You already have that result above. Do not call it again. Answer the task now, in "

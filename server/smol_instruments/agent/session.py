@@ -66,6 +66,7 @@ from .model import AgentModel, RunCancelled, build_model, context_window, enforc
 from .outcome import describe_proposal, judge
 from .pipeline import instrument
 from .prompts import prompt_templates, task_message
+from .search import search_fix
 from .state import AgentState
 from .watch import RunWatch
 
@@ -150,6 +151,9 @@ class AgentSession:
             context_tokens=self.context_tokens,
             locate=lambda names: defining_files(self.ctx, names, self.repo_files),
             edit_blocks=lambda reply, path: edit_blocks(self.ctx, reply, path),
+            search_fix=lambda messages, path: search_fix(
+                self.model, messages, self.ctx, set(self.repo_files), path
+            ),
         )
         self.turns = 0
         self._topic = ""  # the last task of this conversation that named code

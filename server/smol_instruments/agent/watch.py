@@ -39,6 +39,8 @@ class RunWatch:
     patches: dict[str, Patch] = field(default_factory=dict)
     #: The changes written as blocks in this run (path, block), so a repeat can end it.
     blocks: set[tuple[str, str]] = field(default_factory=set)
+    #: Versions of a change were sampled again for the symptom's value (agent/search.py).
+    searched: bool = False
     patches_seen: int = 0  # patches the model has been told of
     #: Whether the working tree changed since the run began (the session knows how to look).
     tree_changed: Callable[[], bool] = lambda: False

@@ -513,6 +513,7 @@ def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[
         checks.append(
             {
                 "command": f"{call} (the call the task says is wrong)",
+                "symptom": True,
                 "passed": passed,
                 "output": said,
                 "exit_code": 0 if passed else 1,

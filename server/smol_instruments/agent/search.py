@@ -1,0 +1,62 @@
+"""A fix confirmed by running it, when the model's own is not.
+
+A change told by its symptom that writes the value a call should give ("escape('a/b') gives
+'a~01b', it should be 'a~1b'") can be checked by running that call. When the model's proposal
+does not give the value (the function copied back unchanged, or a wrong change), the request of
+that step is sampled again, hotter, a few times; each version's block is merged into its file
+and the call run with it (tools/patch.py `confirms_symptom`, in the sandbox `evaluate` uses),
+and the first version that gives the value is proposed like any other change. What the call
+gives decides, never the model's words; a version that gives it is still validated, shown, and
+written only when the user accepts.
+
+Measured on Qwen2.5-Coder-1.5B (dev jp-fix-escape): at the agent's temperature it copied
+escape() back unchanged seven replies of seven; sampled at 0.9, two of eight versions held the
+right order of replacements, and running escape('a/b') told them from the six wrong ones.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..tools.base import ToolContext
+from ..tools.patch import confirms_symptom
+from .edits import file_header
+
+#: Versions sampled at most, once per run.
+SAMPLES = 6
+#: Their temperature: hot enough that a model sure of its wrong reply writes others.
+TEMPERATURE = 0.9
+_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:\n```|$)", re.DOTALL)
+
+
+def search_fix(
+    model: Any,
+    messages: list[Any],
+    ctx: ToolContext,
+    repo_files: set[str],
+    default_path: str | None,
+) -> tuple[int, str, str] | None:
+    """(the sample that gave it, path, block) of the first sampled version of the step whose
+    input was `messages` that makes the task's symptom calls give what the task wants; None
+    when none of `SAMPLES` does. A block without a `# file:` line goes to `default_path`."""
+    for seed in range(1, SAMPLES + 1):
+        found = _BLOCK.search(_sample(model, messages, seed))
+        if found is None:
+            continue
+        path, body = file_header(found.group(1), repo_files)
+        path = path or default_path
+        if path is not None and body.strip() and confirms_symptom(ctx, path, body):
+            return seed, path, body
+    return None
+
+
+def _sample(model: Any, messages: list[Any], seed: int) -> str:
+    """One reply to `messages` at `TEMPERATURE` with `seed` (the model's settings restored)."""
+    saved = dict(model.kwargs)
+    model.kwargs.update(temperature=TEMPERATURE, seed=seed)
+    try:
+        message = model.generate(messages, stop_sequences=["Observation:", "Calling tools:"])
+    finally:
+        model.kwargs = saved
+    return message.content if isinstance(message.content, str) else ""
