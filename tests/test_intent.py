@@ -33,6 +33,8 @@ from smol_instruments.base.config import Settings
         ("the spinner still shows after the download ends. it should go away", "change"),
         ("config.load is broken on windows paths", "change"),
         ("why does the spinner still show after the download?", "question"),
+        # "instead of" inside a question asks how to use the code, not to change it
+        ("how do i get snake_case instead of CamelCase out of underscore?", "question"),
         ("explain why the cache is still used", "question"),
         ("the spinner shows after the download ends", "question"),  # no symptom said
         ("why does fix_path() fail?", "question"),

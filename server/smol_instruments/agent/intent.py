@@ -458,10 +458,11 @@ def rules_kind(task: str) -> IntentKind:
 
 
 def _reports_symptom(task: str) -> bool:
-    """It tells a bug by its symptom ("... it should be '-1021st'", "I still get colours")."""
-    if _SHOULD.search(task):
-        return True
+    """It tells a bug by its symptom ("... it should be '-1021st'", "I still get colours"), not
+    in a question ("how do i get camelCase instead of CamelCase out of camelize?", dev)."""
     sentences = _sentences(task)
+    if any(_SHOULD.search(s) and not _QUESTION_FORM.search(s) for s in sentences):
+        return True
     return (
         _SYMPTOM.search(task) is not None
         and not any(_QUESTION_FORM.search(sentence) for sentence in sentences)
