@@ -720,6 +720,30 @@ def test_a_fix_the_model_cannot_write_is_found_among_versions_sampled_and_run(
     assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
 
 
+def test_a_sampled_version_that_gives_the_value_but_fails_the_tests_is_passed_over(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model (dev infl-ordinal-negative): a sampled version gave '-1021st' by
+    returning it for -1021 alone, and left the negative-number tests failing. A version is
+    taken only when the project's tests pass with it too."""
+    unchanged = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
+    special = (
+        "# file: app/calc.py\ndef add(a, b):\n    if (a, b) == (2, 2):\n        return 4\n"
+        "    return a - b\n"
+    )
+    fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
+    outcome, model, patches = _locally_checked(
+        repo,
+        settings,
+        [unchanged, special, fixed, "add adds now."],
+        "add(2, 2) gives 0, it should be 4",
+    )
+    told = model.requests[3].last_user_text()
+    assert "version 2 makes add(2, 2) give 4" in told, told
+    assert [diff_of(p).count("(2, 2)") for p in patches] == [0]
+    assert outcome.status == "completed", outcome.answer
+
+
 def test_a_right_first_fix_or_a_symptom_with_no_value_samples_nothing(
     repo: Path, settings: Settings
 ) -> None:

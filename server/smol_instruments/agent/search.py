@@ -5,9 +5,9 @@ A change told by its symptom that writes the value a call should give ("escape('
 does not give the value (the function copied back unchanged, or a wrong change), the request of
 that step is sampled again, hotter, a few times; each version's block is merged into its file
 and the call run with it (tools/patch.py `confirms_symptom`, in the sandbox `evaluate` uses),
-and the first version that gives the value is proposed like any other change. What the call
-gives decides, never the model's words; a version that gives it is still validated, shown, and
-written only when the user accepts.
+and the first version that gives the value and passes the checks its proposal would be held to
+(the project's tests, where they run) is proposed like any other change. What runs decides,
+never the model's words; the version is still shown, and written only when the user accepts.
 
 Measured on Qwen2.5-Coder-1.5B (dev jp-fix-escape): at the agent's temperature it copied
 escape() back unchanged seven replies of seven; sampled at 0.9, two of eight versions held the
@@ -20,8 +20,10 @@ import re
 from typing import Any
 
 from ..tools.base import ToolContext
-from ..tools.patch import confirms_symptom
+from ..tools.patch import confirms_symptom, patch_checks
 from .edits import file_header
+from .intent import Held
+from .outcome import failed_checks
 
 #: Versions sampled at most, once per run.
 SAMPLES = 6
@@ -36,19 +38,35 @@ def search_fix(
     ctx: ToolContext,
     repo_files: set[str],
     default_path: str | None,
+    held: Held,
 ) -> tuple[int, str, str] | None:
     """(the sample that gave it, path, block) of the first sampled version of the step whose
-    input was `messages` that makes the task's symptom calls give what the task wants; None
-    when none of `SAMPLES` does. A block without a `# file:` line goes to `default_path`."""
+    input was `messages` that makes the task's symptom calls give what the task wants and
+    passes the checks a proposal is held to; None when none of `SAMPLES` does. A block without
+    a `# file:` line goes to `default_path`."""
     for seed in range(1, SAMPLES + 1):
         found = _BLOCK.search(_sample(model, messages, seed))
         if found is None:
             continue
         path, body = file_header(found.group(1), repo_files)
         path = path or default_path
-        if path is not None and body.strip() and confirms_symptom(ctx, path, body):
+        if path is None or not body.strip():
+            continue
+        diff = confirms_symptom(ctx, path, body)
+        if diff is not None and _passes(ctx, diff, held):
             return seed, path, body
     return None
+
+
+def _passes(ctx: ToolContext, diff: str, held: Held) -> bool:
+    """The version passes the checks its proposal would be held to (the project's tests where
+    they run): measured on dev infl-ordinal-negative, a version that gave '-1021st' by
+    returning it for -1021 alone left the negative-number tests failing."""
+    try:
+        validation = ctx.sandbox.validate(diff, patch_checks(ctx)).to_dict()
+    except Exception:  # a sandbox that cannot run confirms nothing
+        return False
+    return validation.get("applies") is not False and not failed_checks(validation, held=held)
 
 
 def _sample(model: Any, messages: list[Any], seed: int) -> str:

@@ -152,7 +152,12 @@ class AgentSession:
             locate=lambda names: defining_files(self.ctx, names, self.repo_files),
             edit_blocks=lambda reply, path: edit_blocks(self.ctx, reply, path),
             search_fix=lambda messages, path: search_fix(
-                self.model, messages, self.ctx, set(self.repo_files), path
+                self.model,
+                messages,
+                self.ctx,
+                set(self.repo_files),
+                path,
+                self._watch.intent.held if self._watch is not None else "related",
             ),
         )
         self.turns = 0
