@@ -699,8 +699,8 @@ def test_a_fix_the_model_cannot_write_is_found_among_versions_sampled_and_run(
     again and each version's call run: a wrong version is passed over, the first that gives
     the value is proposed, and the model is told so. Nothing is written."""
     unchanged = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
-    wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b\n"
-    fixed = "```python\n# file: app/calc.py\ndef add(a, b):\n    return a + b\n```"
+    wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b\n```\n"  # closed, never opened
+    fixed = "```python\n# file: app/calc.py\ndef add(a, b):\n    return a + b\n```\nadd adds now."
     task = "add(2, 3) gives -1, it should be 5"
     outcome, model, patches = _locally_checked(
         repo, settings, [unchanged, wrong, fixed, "add adds now."], task
@@ -851,3 +851,19 @@ def test_a_change_that_names_no_file_is_headed_with_the_file_of_the_code_shown(
     first = requests[0].last_user_text()
     assert "def add(a, b)" in first
     assert f"whose first line is {header}" in first
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # as the 1.5B model wrote its sampled versions (dev jp-fix-escape)
+        "```python\n# file: jsonpointer.py\ndef escape(s):\n    return s\n```\nThis change ensures ...",
+        "# file: jsonpointer.py\ndef escape(s):\n    return s\n```\n```python\n# file: x.py\n```",
+        "# file: jsonpointer.py\n\ndef escape(s):\n    return s\n",
+    ],
+)
+def test_a_sampled_reply_is_read_as_its_first_block_fenced_or_not(reply: str) -> None:
+    from smol_instruments.agent.search import _first_block
+
+    path, body = search.file_header(_first_block(reply), {"jsonpointer.py"})
+    assert (path, body.strip()) == ("jsonpointer.py", "def escape(s):\n    return s")

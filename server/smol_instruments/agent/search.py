@@ -16,7 +16,6 @@ right order of replacements, and running escape('a/b') told them from the six wr
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..tools.base import ToolContext
@@ -29,7 +28,6 @@ from .outcome import failed_checks
 SAMPLES = 6
 #: Their temperature: hot enough that a model sure of its wrong reply writes others.
 TEMPERATURE = 0.9
-_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:\n```|$)", re.DOTALL)
 
 
 def search_fix(
@@ -45,10 +43,7 @@ def search_fix(
     passes the checks a proposal is held to; None when none of `SAMPLES` does. A block without
     a `# file:` line goes to `default_path`."""
     for seed in range(1, SAMPLES + 1):
-        found = _BLOCK.search(_sample(model, messages, seed))
-        if found is None:
-            continue
-        path, body = file_header(found.group(1), repo_files)
+        path, body = file_header(_first_block(_sample(model, messages, seed)), repo_files)
         path = path or default_path
         if path is None or not body.strip():
             continue
@@ -56,6 +51,15 @@ def search_fix(
         if diff is not None and _passes(ctx, diff, held):
             return seed, path, body
     return None
+
+
+def _first_block(reply: str) -> str:
+    """The reply's first block: from its start (a fence line dropped) to the next fence. The
+    model writes a change fenced or not, and often closes a block it never opened."""
+    text = reply.strip()
+    if text.startswith("```"):
+        text = text.partition("\n")[2]
+    return text.partition("```")[0]
 
 
 def _passes(ctx: ToolContext, diff: str, held: Held) -> bool:
