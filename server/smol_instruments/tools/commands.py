@@ -18,7 +18,7 @@ import re
 import shlex
 import shutil
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, NoReturn
 
 from ..base.containment import CommandPlan, availability_for, plan_command
@@ -53,9 +53,10 @@ def detect_test_command(root: Path) -> str | None:
     makefile = root / "Makefile"
     if makefile.is_file() and re.search(r"^test\s*:", makefile.read_text(errors="replace"), re.M):
         return "make test"
-    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")) or _test_files(root):
+    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
         return _pytest_command(root)
-    return None
+    layout = _test_layout(root)
+    return _pytest_command(root, layout) if any(layout) else None
 
 
 #: Test modules named so that pytest's default discovery (test_*.py, *_test.py) misses them,
@@ -64,11 +65,12 @@ _OTHER_TEST_NAMES = ("tests.py", "test.py")
 _PYTEST_CONFIG = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
 
 
-def _pytest_command(root: Path) -> str:
+def _pytest_command(root: Path, layout: tuple[bool, list[str]] | None = None) -> str:
     """pytest, given by path the test files its default discovery misses when it would find
     no other (without them it collects nothing and exits 5). Where it finds some, or the
     project's configuration says where its tests are, pytest is left to it: pytest drops a
-    file given beside a folder that holds it, so `tests.py .` would run only the folder's."""
+    file given beside a folder that holds it, so `tests.py .` would run only the folder's.
+    `layout` is `_test_layout(root)` when the caller has it already."""
     command = f"{python_command()} -m pytest -q"
     configured = any(
         re.search(
@@ -77,20 +79,20 @@ def _pytest_command(root: Path) -> str:
         for name in _PYTEST_CONFIG
         if (root / name).is_file()
     )
-    others = _test_files(root)
-    if (
-        configured
-        or not others
-        or any(PurePosixPath(f).name not in _OTHER_TEST_NAMES for f in others)
-    ):
+    if configured:
         return command
-    return " ".join([command, *map(shlex.quote, others)])
+    found, missed = layout or _test_layout(root)
+    if found or not missed:
+        return command
+    return " ".join([command, *map(shlex.quote, missed)])
 
 
-def _test_files(root: Path) -> list[str]:
-    """The Python test modules under `root` (pytest's default names and `_OTHER_TEST_NAMES`),
-    outside hidden folders and virtual environments."""
-    found: list[str] = []
+def _test_layout(root: Path) -> tuple[bool, list[str]]:
+    """(whether pytest's default discovery finds a test module under `root`, the test modules
+    named so that it misses them, `_OTHER_TEST_NAMES`), outside hidden folders and virtual
+    environments. The walk stops at the first module pytest would find: this runs for every
+    proposal's checks, and the missed ones matter only when there is none."""
+    missed: list[str] = []
     for folder, dirs, files in os.walk(root):
         here = Path(folder)
         dirs[:] = sorted(
@@ -100,13 +102,12 @@ def _test_files(root: Path) -> list[str]:
             and not (here / d / "pyvenv.cfg").exists()
             and d not in ("node_modules", "site-packages", "__pycache__")
         )
-        found += [
-            (here / name).relative_to(root).as_posix()
-            for name in sorted(files)
-            if name in _OTHER_TEST_NAMES
-            or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
-        ]
-    return found
+        for name in sorted(files):
+            if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+                return True, []
+            if name in _OTHER_TEST_NAMES:
+                missed.append((here / name).relative_to(root).as_posix())
+    return False, missed
 
 
 def runs_unasked(ctx: ToolContext, command: str) -> bool:
