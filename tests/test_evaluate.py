@@ -359,7 +359,7 @@ def traced_runner(tmp_path: Path, settings: Settings, files: dict[str, str]) -> 
     return lambda code, trace=20: evaluate_code(ctx, code, trace=trace)
 
 
-ORDINAL = '''def ordinal(number):
+ORDINAL = """def ordinal(number):
     if number % 100 in (11, 12, 13):
         return "th"
     return {
@@ -369,7 +369,7 @@ ORDINAL = '''def ordinal(number):
 
 def ordinalize(number):
     return f"{number}{ordinal(number)}"
-'''
+"""
 
 
 def test_a_trace_shows_each_line_that_ran_with_the_values_of_its_expressions(
@@ -388,7 +388,10 @@ def test_a_trace_shows_each_line_that_ran_with_the_values_of_its_expressions(
     assert steps[2].startswith("words.py:4 (ordinal) return {1: 'st'")
     assert steps[2].endswith("# number % 10 = 9"), steps
     # once, though the statement spreads over three lines
-    assert steps[3:] == ["words.py: ordinal returned 'th'", "words.py: ordinalize returned '-1021th'"]
+    assert steps[3:] == [
+        "words.py: ordinal returned 'th'",
+        "words.py: ordinalize returned '-1021th'",
+    ]
     assert "trace" not in run("ordinalize(-1021)", trace=0)
 
 
@@ -468,3 +471,29 @@ def test_a_trace_says_a_function_raised_or_yielded_not_that_it_returned_none(
     assert "conv.py: safe returned 0" in steps, steps
     steps = run("list(pairs(2))")["trace"]
     assert "conv.py: pairs yielded 0" in steps, steps
+
+
+PAINT = """HIGHLIGHTS = {"on_red": 41}
+
+
+def paint(text: object, color: str | None = None, on_color: str | None = None) -> str:
+    result = str(text)
+    if on_color is not None:
+        result = "%d:%s" % (HIGHLIGHTS[on_color], result)
+    return result
+"""
+
+
+def test_a_parameter_run_as_a_function_runs_the_call_that_passes_it(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Asked about passing on_color='red' to paint(), a small model ran `on_color('red')`
+    and answered from the NameError; the call that passes it runs instead, and says so."""
+    repo = tmp_path / "repo"
+    make_repo(repo, {"paint.py": PAINT, "tests/test_paint.py": "def test_x(on_color=1): ...\n"})
+    result = evaluate(tmp_path, settings, "on_color('red')")
+    assert result["code"] == "paint('text', on_color='red')"
+    assert result["exception"] == "KeyError: 'red'"
+    assert "a parameter of `paint` (paint.py, line 4)" in result["note"]
+    # control: a name that is nobody's parameter gets the NameError alone
+    assert "note" not in evaluate(tmp_path, settings, "shade('red')")

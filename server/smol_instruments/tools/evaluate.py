@@ -38,7 +38,7 @@ from ..safety.policy.verdicts import PolicyDecision
 from .base import RepoTool, ToolContext, guarded
 from .commands import python_command
 from .files import read_repo_text
-from .imports import find_imports
+from .imports import find_imports, parameter_owners
 from .shell import gated_run
 from .validation import require_str
 
@@ -332,7 +332,38 @@ class EvaluateTool(RepoTool):
     @guarded
     def forward(self, code: str) -> dict[str, Any]:
         code = require_str("code", code, max_chars=MAX_CODE_CHARS, example='"f(2, 3)"')
-        return evaluate_code(self.ctx, code)
+        result = evaluate_code(self.ctx, code)
+        missing = _NOT_DEFINED.match(str(result.get("exception", "")))
+        meant = parameter_call(self.ctx, code, missing.group(1)) if missing else None
+        if meant is None:
+            return result
+        call, note = meant
+        return {**evaluate_code(self.ctx, call), "note": note}
+
+
+#: The exception of code that uses a name nothing defines.
+_NOT_DEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
+
+
+def parameter_call(ctx: ToolContext, code: str, name: str) -> tuple[str, str] | None:
+    """When `code` uses `name` as a function or a variable and it is a parameter of the
+    repository's function, the call that passes it, and what to say of the swap. Dev
+    tc-on-color-red: asked about passing on_color='red' to colored, the 1.5B model ran
+    `on_color('red')` and answered from the NameError that colored has no on_color; told the
+    call to run instead, it retold that as its answer, three replies of three."""
+    owners = parameter_owners(ctx, name)
+    if not owners:
+        return None
+    function, path, line, stand_ins = owners[0]
+    calls = [node for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Call)]
+    given = [c.args[0] for c in calls if ast.unparse(c.func) == name and len(c.args) == 1]
+    value = ast.unparse(given[0]) if given else "..."
+    call = f"{function}({', '.join([*stand_ins, f'{name}={value}'])})"
+    note = (
+        f"`{name}` is not a function or a variable here (`{code[:80]}` raised NameError): it "
+        f"is a parameter of `{function}` ({path}, line {line}), so this ran {call} instead"
+    )
+    return call, note
 
 
 #: Where pytest says an assertion failed: "tests/test_x.py:17: AssertionError".

@@ -157,3 +157,58 @@ def method_owners(ctx: ToolContext, name: str) -> list[tuple[str, str]]:
             ):
                 owners.append((node.name, module))
     return owners
+
+
+#: A value that stands for a required argument in an example call, by its annotation's name.
+_STAND_INS = {
+    "int": "0",
+    "float": "0.0",
+    "bool": "False",
+    "bytes": "b''",
+    "list": "[]",
+    "dict": "{}",
+    "tuple": "()",
+    "set": "set()",
+    "Iterable": "[]",
+    "Sequence": "[]",
+    "Mapping": "{}",
+}
+
+
+def parameter_owners(ctx: ToolContext, name: str) -> list[tuple[str, str, int, list[str]]]:
+    """(function, path, line, stand-ins for its required arguments) of each function of the
+    repository's modules outside the tests that takes a parameter `name`: what a model that
+    calls `on_color('red')` for "I passed on_color='red' to colored" meant to call. Top-level
+    functions first."""
+    result = RgSearchTool(ctx).forward(
+        pattern=rf"\b{re.escape(name)}\b", glob="*.py", max_results=200
+    )
+    found: list[tuple[int, str, str, int, list[str]]] = []
+    paths = dict.fromkeys(match["path"] for match in result.get("matches", []))
+    for path in (p for p in paths if not is_test_path(p)):
+        try:
+            tree = pyast.parse(read_repo_text(ctx, path)[1])
+        except Exception:  # unreadable or not Python: no owner said
+            continue
+        top = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            args = node.args
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            if not any(arg.arg == name for arg in every):
+                continue
+            positional = [*args.posonlyargs, *args.args]
+            required = positional[: len(positional) - len(args.defaults)]
+            stand_ins = [_stand_in(arg) for arg in required if arg.arg not in ("self", "cls")]
+            found.append((id(node) not in top, node.name, path, node.lineno, stand_ins))
+    found.sort(key=lambda owner: owner[0])
+    return [owner[1:] for owner in found]
+
+
+def _stand_in(arg: ast.arg) -> str:
+    """A literal to write for a required argument in an example: by its annotation, else its
+    name as a string (`text` -> 'text')."""
+    annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+    head = re.split(r"[\[ |.]", annotation.rsplit(".", 1)[-1])[0] if annotation else ""
+    return _STAND_INS.get(head, repr(arg.arg))
