@@ -117,6 +117,10 @@ def test_calls_in_quoted_code_are_not_the_questions() -> None:
 def test_code_names_are_the_words_written_as_code() -> None:
     names = code_names("Does `Parser.parse` call make_token() or readNext? The function add.")
     assert names == ["Parser.parse", "make_token", "readNext"]
+    # the words for naming styles are prose (dev infl-camel-lower: "camelCase" was said to be
+    # defined nowhere); a camelCase name of code is still one
+    said = code_names("how do i get camelCase instead of CamelCase or snake_case from getName?")
+    assert said == ["getName"]
 
 
 def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> None:

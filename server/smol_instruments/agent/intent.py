@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .mentions import code_names, literal_at, literal_calls
+from .mentions import code_names, literal_at, literal_calls, naming_style
 
 IntentKind = Literal["question", "change", "command", "decline"]
 #: Which failures that were there before a change still count against it.
@@ -577,7 +577,7 @@ def from_model_reply(
         for name in said
         if isinstance(name, str) and re.fullmatch(r"[A-Za-z_][\w.]*(?:\(\))?", name.strip("` "))
     ]
-    names = [name for name in names if name and re.search(rf"\b{re.escape(name)}\b", known)]
+    names = [n for n in names if re.search(rf"\b{re.escape(n)}\b", known) and not naming_style(n)]
     merged = list(dict.fromkeys([*ruled.names, *names]))
     # a call the model writes counts when it is literal and calls a name the task or the
     # conversation mentions (it is then run, not imagined: agent/evidence.py)

@@ -18,6 +18,25 @@ _CODE_NAME = re.compile(
 _CALL_START = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
 #: Words that look like calls in prose and are not the repository's ("e.g.(", "print(").
 _NOT_CALLS = frozenset({"print", "e.g", "i.e", "len", "str", "int", "list", "dict"})
+#: Words for naming styles ("camelCase instead of CamelCase", "snake_case"): prose, not the
+#: repository's names (dev infl-camel-lower: `camelCase` was said to be defined nowhere, and the
+#: model was told to say so). Compared without case, `_` or `-`.
+_STYLE_WORDS = frozenset(
+    f"{kind}case"
+    for kind in (
+        "camel",
+        "lowercamel",
+        "uppercamel",
+        "pascal",
+        "snake",
+        "kebab",
+        "screamingsnake",
+        "title",
+        "upper",
+        "lower",
+        "sentence",
+    )
+)
 #: A fenced block: code the message quotes (an editor's selection), not a call it asks about.
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 #: A name that is a file's (`config.toml`), not code's.
@@ -30,9 +49,19 @@ def code_names(text: str) -> list[str]:
     found: dict[str, None] = {}
     for groups in _CODE_NAME.findall(text):
         name = next((g for g in groups if g), "")
-        if name and name.lower() not in _NOT_CALLS and not _FILE_NAME.search(name):
+        if (
+            name
+            and name.lower() not in _NOT_CALLS
+            and not _FILE_NAME.search(name)
+            and (not naming_style(name))
+        ):
             found.setdefault(name, None)
     return list(found)
+
+
+def naming_style(word: str) -> bool:
+    """`word` names a naming style (camelCase, snake_case, kebab-case), not code."""
+    return re.sub(r"[_-]", "", word.lower()) in _STYLE_WORDS
 
 
 def literal_calls(text: str) -> list[str]:
