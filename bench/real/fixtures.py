@@ -337,6 +337,14 @@ VENDORED: dict[str, Vendored] = {
                 ("Packaging, README and changelog", ()),
             ),
         ),
+        Vendored(
+            "semver",
+            (
+                ("Version: parse, compare and bump semantic versions", ("src/", "LICENSE.txt")),
+                ("Tests for parsing, comparing, bumping and the command", ("tests/",)),
+                ("Packaging, README and changelog", ()),
+            ),
+        ),
     )
 }
 
