@@ -37,7 +37,7 @@ from .checks import (
     tests_were_run,
     untouched,
 )
-from .tasks import Reference, Task, answers, edit
+from .tasks import Reference, Task, after_tests, answers, edit
 
 try:
     import tomllib
@@ -104,17 +104,6 @@ fixtures.register(ORDINAL_BUG, ENV_BUG, ESCAPE_BUG)
 def _fix_ordinal(repo: Path) -> list[str]:
     edit(repo, INFLECTION, "number = int(number)", "number = abs(int(number))")
     return ["ordinal() takes abs() again, so negative numbers get the right suffix."]
-
-
-def _run_tests(answer: str) -> Reference:
-    def solve(repo: Path) -> list[str]:
-        import subprocess
-        import sys
-
-        subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=repo, capture_output=True)
-        return [answer]
-
-    return solve
 
 
 def _dasherize_separator(repo: Path) -> list[str]:
@@ -327,7 +316,7 @@ TASKS: tuple[Task, ...] = (
         ("run the tests and tell me which ones fail",),
         all_of(tests_were_run, names_failing_tests("inflection-ordinal-bug")),
         "pytest ran; the model's answer names every failing test function (found by running)",
-        _run_tests("test_ordinal and test_ordinalize fail, for the negative numbers."),
+        after_tests("test_ordinal and test_ordinalize fail, for the negative numbers."),
     ),
     Task(
         "infl-dasherize-separator",
@@ -598,7 +587,7 @@ TASKS: tuple[Task, ...] = (
         ("is the test suite green? if not what is failing",),
         all_of(tests_were_run, names_failing_tests("jsonpointer-escape-bug")),
         "the tests ran; the model's answer names every failing test function (found by running)",
-        _run_tests("test_round_trip and test_str_and_repr fail: escape() turns 'a/b' into 'a~01b'."),
+        after_tests("test_round_trip and test_str_and_repr fail: escape() turns 'a/b' into 'a~01b'."),
     ),
     Task(
         "jp-find-escape-bug",
@@ -750,7 +739,7 @@ TASKS: tuple[Task, ...] = (
         ("which tests fail right now?",),
         all_of(tests_were_run, names_failing_tests("termcolor-env-bug")),
         "pytest ran; the model's answer names every failing test function (found by running)",
-        _run_tests("test_environment_variables fails (NO_COLOR=1 with FORCE_COLOR=1)."),
+        after_tests("test_environment_variables fails (NO_COLOR=1 with FORCE_COLOR=1)."),
     ),
     Task(
         "tc-no-color-wins",

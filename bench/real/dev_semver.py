@@ -27,7 +27,7 @@ from .checks import (
     tests_were_run,
     untouched,
 )
-from .tasks import Reference, Task, answers, edit
+from .tasks import Task, after_tests, answers, edit
 
 VERSION = "src/semver/version.py"
 #: The project's own tests (pytest's count on the untouched fixture).
@@ -50,17 +50,6 @@ fixtures.register(BUMP_BUG)
 def _fix_bump(repo: Path) -> list[str]:
     edit(repo, VERSION, "return cls(self._major, self._minor + 1, self._patch)", "return cls(self._major, self._minor + 1)")
     return ["bump_minor() no longer passes the patch on, so it starts again from 0."]
-
-
-def _run_tests(answer: str) -> Reference:
-    def solve(repo: Path) -> list[str]:
-        import subprocess
-        import sys
-
-        subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=repo, capture_output=True)
-        return [answer]
-
-    return solve
 
 
 def _bump_step(repo: Path) -> list[str]:
@@ -160,7 +149,7 @@ TASKS: tuple[Task, ...] = (
         ("anything red in the test suite right now?",),
         all_of(tests_were_run, names_failing_tests("semver-bump-bug")),
         "the tests ran; the model's answer names every failing test function (found by running)",
-        _run_tests(
+        after_tests(
             "test_should_bump_minor, test_should_versioninfo_bump_minor_and_patch, "
             "test_next_version_with_versioninfo and test_should_process_parsed_cli_arguments "
             "fail: bump_minor() keeps the patch."

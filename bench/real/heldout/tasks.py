@@ -35,7 +35,7 @@ from ..checks import (
     tests_were_run,
     untouched,
 )
-from ..tasks import Reference, Task, answers, edit
+from ..tasks import Reference, Task, after_tests, answers, edit
 
 try:
     import tomllib
@@ -115,17 +115,6 @@ def _rename(*files: str, old: str, new: str) -> Reference:
             path = repo / rel
             path.write_text(re.sub(rf"\b{old}\b", new, path.read_text()))
         return [f"Renamed {old} to {new}."]
-
-    return solve
-
-
-def _run_tests(answer: str) -> Reference:
-    def solve(repo: Path) -> list[str]:
-        import subprocess
-        import sys
-
-        subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=repo, capture_output=True)
-        return [answer]
 
     return solve
 
@@ -247,7 +236,7 @@ TASKS: tuple[Task, ...] = _held(
         ("which tests are failing",),
         all_of(tests_were_run, names_failing_tests("hashids-hex-bug")),
         "pytest ran; the model's answer names every failing test function (found by running)",
-        _run_tests("test_encode_hex and test_decode_hex fail."),
+        after_tests("test_encode_hex and test_decode_hex fail."),
     ),
     Task(
         "hx-min-length-arg",
