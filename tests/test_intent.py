@@ -93,6 +93,28 @@ def test_which_tasks_hold_a_change_to_failures_it_did_not_cause(task: str, held:
     assert from_rules(task).held == held
 
 
+@pytest.mark.parametrize(
+    ("task", "asks"),
+    [
+        ("anything red in the test suite right now?", True),
+        ("is the test suite green? if not what is failing", True),
+        ("do the tests pass?", True),
+        ("which tests fail?", True),
+        # controls: a failing test named in a bug hunt, a colour, a change
+        ("why does test_average fail?", False),
+        ("what does colored('x', 'red') give?", False),
+        ("add a test for the red colour", False),
+    ],
+)
+def test_a_question_about_the_suites_state_runs_it_and_names_what_fails(
+    task: str, asks: bool
+) -> None:
+    """Dev sv-run-tests: "anything red in the test suite?" ran no test and answered "yes"."""
+    intent = from_rules(task)
+    assert intent.asks_which_fail is asks
+    assert intent.failing_tests is (asks or "test_average" in task)
+
+
 def test_calls_with_literal_arguments_are_found_and_nothing_else() -> None:
     task = (
         'What does average([2, 4]) return, and slugify("A, b!", max_words=2)? '

@@ -138,9 +138,7 @@ _COMPLAINT = re.compile(
 )
 #: A change asked for inside a sentence ("how do I add a user?", "is it possible to make ...",
 #: "run the tests and fix what fails"); not a function named like one ("what does add do?").
-_CHANGE_WORD = re.compile(
-    rf"\b(?:to|i|you|we|please|and|then)\s+(?:{_CHANGE_VERBS})\b", re.IGNORECASE
-)
+_CHANGE_WORD = re.compile(rf"\b(?:to|i|you|we|please|and|then)\s+(?:{_CHANGE_VERBS})\b", re.I)
 #: A message phrased as a question.
 _QUESTION_FORM = re.compile(
     r"^\s*(?:what|which|where|why|how|who|when|is|are|does|do|did)\b|\?\s*$", re.IGNORECASE
@@ -177,6 +175,12 @@ _FAILING = re.compile(
 )
 #: "which tests fail", "what tests are failing" (not "how many fail").
 _WHICH_FAIL = re.compile(r"\b(?:which|what)\b[^.?!]*\bfail", re.IGNORECASE)
+#: The suite's state asked: "anything red in the test suite?" (dev sv-run-tests), "tests pass?"
+_SUITE_STATE = re.compile(
+    r"\b(?:tests?|suite|ci)\b[^.?!]*\b(?:red|green|pass(?:es|ing)?|broken)\b"
+    r"|\b(?:red|green)\b[^.?!]*\b(?:tests?|suite)\b",
+    re.IGNORECASE,
+)
 _HISTORY = re.compile(
     r"\b(?:commits?|committed|history|git log|(?:last|latest|recent)\s+changes?)\b", re.I
 )
@@ -325,13 +329,14 @@ class TaskIntent:
 
     @property
     def failing_tests(self) -> bool:
-        """The task speaks of tests that fail (their output is read for it first)."""
-        return _FAILING.search(self.task) is not None
+        """The task speaks of tests that fail, or asks which do (their output is read first)."""
+        return self.asks_which_fail or _FAILING.search(self.task) is not None
 
     @property
     def asks_which_fail(self) -> bool:
-        """The task asks which tests fail (the answer names the ones the runner reported)."""
-        return _WHICH_FAIL.search(self.task) is not None
+        """The task asks which tests fail or if they pass (the answer names those run reports)."""
+        state = self.kind == "question" and _SUITE_STATE.search(self.task) is not None
+        return state or _WHICH_FAIL.search(self.task) is not None
 
     @property
     def history(self) -> bool:
@@ -489,13 +494,6 @@ def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
     )
 
 
-def _reason(task: str) -> str:
-    """Why a request is declined: it acts outside the repository, else it destroys work."""
-    if not _DESTRUCTIVE.search(task) and _acts_outside(task):
-        return OUTSIDE_REASON
-    return DESTRUCTIVE_REASON
-
-
 def _acts_outside(task: str) -> bool:
     """It asks to act outside the repository: publish, send, or use the user's own files."""
     sentences = _sentences(task)
@@ -596,5 +594,7 @@ def from_model_reply(
 
 
 def declined_answer(intent: TaskIntent) -> str:
-    """The one-step answer to a request the agent declines."""
-    return DECLINED.format(reason=_reason(intent.task))
+    """The one-step answer to a request the agent declines, with why: it acts outside the
+    repository, else it destroys work."""
+    outside = not _DESTRUCTIVE.search(intent.task) and _acts_outside(intent.task)
+    return DECLINED.format(reason=OUTSIDE_REASON if outside else DESTRUCTIVE_REASON)
