@@ -276,6 +276,28 @@ def test_a_name_the_code_uses_but_never_defines_comes_with_the_function_that_use
     assert "can_colour" not in nowhere.text and nowhere.absent == ["NO_COLOUR_AT_ALL"]
 
 
+def test_a_name_found_nowhere_gets_no_code_that_only_shares_a_word_with_it(
+    tmp_path: Path,
+) -> None:
+    """Dev sv-missing-epoch: asked "how do i bump the epoch with bump_epoch?", the context
+    said bump_epoch occurs nowhere, then showed cmd_bump (by the word "bump"), and the model
+    told how bump_epoch works in it. A name found nowhere is said so, alone. Control: the same
+    words without the missing name get the code they name."""
+    root = tmp_path / "versions"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg/bumps.py").write_text(
+        "def cmd_bump(part):\n    return part\n\n\ndef bump_patch(v):\n    return v + 1\n"
+    )
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    ctx = ToolContext.create(root, Settings(_env_file=None))
+    intent = from_rules("how do i bump the epoch with bump_epoch?")
+    missing = gather(ctx, intent, list_repo_files(ctx))
+    assert missing.absent == ["bump_epoch"] and "cmd_bump" not in missing.text
+    assert missing.nowhere(intent)
+    control = gather(ctx, from_rules("how do i bump the epoch?"), list_repo_files(ctx))
+    assert "cmd_bump" in control.text
+
+
 def test_a_task_that_names_no_code_gets_the_module_level_table_its_words_name(
     tmp_path: Path,
 ) -> None:

@@ -137,13 +137,8 @@ class Context:
     def nowhere(self, intent: TaskIntent) -> bool:
         """A question whose every name occurs nowhere in the repository, with no code found
         for it and no call to run: what it asks about does not exist (answered so in one step)."""
-        return (
-            intent.kind == "question"
-            and bool(intent.names)
-            and set(intent.names) <= set(self.absent)
-            and not self.defined
-            and not intent.calls
-        )
+        asked = intent.kind == "question" and bool(intent.names) and not intent.calls
+        return asked and set(intent.names) <= set(self.absent) and not self.defined
 
 
 @dataclass
@@ -227,8 +222,12 @@ class _Gatherer:
         named = self._named_files(task)
         if intent.adds_tests and not any(map(is_test_path, named)):  # where new tests go
             named += tests_for([path for _, path, _ in found], self.files, self._text)
-        related = not (found or named or self.evidence) and intent.kind in ("question", "change")
-        if related:  # it names no code: the definitions its words are in the names of
+        held = defined | set(self.holding.values())
+        absent = missing_names(self.ctx, list(intent.names), held, self.files)
+        # no code named: the definitions its words are in the names of; none for a name found
+        # nowhere (dev sv-missing-epoch: shown cmd_bump, the model told how bump_epoch works)
+        related = not (found or named or self.evidence or absent) and intent.kind != "command"
+        if related:
             found = self._related(task)
         if intent.literal is not None:
             # "what does it give for 'x'?": the one function the question is about, called
@@ -237,8 +236,6 @@ class _Gatherer:
             if len(set(functions)) == 1:
                 intent = replace(intent, calls=(f"{functions[0]}({intent.literal})",))
         computed = computed_calls(self.ctx, intent)
-        held = defined | set(self.holding.values())
-        absent = missing_names(self.ctx, list(intent.names), held, self.files)
         self.evidence.extend(part for part in (computed, absent) if part is not None)
         near = closest_names(self.ctx, absent.names, self.listed) if absent else []
         for path in named[:MAX_FILES]:
