@@ -182,6 +182,30 @@ def test_a_method_named_as_a_function_runs_on_an_instance_of_its_class(
     assert outcome.answer == "It gives 6." and outcome.status == "completed"
 
 
+def test_of_a_name_defined_twice_the_code_shown_is_the_one_the_tasks_call_ran(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev sv-fix-bump-minor: "Version.parse('1.2.3').bump_minor() gives 1.3.3" was shown the
+    deprecated module-level bump_minor (the first file defining the name), not the method the
+    call ran; the model rewrote the whole class. The definition shown is the one that ran."""
+    from tests.test_agent import run
+
+    old = "from calc.version import Version\n\n\ndef bump(text):\n    return Version(text).bump()\n"
+    version = (
+        "class Version:\n    def __init__(self, n):\n        self.n = int(n)\n\n"
+        "    def bump(self):\n        return self.n + 2\n"
+    )
+    files = {**FILES, "calc/_old.py": old, "calc/version.py": version}
+    repo = make_repo(tmp_path / "repo", files)
+    task = "Version('1').bump() gives 3, it should be 2"
+    fix = "```python\n# file: calc/version.py\ndef bump(self):\n    return self.n + 1\n```"
+    outcome, requests = run(repo, settings, [fix, "bump adds one."], task)
+    prompt = requests[0].last_user_text()
+    assert "calc/version.py, lines 5-6: `bump`" in prompt, prompt
+    assert "calc/_old.py" not in prompt.split("The task:")[0].split("what ran")[0]
+    assert outcome.status == "completed" and "replaced Version.bump" in requests[1].last_user_text()
+
+
 def test_a_method_whose_class_needs_arguments_is_said_with_how_to_run_it(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:

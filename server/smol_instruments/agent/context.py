@@ -27,7 +27,7 @@ import ast
 import builtins
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
@@ -214,7 +214,8 @@ class _Gatherer:
         names = [*mentioned, *self._names(task)]
         failing = [name for part in self.evidence for name in part.names]
         names = list(dict.fromkeys(failing + names))
-        found = self._definitions(names)
+        early = computed_calls(self.ctx, intent) if intent.calls else None  # what ran shows
+        found = self._definitions(names, early.ran_in if early else [])
         defined = {name for name, _, _ in found}
         # a name the task writes that the code uses without defining it (an environment
         # variable, a dict key, a setting): the functions that use it are its code
@@ -224,8 +225,8 @@ class _Gatherer:
             named += tests_for([path for _, path, _ in found], self.files, self._text)
         held = defined | set(self.holding.values())
         absent = missing_names(self.ctx, list(intent.names), held, self.files)
-        # no code named: the definitions its words are in the names of; none for a name found
-        # nowhere (dev sv-missing-epoch: shown cmd_bump, the model told how bump_epoch works)
+        # no code named: the definitions its words name; none for a name found nowhere (dev
+        # sv-missing-epoch: shown cmd_bump, the model told how bump_epoch works)
         related = not (found or named or self.evidence or absent) and intent.kind != "command"
         if related:
             found = self._related(task)
@@ -235,7 +236,7 @@ class _Gatherer:
             functions = [name for name, path, line in found if self._is_function(path, line)]
             if len(set(functions)) == 1:
                 intent = replace(intent, calls=(f"{functions[0]}({intent.literal})",))
-        computed = computed_calls(self.ctx, intent)
+        computed = early or computed_calls(self.ctx, intent)
         self.evidence.extend(part for part in (computed, absent) if part is not None)
         near = closest_names(self.ctx, absent.names, self.listed) if absent else []
         for path in named[:MAX_FILES]:
@@ -372,13 +373,15 @@ class _Gatherer:
                     held.append((name, path, line))
         return held
 
-    def _definitions(self, names: list[str]) -> list[tuple[str, str, int]]:
-        """(name, path, line) of each name's definition, in the order the names came."""
+    def _definitions(self, names: list[str], ran: Sequence[str] = ()) -> list[tuple[str, str, int]]:
+        """(name, path, line) of each name's definition in the order the names came; of several,
+        the one the task's call `ran` through (dev sv-fix-bump-minor: not the deprecated one)."""
         if not names:
             return []
         found: dict[str, tuple[str, str, int]] = {}
         for name, path, line in _definition_lines(self.ctx, names, self.listed, 50):
-            found.setdefault(name, (name, path, line))
+            if name not in found or (f"{name} ({path})" in ran and found[name][1] != path):
+                found[name] = (name, path, line)
         return sorted(found.values(), key=lambda item: names.index(item[0]))
 
     # --- reading -----------------------------------------------------------------------------

@@ -82,6 +82,8 @@ class Evidence:
     kind: str = "tests"  # or "history", "computed", "absent"
     #: calls that could not run as written (a method named as a function): read, not run
     unrun: list[str] = field(default_factory=list)
+    #: the repository's functions the calls ran through, "name (path)"
+    ran_in: list[str] = field(default_factory=list)
 
 
 def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
@@ -142,7 +144,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     (tools/evaluate.py), when that runs without asking anyone: what they return or raise."""
     if not intent.calls or not evaluates_unasked(ctx):
         return None
-    lines, ran, unrun = [], [], []
+    lines, ran, unrun, ran_in = [], [], [], []
     for call in intent.calls:
         # a bug told by its symptom, or any question that writes a call: where the value
         # comes from, as it ran, is what the fix or the answer needs ("where does the extra 0
@@ -169,11 +171,12 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             # what an answer must say: the value, or the exception's name
             said = str(result.get("value", result.get("exception", "")))
             ran.append(f"{call} = {said.split(':', 1)[0] if 'exception' in result else said}")
+        ran_in.extend(result.get("functions", []))
         if call in intent.symptom_calls:  # named when a proposal changes nothing (patch.py)
             ctx.symptom_functions[call] = list(result.get("functions", []))
         lines.extend(told(call, result))
     title = "Run just now with the repository's code as it is (these are real results, not guesses)"
-    return Evidence(title, "\n".join(lines), ran, kind="computed", unrun=unrun)
+    return Evidence(title, "\n".join(lines), ran, kind="computed", unrun=unrun, ran_in=ran_in)
 
 
 def missing_names(
