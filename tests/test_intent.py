@@ -167,6 +167,14 @@ def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> 
     )
     intent = from_model_reply("what happens if i pass '3rd' to ordinalize", reply)
     assert intent is not None and intent.calls == ("ordinalize('3rd')",)
+    # ... and not with arguments it made up (dev sv-bump-step: bump_patch(1, 2) was run and
+    # its TypeError held the answer); a value from the conversation is the task's
+    reply = json.dumps({"request": "answer_question", "names": [], "calls": ["bump_patch(1, 2)"]})
+    intent = from_model_reply("can bump_patch take a step? default stays 1", reply)
+    assert intent is not None and intent.calls == ()
+    reply = json.dumps({"request": "answer_question", "names": [], "calls": ["fin('2.0.0-rc.1')"]})
+    intent = from_model_reply("what does it give for 2.0.0-rc.1", reply, conversation="use fin")
+    assert intent is not None and intent.calls == ("fin('2.0.0-rc.1')",)
     assert from_model_reply("x", "not json") is None
     assert from_model_reply("x", json.dumps({"request": "dance", "names": []})) is None
 

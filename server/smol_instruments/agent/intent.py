@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .mentions import code_names, literal_at, literal_calls, naming_style
+from .mentions import code_names, literal_at, literal_calls, naming_style, written_in
 
 IntentKind = Literal["question", "change", "command", "decline"]
 #: Which failures that were there before a change still count against it.
@@ -577,16 +577,15 @@ def from_model_reply(
     ]
     names = [n for n in names if re.search(rf"\b{re.escape(n)}\b", known) and not naming_style(n)]
     merged = list(dict.fromkeys([*ruled.names, *names]))
-    # a call the model writes counts when it is literal and calls a name the task or the
-    # conversation mentions (it is then run, not imagined: agent/evidence.py)
+    # a call the model writes counts when it is literal and its name and arguments are the
+    # task's or the conversation's (it is then run, not imagined: agent/evidence.py)
     given_calls = data.get("calls")
     written = [
         c for c in (given_calls if isinstance(given_calls, list) else []) if isinstance(c, str)
     ]
     calls = list(ruled.calls)
     for call in (found for text in written for found in literal_calls(text)):
-        callee = call.split("(", 1)[0].rsplit(".", 1)[-1]
-        if re.search(rf"\b{re.escape(callee)}\b", known) and call not in calls:
+        if written_in(call, known) and call not in calls:
             calls.append(call)
     return replace(
         ruled, kind=kind, names=tuple(merged), calls=tuple(calls[:4]), decided_by="model"

@@ -90,6 +90,30 @@ def literal_calls(text: str) -> list[str]:
     return calls[:4]
 
 
+def written_in(call: str, text: str) -> bool:
+    """The call's function and each of its arguments occur in `text`: a call a model writes for
+    a task is run only when it is the task's, not one with arguments it made up (dev
+    sv-bump-step: "can bump_patch take a step?" became bump_patch(1, 2), whose TypeError the
+    answer was then held to tell). A string argument may be written unquoted."""
+    try:
+        tree = ast.parse(call, mode="eval")
+    except SyntaxError:
+        return False
+    callee = call.split("(", 1)[0].rsplit(".", 1)[-1]
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    args = [arg for node in calls for arg in [*node.args, *(k.value for k in node.keywords)]]
+    for arg in args:
+        written = ast.get_source_segment(call, arg) or ""
+        value = arg.value if isinstance(arg, ast.Constant) else None
+        if not _occurs(written, text) and not (isinstance(value, str) and value in text):
+            return False
+    return _occurs(callee, text)
+
+
+def _occurs(piece: str, text: str) -> bool:
+    return bool(piece) and re.search(rf"(?<!\w){re.escape(piece)}(?!\w)", text) is not None
+
+
 def _chained(text: str, end: int) -> int:
     """Where the chain a call ending at `end` starts ends: `Pointer('/a').parts()`, `.attr`."""
     while (link := re.match(r"\.([A-Za-z_]\w*)", text[end + 1 :])) is not None:
