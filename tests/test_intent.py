@@ -66,6 +66,9 @@ from smol_instruments.base.config import Settings
         ("give me the list of functions in utils.py", "question"),
         ("what happens with negative numbers? make sure you check", "question"),
         ("give parse a strict flag", "change"),
+        # a need told as a statement is a request (dev sv-nested-docstring); asked, a question
+        ("the little helper in _nat_cmp needs a docstring", "change"),
+        ("what does walk need?", "question"),
     ],
 )
 def test_the_rules_tell_the_kind_of_request(task: str, kind: str) -> None:

@@ -125,7 +125,7 @@ _SHOULD = re.compile(
 #: should win"): a request to fix it, as a symptom with a call is. Not in a question, nor in a
 #: request to tell ("explain why it still ...").
 _SYMPTOM = re.compile(
-    r"\b(?:should(?:n'?t| not)?|still|instead|wrong|broken|(?:does|do|is|are)n'?t work(?:ing)?)\b",
+    r"\b(?:should(?:n'?t| not)?|still|instead|wrong|broken|needs|(?:does|do|is|are)n'?t work(?:ing)?)\b",
     re.IGNORECASE,
 )
 _TELLS = re.compile(r"^\s*(?:explain|tell|show|describe|list|summari[sz]e|find|help)\b", re.I)
