@@ -126,6 +126,13 @@ def test_calls_with_literal_arguments_are_found_and_nothing_else() -> None:
     assert literal_calls(task) == ["average([2, 4])", 'slugify("A, b!", max_words=2)']
     assert literal_calls("what about g(')')?") == ["g(')')"]
     assert literal_calls("an unclosed h([1, 2 call") == []
+    # a comparison of two calls is what is asked (dev sv-build-equal), not each call alone
+    compared = "is V.parse('1.0.0+a') == V.parse('1.0.0+b')? and add(1, 2), add(3, 4)"
+    assert literal_calls(compared) == [
+        "V.parse('1.0.0+a') == V.parse('1.0.0+b')",
+        "add(1, 2)",
+        "add(3, 4)",
+    ]
 
 
 def test_calls_in_quoted_code_are_not_the_questions() -> None:

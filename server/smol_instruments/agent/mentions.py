@@ -64,6 +64,10 @@ def naming_style(word: str) -> bool:
     return re.sub(r"[_-]", "", word.lower()) in _STYLE_WORDS
 
 
+#: A comparison written between two calls: `f('a') == f('b')`.
+_COMPARED = re.compile(r"\)\s*(==|!=|<=|>=|<|>)\s*")
+
+
 def literal_calls(text: str) -> list[str]:
     """Calls `text` writes whose arguments are all literals (`average([2, 4])`,
     `slugify("A b", max_words=2)`): what can be computed rather than imagined. Calls inside
@@ -84,7 +88,13 @@ def literal_calls(text: str) -> list[str]:
             literal = _literal_call(ast.parse(call, mode="eval").body)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        if literal and call not in calls:
+        joined = _COMPARED.match(text, taken) if calls and taken else None
+        if literal and joined is not None and joined.end() == match.start():
+            # "is f('a') == f('b')?": what is asked is the comparison (dev sv-build-equal:
+            # both calls were run and told, never whether they are equal)
+            calls[-1] = f"{calls[-1]} {joined.group(1)} {call}"
+            taken = end
+        elif literal and call not in calls:
             calls.append(call)
             taken = end
     return calls[:4]
