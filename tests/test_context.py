@@ -276,6 +276,31 @@ def test_a_name_the_code_uses_but_never_defines_comes_with_the_function_that_use
     assert "can_colour" not in nowhere.text and nowhere.absent == ["NO_COLOUR_AT_ALL"]
 
 
+def test_a_change_that_names_no_file_goes_to_the_one_text_file_holding_its_word(
+    tmp_path: Path,
+) -> None:
+    """Dev sv-classifier: "we support 3.13 now, add it to the classifiers" named no file, and
+    the model put an invented class in the package's __init__.py. `classifiers` is in
+    setup.cfg alone: that is the file the change is about. Controls: a word two text files
+    hold singles out neither; a question is not sent to a file."""
+    root = tmp_path / "pkg"
+    (root / "src").mkdir(parents=True)
+    (root / "src/__init__.py").write_text("def support():\n    return 3\n")
+    (root / "setup.cfg").write_text("[metadata]\nclassifiers =\n\tPython :: 3.12\n")
+    (root / "README.md").write_text("# pkg\n\nWe support every Python.\n")
+    (root / "CHANGES.md").write_text("# Changes\n\n- the changelog\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    ctx = ToolContext.create(root, Settings(_env_file=None))
+    files = list_repo_files(ctx)
+    change = gather(ctx, from_rules("we support 3.13 now, add it to the classifiers"), files)
+    assert change.named_files == ["setup.cfg"] and "Python :: 3.12" in change.text
+    (root / "README.md").write_text("# pkg\n\nSee the changelog.\n")
+    both = gather(ctx, from_rules("add a line about the changelog to both"), files)
+    assert both.named_files == []
+    asked = gather(ctx, from_rules("which classifiers do we list?"), files)
+    assert asked.named_files == []
+
+
 def test_a_name_found_nowhere_gets_no_code_that_only_shares_a_word_with_it(
     tmp_path: Path,
 ) -> None:

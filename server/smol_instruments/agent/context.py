@@ -50,6 +50,7 @@ from .evidence import (
     tests_for,
 )
 from .intent import TaskIntent
+from .named import file_of_words, named_files
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +90,6 @@ _STOP = frozenset(
     python please also only just like use used uses using given want need""",
     )
 )
-#: Configuration files people name without their suffix ("in pyproject", "the tsconfig").
-_CONFIG_STEMS = frozenset({"pyproject", "tsconfig", "jsconfig", "mkdocs", "noxfile", "tox"})
 _BUILTINS = frozenset(dir(builtins))
 #: The words of an identifier: `_can_do_colour` and `canDoColour` are can, do, colour.
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -220,7 +219,9 @@ class _Gatherer:
         # a name the task writes that the code uses without defining it (an environment
         # variable, a dict key, a setting): the functions that use it are its code
         found += self._holders([name for name in mentioned if name not in defined])
-        named = self._named_files(task)
+        named = named_files(task, self.files)
+        if not named and (worded := file_of_words(self.ctx, intent, self.files)):
+            named = [worded]
         if intent.adds_tests and not any(map(is_test_path, named)):  # where new tests go
             named += tests_for([path for _, path, _ in found], self.files, self._text)
         held = defined | set(self.holding.values())
@@ -266,31 +267,6 @@ class _Gatherer:
         return context
 
     # --- what the task names -----------------------------------------------------------------
-
-    def _named_files(self, task: str) -> list[str]:
-        by_name: dict[str, list[str]] = {}
-        for path in self.files:
-            by_name.setdefault(PurePosixPath(path).name, []).append(path)
-        # a top-level file whose stem is in capitals is named by it too ("the README"), and
-        # a tool's configuration by its tool's word ("the classifiers in pyproject")
-        capitals: dict[str, list[str]] = {}
-        for path in self.files:
-            stem = PurePosixPath(path).stem
-            if "/" not in path and (
-                (stem.isupper() and len(stem) >= 4) or stem.lower() in _CONFIG_STEMS
-            ):
-                capitals.setdefault(stem.lower(), []).append(path)
-        hits: list[tuple[int, str]] = []
-        for path in self.files:
-            at = _find_word(task, path)
-            if at < 0 and len(by_name[PurePosixPath(path).name]) == 1:
-                at = _find_word(task, PurePosixPath(path).name)
-            stem = PurePosixPath(path).stem.lower()
-            if at < 0 and capitals.get(stem) == [path]:
-                at = _find_word(task.lower(), stem)
-            if at >= 0:
-                hits.append((at, path))
-        return [path for _, path in sorted(hits)]
 
     def _add_passages(self, path: str, text: str, task: str) -> None:
         """A named file too long to show whole: the lines where the task's words occur, with a
@@ -554,11 +530,6 @@ def _meets(part: str, forms: list[str]) -> bool:
     """A part of a name is one of a word's forms, or starts with one long enough to be more
     than a prefix by chance ("plural" meets `pluralize`)."""
     return any(part == form or (len(form) >= 5 and part.startswith(form)) for form in forms)
-
-
-def _find_word(text: str, word: str) -> int:
-    hit = re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", text)
-    return hit.start() if hit else -1
 
 
 def _nested_end(lines: list[str], at: int) -> int:

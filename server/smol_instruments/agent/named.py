@@ -1,0 +1,74 @@
+"""The repository's files a task names, for the context to show and a change to go to.
+
+By path or file name ("jsonpointer.py"), a top-level file by its stem in capitals ("the
+README"), a tool's configuration by its tool's word ("the classifiers in pyproject"). A change
+that names no file and no code is named by its words: the one text file that is not code and
+holds a word of the task no other file holds (dev sv-classifier: "we support 3.13 now,
+add it to the classifiers" went to src/semver/__init__.py as an invented class; `classifiers`
+is in setup.cfg alone).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from ..tools.base import ToolContext
+from ..tools.search import RgSearchTool
+from .intent import TaskIntent
+
+#: Configuration files people name without their suffix ("in pyproject", "the tsconfig").
+CONFIG_STEMS = frozenset({"pyproject", "tsconfig", "jsconfig", "mkdocs", "noxfile", "tox"})
+#: Files of text a change told in words may be about (configuration, documentation).
+TEXT_SUFFIXES = frozenset(
+    {".cfg", ".toml", ".ini", ".yml", ".yaml", ".json", ".md", ".rst", ".txt"}
+)
+#: A word of a task long enough to be about something ("classifiers", not "it" or "now").
+_LONG_WORD = re.compile(r"[A-Za-z][A-Za-z_-]{6,}")
+
+
+def find_word(text: str, word: str) -> int:
+    """Where `word` stands in `text` as a word of its own (not part of a path), or -1."""
+    hit = re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", text)
+    return hit.start() if hit else -1
+
+
+def named_files(task: str, files: list[str]) -> list[str]:
+    """The files `task` names, in the order it names them."""
+    by_name: dict[str, list[str]] = {}
+    for path in files:
+        by_name.setdefault(PurePosixPath(path).name, []).append(path)
+    capitals: dict[str, list[str]] = {}
+    for path in files:
+        stem = PurePosixPath(path).stem
+        if "/" not in path and (
+            (stem.isupper() and len(stem) >= 4) or stem.lower() in CONFIG_STEMS
+        ):
+            capitals.setdefault(stem.lower(), []).append(path)
+    hits: list[tuple[int, str]] = []
+    for path in files:
+        at = find_word(task, path)
+        if at < 0 and len(by_name[PurePosixPath(path).name]) == 1:
+            at = find_word(task, PurePosixPath(path).name)
+        stem = PurePosixPath(path).stem.lower()
+        if at < 0 and capitals.get(stem) == [path]:
+            at = find_word(task.lower(), stem)
+        if at >= 0:
+            hits.append((at, path))
+    return [path for _, path in sorted(hits)]
+
+
+def file_of_words(ctx: ToolContext, intent: TaskIntent, files: list[str]) -> str | None:
+    """For a change that names no file and no code: the one text file (`TEXT_SUFFIXES`) that
+    holds a long word of the task no other file holds; None when no word singles one out or
+    two words single out different files."""
+    if not intent.change or intent.names or intent.calls:
+        return None
+    texts = {path for path in files if PurePosixPath(path).suffix.lower() in TEXT_SUFFIXES}
+    chosen: set[str] = set()
+    for word in dict.fromkeys(w.lower() for w in _LONG_WORD.findall(intent.task)):
+        found = RgSearchTool(ctx).forward(pattern=rf"(?i)\b{re.escape(word)}\b", max_results=50)
+        holding = {match["path"] for match in found.get("matches", [])}
+        if len(holding) == 1 and holding <= texts:
+            chosen |= holding
+    return chosen.pop() if len(chosen) == 1 else None
