@@ -261,6 +261,22 @@ def test_which_tests_fail_is_answered_from_the_runner_report(
     assert "tests/test_ops.py::test_average" in outcome.answer
 
 
+def test_failures_of_a_run_before_the_first_step_must_be_named_too(
+    tmp_path: Path, settings: Settings, python_on_path: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dev sv-run-tests: "anything red in the test suite right now?" had its tests run before
+    the first step, and the answer named two of four failing tests unchecked."""
+    from tests.test_agent import run
+
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    repo = session_repo(tmp_path)
+    turns = ["Yes: test_add fails.", "Yes: test_add and test_average fail."]
+    outcome, requests = run(repo, settings, turns, "anything red in the test suite right now?")
+    assert "FAILED" in requests[0].last_user_text()  # run before the first step
+    assert "the test runner reported these tests failing" in requests[1].last_user_text()
+    assert outcome.answer == "Yes: test_add and test_average fail."
+
+
 @pytest.mark.parametrize(
     ("task", "computed", "reply"),
     [

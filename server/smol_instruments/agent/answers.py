@@ -173,9 +173,10 @@ def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) 
 
 def _last_failures(memory: AgentMemory) -> list[str]:
     """The tests the last test run shown to the model reported failing (pytest's short
-    summary, however the observation indents it)."""
+    summary, however the observation indents it): a tool's output or the task's context (dev
+    sv-run-tests: the tests run before the first step, two of four failures named)."""
     for step in reversed(memory.steps):
-        observed = str(getattr(step, "observations", None) or "")
+        observed = str(getattr(step, "observations", None) or getattr(step, "task", None) or "")
         tests = failing_tests("\n".join(line.strip() for line in observed.splitlines()))
         if tests:
             return tests
