@@ -53,7 +53,7 @@ def code_names(text: str) -> list[str]:
             name
             and name.lower() not in _NOT_CALLS
             and not _FILE_NAME.search(name)
-            and (not naming_style(name))
+            and not naming_style(name)
         ):
             found.setdefault(name, None)
     return list(found)

@@ -27,7 +27,7 @@ TEXT_SUFFIXES = frozenset(
 _LONG_WORD = re.compile(r"[A-Za-z][A-Za-z_-]{6,}")
 
 
-def find_word(text: str, word: str) -> int:
+def _find_word(text: str, word: str) -> int:
     """Where `word` stands in `text` as a word of its own (not part of a path), or -1."""
     hit = re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", text)
     return hit.start() if hit else -1
@@ -47,12 +47,12 @@ def named_files(task: str, files: list[str]) -> list[str]:
             capitals.setdefault(stem.lower(), []).append(path)
     hits: list[tuple[int, str]] = []
     for path in files:
-        at = find_word(task, path)
+        at = _find_word(task, path)
         if at < 0 and len(by_name[PurePosixPath(path).name]) == 1:
-            at = find_word(task, PurePosixPath(path).name)
+            at = _find_word(task, PurePosixPath(path).name)
         stem = PurePosixPath(path).stem.lower()
         if at < 0 and capitals.get(stem) == [path]:
-            at = find_word(task.lower(), stem)
+            at = _find_word(task.lower(), stem)
         if at >= 0:
             hits.append((at, path))
     return [path for _, path in sorted(hits)]
