@@ -364,3 +364,22 @@ def test_new_tests_for_code_come_with_the_test_file_that_imports_its_module(
     assert "tests.py, lines 1-" in found.text and "import pointer" in found.text
     asked = gather(ctx, from_rules("what does escape do?"), list_repo_files(ctx))
     assert asked.named_files == []  # a question is not given the test file
+
+
+def test_of_a_name_defined_twice_the_definition_shown_is_not_the_wrapper(repo: Path) -> None:
+    """Dev sv-bump-step: "can bump_patch take a step?" ran no call, and the first file found
+    held the deprecated module function that only calls the method of the same name; the model
+    was shown the wrapper. Of several definitions, the one doing the work is shown."""
+    old = "from calc.version import Version\n\n\ndef bump(text):\n    return Version(text).bump()\n"
+    version = (
+        "class Version:\n    def __init__(self, n):\n        self.n = int(n)\n\n"
+        "    def bump(self):\n        return self.n + 1\n"
+    )
+    (repo / "calc" / "_old.py").write_text(old)
+    (repo / "calc" / "version.py").write_text(version)
+    text = context_for(repo, "can bump take a step so it goes up by more than one? default 1")
+    assert "calc/version.py, lines 5-6: `bump`" in text, text
+    assert "calc/_old.py, lines" not in text  # a use of the method, not the code shown
+    # control: with the wrapper alone, the wrapper is what is shown
+    (repo / "calc" / "version.py").write_text(version.replace("def bump", "def step"))
+    assert "calc/_old.py, lines 4-5: `bump`" in context_for(repo, "can bump take a step? default 1")

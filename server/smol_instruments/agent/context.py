@@ -351,14 +351,27 @@ class _Gatherer:
 
     def _definitions(self, names: list[str], ran: Sequence[str] = ()) -> list[tuple[str, str, int]]:
         """(name, path, line) of each name's definition in the order the names came; of several,
-        the one the task's call `ran` through (dev sv-fix-bump-minor: not the deprecated one)."""
+        the one the task's call `ran` through (dev sv-fix-bump-minor: not the deprecated one),
+        else one that does not hand its work to another of the name (dev sv-bump-step: the
+        method, not the module function `return str(Version.parse(version).bump_patch())`)."""
         if not names:
             return []
         found: dict[str, tuple[str, str, int]] = {}
         for name, path, line in _definition_lines(self.ctx, names, self.listed, 50):
-            if name not in found or (f"{name} ({path})" in ran and found[name][1] != path):
+            if name not in found or (
+                f"{name} ({path})" in ran
+                if any(f"{name} (" in call for call in ran)
+                else self._delegates(*found[name]) and not self._delegates(name, path, line)
+            ):
                 found[name] = (name, path, line)
         return sorted(found.values(), key=lambda item: names.index(item[0]))
+
+    def _delegates(self, name: str, path: str, line: int) -> bool:
+        """Whether the definition of `name` at `line` calls `name` itself (a wrapper)."""
+        lines = (self._text(path) or "").splitlines()
+        end = _block(self._tree(path), lines, line)[1]
+        body = "\n".join(lines[line:end])  # after the line that names it
+        return re.search(rf"\b{re.escape(name)}\s*\(", body) is not None
 
     # --- reading -----------------------------------------------------------------------------
 
