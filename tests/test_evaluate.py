@@ -435,6 +435,33 @@ def test_a_trace_shows_each_line_that_ran_with_the_values_of_its_expressions(
     assert "trace" not in run("ordinalize(-1021)", trace=0)
 
 
+VERSIONS = """class Version:
+    def __init__(self, text):
+        core, _, self.build = text.partition("+")
+        self.parts = tuple(int(part) for part in core.split("."))
+
+    def __eq__(self, other):
+        return self.parts == other.parts
+"""
+
+
+def test_a_comparison_of_two_calls_traces_the_comparison_with_each_sides_value(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev sv-build-equal: "is Version.parse('1.0.0+a') == Version.parse('1.0.0+b')?" spent the
+    whole trace on parsing both sides, and how `==` decides (it leaves the build out) was cut.
+    Each side is said with its value; the trace is the comparison's. Control: a single call
+    is traced from its start."""
+    run = traced_runner(tmp_path, settings, {"versions.py": VERSIONS})
+    result = run("Version('1.0+a') == Version('1.0+b')")
+    assert result["value"] == "True"
+    assert [o.split(" = ")[0] for o in result["operands"]] == ["Version('1.0+a')", "Version('1.0+b')"]
+    assert result["trace"][0].startswith("versions.py:7 (__eq__) return self.parts == other.parts")
+    assert not any("(__init__)" in step for step in result["trace"]), result["trace"]
+    single = run("Version('1.0+a').parts")
+    assert "operands" not in single and "(__init__)" in single["trace"][0], single
+
+
 @pytest.mark.parametrize(
     ("task", "traced"),
     [

@@ -74,6 +74,25 @@ try:
             start()
         exec(compile(tree, "<evaluate>", "exec"), space)
         if start is not None and last is not None:
+            # `f(a) == f(b)`: the operands are worked out first, untraced, and said with their
+            # values; what is traced is the operator that decides the answer (how `==` compares)
+            node = last.value
+            if isinstance(node, ast.Compare) and len(node.ops) == 1:
+                parts = [node.left, node.comparators[0]]
+            else:
+                parts = [node.left, node.right] if isinstance(node, ast.BinOp) else []
+            if any(isinstance(part, ast.Call) for n in parts for part in ast.walk(n)):
+                try:  # an operand that raises: the whole is traced, to where it raises
+                    values = [eval(compile(ast.Expression(p), "<evaluate>", "eval"), space) for p in parts]
+                except Exception:
+                    values = None
+                if values is not None:
+                    result["operands"] = [f"{ast.unparse(p)} = {repr(v)[:200]}" for p, v in zip(parts, values)]
+                    space["_operand0"], space["_operand1"] = values
+                    left, right = ast.Name("_operand0", ast.Load()), ast.Name("_operand1", ast.Load())
+                    node = (ast.Compare(left, node.ops, [right]) if isinstance(node, ast.Compare)
+                            else ast.BinOp(left, node.op, right))
+                    last.value = ast.fix_missing_locations(ast.copy_location(node, last.value))
             start()
         if last is not None:
             value = eval(compile(ast.Expression(last.value), "<evaluate>", "eval"), space)
@@ -504,6 +523,7 @@ def told(call: str, result: dict[str, Any]) -> list[str]:
     if result.get("printed"):
         lines.append(f"  and prints: {str(result['printed']).strip()[:300]}")
     lines.extend(f"  (could not import: {problem})" for problem in result.get("import_errors", []))
+    lines.extend(f"  where {operand}" for operand in result.get("operands", []))
     if result.get("trace"):
         lines.append("  what ran, statement by statement, with what its expressions gave:")
         lines.extend(f"    {step}" for step in result["trace"])
