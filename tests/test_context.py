@@ -126,7 +126,7 @@ def test_a_question_that_names_no_code_gets_the_definitions_its_words_name(repo:
         OPS + "\n\ndef rounded_averages(rows):\n    return [round(average(r)) for r in rows]\n"
     )
     text = context_for(repo, "how are averages rounded here?")
-    assert "calc/ops.py, lines 12-13: `rounded_averages` (found by a word of the task" in text
+    assert "calc/ops.py, lines 12-13: `rounded_averages` (found by the task's words" in text
     assert text.index("`rounded_averages`") < text.index("`average`")  # two words before one
     assert context_for(repo, "how is the weather decided?") == ""
 
@@ -383,3 +383,36 @@ def test_of_a_name_defined_twice_the_definition_shown_is_not_the_wrapper(repo: P
     # control: with the wrapper alone, the wrapper is what is shown
     (repo / "calc" / "version.py").write_text(version.replace("def bump", "def step"))
     assert "calc/_old.py, lines 4-5: `bump`" in context_for(repo, "can bump take a step? default 1")
+
+
+VERSIONS = '''class Version:
+    @property
+    def build(self):
+        """The build part of a version."""
+        return self._build
+
+    @property
+    def prerelease(self):
+        """The prerelease part of a version."""
+        return self._prerelease
+
+    def finalize(self):
+        """Remove any prerelease and build metadata from the version."""
+        return Version(self.core)
+'''
+
+
+def test_a_question_which_code_does_something_gets_the_code_whose_docstring_says_it(
+    repo: Path,
+) -> None:
+    """Dev sv-chat-finalize: "which method strips the prerelease and build off a version?"
+    was shown the `prerelease` and `build` properties (the names it writes) and answered
+    "prerelease". The definition whose name and docstring hold most of its words comes first.
+    Control: asked what the properties give, they alone are shown."""
+    (repo / "calc" / "version.py").write_text(VERSIONS)
+    text = context_for(repo, "which method strips the prerelease and build off a version?")
+    first = text.split("```")[0]
+    assert "`finalize` (found by the task's words in its name or docstring" in first, text
+    assert "`prerelease`" in text  # the names it writes are still shown, after it
+    control = context_for(repo, "what do prerelease and build give for a new version?")
+    assert "`finalize`" not in control and "`prerelease`" in control, control

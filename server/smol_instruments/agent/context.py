@@ -50,7 +50,8 @@ from .evidence import (
     tests_for,
 )
 from .intent import TaskIntent
-from .named import file_of_words, named_files
+from .mentions import asks_which_code
+from .named import file_of_words, meets_word, named_files, word_forms
 
 log = logging.getLogger(__name__)
 
@@ -203,6 +204,8 @@ class _Gatherer:
         self.texts: dict[str, str | None] = {}
         self.trees: dict[str, ast.Module | None] = {}
         self.holding: dict[tuple[str, int], str] = {}  # a definition -> the name it uses
+        self.searched: set[tuple[str, str, int]] = set()  # found by the task's words
+        self.nodes: dict[str, dict[int, ast.AST]] = {}
 
     def run(self, intent: TaskIntent) -> Context:
         task = intent.task
@@ -231,6 +234,11 @@ class _Gatherer:
         related = not (found or named or self.evidence or absent) and intent.kind != "command"
         if related:
             found = self._related(task)
+        elif intent.kind == "question" and asks_which_code(task):
+            # "which method strips the prerelease and build?": the names are what the answer
+            # acts on; the code whose name or docstring holds most of its words comes first
+            searched = [item for item in self._related(task) if item not in found]
+            self.searched, found = set(searched), searched + found
         if intent.literal is not None:
             # "what does it give for 'x'?": the one function the question is about, called
             # with the one value it names, is run rather than imagined
@@ -252,7 +260,8 @@ class _Gatherer:
             elif text is not None:
                 self._add_passages(path, text, task)
         for name, path, line in found[:MAX_DEFINITIONS]:
-            self._add_definition(name, path, line, related=related, changed=intent.change)
+            by_words = related or (name, path, line) in self.searched
+            self._add_definition(name, path, line, related=by_words, changed=intent.change)
         for name in dict.fromkeys(name for name, _, _ in found[:MAX_DEFINITIONS]):
             self._add_uses(name)
         # one hop: what the shown definitions call, when the repository defines it
@@ -314,16 +323,31 @@ class _Gatherer:
         colours?": `_can_do_colour`). A lexical search of the repository's definitions, as an
         editor's codebase retrieval gives a question that names nothing: without it the 1.5B
         model answered such a question from a guess at the library, in one step."""
-        words = [_forms(word) for word in self._names(task) if len(word) >= 4]
+        words = [word_forms(word) for word in self._names(task) if len(word) >= 4]
         if not words:
             return []
         ranked = []
         for name, path, line in every_definition(self.ctx, self.listed):
-            parts = [_forms(part).pop() for part in _NAME_PART.findall(name)]
-            shared = sum(any(_meets(part, forms) for part in parts) for forms in words)
+            parts = [word_forms(part).pop() for part in _NAME_PART.findall(name)]
+            parts += [word_forms(word).pop() for word in _WORD.findall(self._docstring(path, line))]
+            shared = sum(any(meets_word(part, forms) for part in parts) for forms in words)
             if shared:
-                ranked.append((-shared, is_test_path(path), len(name), name, path, line))
+                wraps = self._delegates(name, path, line)  # of two, the one doing the work
+                ranked.append((-shared, is_test_path(path), wraps, len(name), name, path, line))
         return [(name, path, line) for *_, name, path, line in sorted(ranked)[:MAX_RELATED]]
+
+    def _node(self, path: str, line: int) -> ast.AST | None:
+        """The Python definition (function, class) of `path` at `line`."""
+        if path not in self.nodes:
+            tree = self._tree(path) if path.endswith(".py") else None
+            found = ast.walk(tree) if tree is not None else ()
+            self.nodes[path] = {node.lineno: node for node in found if isinstance(node, _DEFS)}
+        return self.nodes[path].get(line)
+
+    def _docstring(self, path: str, line: int) -> str:
+        """The first paragraph of the docstring of the Python definition at `line`."""
+        node = self._node(path, line)
+        return (ast.get_docstring(node) or "").split("\n\n")[0] if isinstance(node, _DEFS) else ""
 
     def _holders(self, names: list[str]) -> list[tuple[str, str, int]]:
         """(name, path, line) of the Python definitions that use each of `names` without it
@@ -367,11 +391,14 @@ class _Gatherer:
         return sorted(found.values(), key=lambda item: names.index(item[0]))
 
     def _delegates(self, name: str, path: str, line: int) -> bool:
-        """Whether the definition of `name` at `line` calls `name` itself (a wrapper)."""
-        lines = (self._text(path) or "").splitlines()
-        end = _block(self._tree(path), lines, line)[1]
-        body = "\n".join(lines[line:end])  # after the line that names it
-        return re.search(rf"\b{re.escape(name)}\s*\(", body) is not None
+        """Whether the Python definition of `name` at `line` calls `name` itself (a wrapper)."""
+        node = self._node(path, line)
+        return isinstance(node, _DEFS) and any(
+            isinstance(call, ast.Call)
+            and name in (getattr(call.func, "id", None), getattr(call.func, "attr", None))
+            for statement in node.body
+            for call in ast.walk(statement)
+        )
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -406,7 +433,7 @@ class _Gatherer:
             f" (cut: it ends at line {end})" if cut else ""
         )
         if related:
-            title += " (found by a word of the task in its name: check it is what is asked)"
+            title += " (found by the task's words in its name or docstring: check it is what is asked)"
         if (path, line) in self.holding:
             title += f" (it uses `{self.holding[path, line]}`)"
         self._add(_Piece(path, title, body, _language(path), start, last, name))
@@ -521,28 +548,6 @@ class _Gatherer:
         return Context(
             "\n\n".join(parts), sources, absent=absent, defined=defined, computed=ran, unrun=unrun
         )
-
-
-def _forms(word: str) -> list[str]:
-    """A word's forms in lower case, its plural, past or -ing ending taken off: "resolved" is
-    resolve or resolv, "colours" colour; the last is the shortest."""
-    word = word.lower()
-    forms = [word]
-    if word.endswith("ies") and len(word) > 4:
-        forms.append(word[:-3] + "y")
-    elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        forms.append(word[:-1])
-    elif word.endswith("ed") and len(word) > 4:
-        forms += [word[:-1], word[:-2]]
-    elif word.endswith("ing") and len(word) > 5:
-        forms += [word[:-3] + "e", word[:-3]]
-    return forms
-
-
-def _meets(part: str, forms: list[str]) -> bool:
-    """A part of a name is one of a word's forms, or starts with one long enough to be more
-    than a prefix by chance ("plural" meets `pluralize`)."""
-    return any(part == form or (len(form) >= 5 and part.startswith(form)) for form in forms)
 
 
 def _nested_end(lines: list[str], at: int) -> int:

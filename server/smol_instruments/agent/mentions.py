@@ -37,6 +37,17 @@ _STYLE_WORDS = frozenset(
         "sentence",
     )
 )
+#: A question that asks which code does something ("which method strips the build off?"):
+#: the code it names is what the answer's code acts on, not the answer.
+_WHICH_CODE = re.compile(
+    r"\b(?:which|what)\s+(?:\w+\s+)?(?:function|method|class|helper|command)s?\b", re.IGNORECASE
+)
+
+
+def asks_which_code(text: str) -> bool:
+    return _WHICH_CODE.search(text) is not None
+
+
 #: A fenced block: code the message quotes (an editor's selection), not a call it asks about.
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 #: A name that is a file's (`config.toml`), not code's.

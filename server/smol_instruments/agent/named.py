@@ -1,4 +1,5 @@
-"""The repository's files a task names, for the context to show and a change to go to.
+"""The repository's files a task names, for the context to show and a change to go to, and
+the forms of a task's words its search of definitions matches names and docstrings by.
 
 By path or file name ("jsonpointer.py"), a top-level file by its stem in capitals ("the
 README"), a tool's configuration by its tool's word ("the classifiers in pyproject"). A change
@@ -72,3 +73,25 @@ def file_of_words(ctx: ToolContext, intent: TaskIntent, files: list[str]) -> str
         if len(holding) == 1 and holding <= texts:
             chosen |= holding
     return chosen.pop() if len(chosen) == 1 else None
+
+
+def word_forms(word: str) -> list[str]:
+    """A word's forms in lower case, its plural, past or -ing ending taken off: "resolved" is
+    resolve or resolv, "colours" colour; the last is the shortest."""
+    word = word.lower()
+    forms = [word]
+    if word.endswith("ies") and len(word) > 4:
+        forms.append(word[:-3] + "y")
+    elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        forms.append(word[:-1])
+    elif word.endswith("ed") and len(word) > 4:
+        forms += [word[:-1], word[:-2]]
+    elif word.endswith("ing") and len(word) > 5:
+        forms += [word[:-3] + "e", word[:-3]]
+    return forms
+
+
+def meets_word(part: str, forms: list[str]) -> bool:
+    """A part of a name is one of a word's forms, or starts with one long enough to be more
+    than a prefix by chance ("plural" meets `pluralize`)."""
+    return any(part == form or (len(form) >= 5 and part.startswith(form)) for form in forms)
