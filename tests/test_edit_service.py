@@ -146,6 +146,37 @@ def test_a_readme_is_changed_with_a_search_replace_block(repo: Path, settings: S
     assert "edits README.md" in outcome.answer
 
 
+def test_a_block_under_the_wrong_files_name_goes_where_its_search_lines_are_and_once(
+    repo: Path, settings: Settings
+) -> None:
+    """Dev sv-classifier: the right block for setup.cfg's classifiers came under the line
+    `# src/semver/__init__.py` (NO_MATCH), then, held to the grammar, twice in one reply (the
+    second no longer matched once the first was made): nine minutes, no change. The SEARCH
+    lines say where a block goes when they occur once in one file; the same block twice is
+    made once. Control: lines no file holds are still refused."""
+    block = README_EDIT.split("\n", 1)[1].replace("```markdown\n", "").replace("```", "")
+    reply = "```\n# app/main.py\n" + block + "\n" + block + "```"
+    outcome, _, patches = run_keeping_patches(
+        repo, settings, [reply, "I added a Usage section."], "Add a Usage section to the README"
+    )
+    (patch,) = patches
+    (change,) = patch.files
+    assert change.path == "README.md"
+    assert change.proposed.count("## Usage") == 1, change.proposed
+    assert outcome.status == "completed"
+
+
+def test_a_block_whose_search_lines_no_file_holds_is_still_refused(
+    repo: Path, settings: Settings
+) -> None:
+    """The control of the test above: SEARCH lines found nowhere go nowhere."""
+    block = README_EDIT.split("\n", 1)[1].replace("```markdown\n", "").replace("```", "")
+    block = block.replace("A tiny project for tests.\n=", "Not in any file.\n=")
+    replies = ["# app/main.py\n" + block, "I could not.", "I could not."]
+    outcome, requests, patches = run_keeping_patches(repo, settings, replies, "Add a Usage section")
+    assert outcome.status == "incomplete" and patches == [] and "does not occur" in requests[1].last_user_text()
+
+
 @pytest.mark.parametrize("llama", [True, False], ids=["llama.cpp", "other-server"])
 def test_a_text_change_is_held_to_the_blocks_grammar_where_the_server_takes_one(
     repo: Path, settings: Settings, llama: bool

@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
@@ -33,6 +33,7 @@ from ..base.testruns import is_test_path
 from ..patches.merge import merge_definitions
 from .base import Changes, ToolContext
 from .patch import propose
+from .search import RgSearchTool
 
 SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b.*$", re.M)
 DIVIDER = re.compile(r"^\s*={5,9}\s*$", re.M)
@@ -332,23 +333,58 @@ def edit_changes(
     is created by a block with an empty SEARCH part."""
     before: dict[str, str | None] = {}
     after: dict[str, str] = {}
+    done: list[Replacement] = []
     for block in blocks:
         if block.path not in before:
             # the guard refuses escapes and links before anything is read; the text is the
             # editor's where it has the file open unsaved, the one the model read
             before[block.path] = ctx.file_text(block.path)
             after[block.path] = before[block.path] or ""
-        if before[block.path] is None and block.search.strip():
-            raise ToolError(
-                ErrorType.FILE_NOT_FOUND,
-                f"{block.path} does not exist, so nothing in it can be replaced",
-                recovery_suggestion="To create it, leave the SEARCH part empty.",
-            )
-        after[block.path] = apply_replacement(after[block.path], block)
+        if block in done:
+            continue  # the same block twice (a held reply may give two): made once
+        done.append(block)
+        try:
+            if before[block.path] is None and block.search.strip():
+                raise ToolError(
+                    ErrorType.FILE_NOT_FOUND,
+                    f"{block.path} does not exist, so nothing in it can be replaced",
+                    recovery_suggestion="To create it, leave the SEARCH part empty.",
+                )
+            after[block.path] = apply_replacement(after[block.path], block)
+        except ToolError as exc:
+            if exc.error not in (ErrorType.NO_MATCH, ErrorType.FILE_NOT_FOUND):
+                raise
+            if block.replace.strip() and after[block.path].count(block.replace) == 1:
+                continue  # what the block asks for is already there
+            path, text = _holding_file(ctx, block, exc)
+            before.setdefault(path, text)
+            after[path] = apply_replacement(after.get(path, text), replace(block, path=path))
     changes = [(path, before[path], after[path]) for path in before]
     for path, old, new in changes:
         _refuse_a_repeat(path, old or "", new)
     return [change for change in changes if change[1] != change[2]]
+
+
+def _holding_file(ctx: ToolContext, block: Replacement, missed: ToolError) -> tuple[str, str]:
+    """(path, text) of the one other file where `block`'s SEARCH part occurs once, else
+    `missed` raised: the SEARCH lines say where a change goes, the line above them may name
+    the wrong file (dev sv-classifier: the classifiers of setup.cfg, under the line
+    `# src/semver/__init__.py`)."""
+    first = next((line.strip() for line in block.search.splitlines() if line.strip()), "")
+    literal = re.sub(r"([\\.^$|?*+()\[\]{}])", r"\\\1", first)  # ripgrep's escapes, not re's
+    found = RgSearchTool(ctx).forward(pattern=literal, max_results=50) if first else {}
+    holding = []
+    for path in dict.fromkeys(match["path"] for match in found.get("matches", [])):
+        try:
+            text = ctx.file_text(path)
+            if path != block.path and text is not None:
+                apply_replacement(text, replace(block, path=path))
+                holding.append((path, text))
+        except ToolError:
+            continue
+    if len(holding) != 1:
+        raise missed
+    return holding[0]
 
 
 #: A line that is only a fence or a run of a block's marker characters: no content of its own.
