@@ -27,7 +27,7 @@ import ast
 import builtins
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
@@ -237,7 +237,7 @@ class _Gatherer:
         elif intent.kind == "question" and asks_which_code(task):
             # "which method strips the prerelease and build?": the names are what the answer
             # acts on; the code whose name or docstring holds most of its words comes first
-            searched = [item for item in self._related(task) if item not in found]
+            searched = self._related(task, skip=defined)
             self.searched, found = set(searched), searched + found
         if intent.literal is not None:
             # "what does it give for 'x'?": the one function the question is about, called
@@ -317,9 +317,9 @@ class _Gatherer:
             seen.setdefault(word, None)
         return list(seen)[:30]
 
-    def _related(self, task: str) -> list[tuple[str, str, int]]:
-        """(name, path, line) of the definitions whose names hold a word of a task that names
-        no code, most words first, code before tests ("how does it decide whether to print
+    def _related(self, task: str, skip: Iterable[str] = ()) -> list[tuple[str, str, int]]:
+        """(name, path, line) of the definitions whose names or docstrings hold a word of a
+        task, code before tests, most words first ("how does it decide whether to print
         colours?": `_can_do_colour`). A lexical search of the repository's definitions, as an
         editor's codebase retrieval gives a question that names nothing: without it the 1.5B
         model answered such a question from a guess at the library, in one step."""
@@ -328,12 +328,16 @@ class _Gatherer:
             return []
         ranked = []
         for name, path, line in every_definition(self.ctx, self.listed):
+            if name in skip:
+                continue  # named by the task: shown as such
             parts = [word_forms(part).pop() for part in _NAME_PART.findall(name)]
-            parts += [word_forms(word).pop() for word in _WORD.findall(self._docstring(path, line))]
-            shared = sum(any(meets_word(part, forms) for part in parts) for forms in words)
-            if shared:
+            said = [word_forms(word).pop() for word in _WORD.findall(self._docstring(path, line))]
+            named = sum(any(meets_word(part, forms) for part in parts) for forms in words)
+            told = sum(any(meets_word(part, forms) for part in parts + said) for forms in words)
+            if told:  # a word in the name counts twice: a docstring says more than it is about
                 wraps = self._delegates(name, path, line)  # of two, the one doing the work
-                ranked.append((-shared, is_test_path(path), wraps, len(name), name, path, line))
+                key = (is_test_path(path), -named - told, -named, wraps, len(name))
+                ranked.append((*key, name, path, line))
         return [(name, path, line) for *_, name, path, line in sorted(ranked)[:MAX_RELATED]]
 
     def _node(self, path: str, line: int) -> ast.AST | None:
@@ -392,8 +396,8 @@ class _Gatherer:
 
     def _delegates(self, name: str, path: str, line: int) -> bool:
         """Whether the Python definition of `name` at `line` calls `name` itself (a wrapper)."""
-        node = self._node(path, line)
-        return isinstance(node, _DEFS) and any(
+        node = self._node(path, line)  # a function: a class making its own kind is no wrapper
+        return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
             isinstance(call, ast.Call)
             and name in (getattr(call.func, "id", None), getattr(call.func, "attr", None))
             for statement in node.body
