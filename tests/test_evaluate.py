@@ -206,6 +206,32 @@ def test_of_a_name_defined_twice_the_code_shown_is_the_one_the_tasks_call_ran(
     assert outcome.status == "completed" and "replaced Version.bump" in requests[1].last_user_text()
 
 
+def test_a_chained_call_traces_its_last_call_and_shows_its_code_first(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev sv-fix-bump-minor: "Version.parse('1.2.3').bump_minor() gives 1.3.3" traced parse
+    first and showed parse's code, which filled the room; bump_minor's code went unshown and
+    the model rewrote parse. The receiver is worked out untraced and said with its value; the
+    trace is bump_minor's, and the code it ran comes before the code the task only names."""
+    from tests.test_agent import run
+
+    version = (
+        "class Version:\n    def __init__(self, n):\n        self.n = n\n\n"
+        "    @classmethod\n    def parse(cls, text):\n        number = int(text)\n"
+        "        return cls(number)\n\n    def bump(self):\n        return self.n + 2\n"
+    )
+    repo = make_repo(tmp_path / "repo", {**FILES, "calc/version.py": version})
+    task = "Version.parse('1').bump() gives 3, it should be 2"
+    fix = "```python\n# file: calc/version.py\ndef bump(self):\n    return self.n + 1\n```"
+    outcome, requests = run(repo, settings, [fix, "bump adds one."], task)
+    prompt = requests[0].last_user_text()
+    assert "  where Version.parse('1') = <calc.version.Version object" in prompt, prompt
+    assert "calc/version.py:11 (bump) return self.n + 2" in prompt
+    assert "(parse)" not in prompt  # not traced
+    assert prompt.index("`bump`") < prompt.index("`parse`")
+    assert outcome.status == "completed"
+
+
 def test_a_method_whose_class_needs_arguments_is_said_with_how_to_run_it(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:

@@ -217,6 +217,10 @@ class _Gatherer:
         failing = [name for part in self.evidence for name in part.names]
         names = list(dict.fromkeys(failing + names))
         early = computed_calls(self.ctx, intent) if intent.calls else None  # what ran shows
+        ran = [function.split(" (")[0] for function in early.ran_in] if early else []
+        # the code the task's call ran comes before code it only names (dev sv-fix-bump-minor:
+        # `parse` of `parse('1.2.3').bump_minor()` filled the room, bump_minor went unshown)
+        names.sort(key=lambda name: name not in failing and name not in ran)
         found = self._definitions(names, early.ran_in if early else [])
         defined = {name for name, _, _ in found}
         # a name the task writes that the code uses without defining it (an environment

@@ -74,13 +74,18 @@ try:
             start()
         exec(compile(tree, "<evaluate>", "exec"), space)
         if start is not None and last is not None:
-            # `f(a) == f(b)`: the operands are worked out first, untraced, and said with their
-            # values; what is traced is the operator that decides the answer (how `==` compares)
+            # `f(a) == f(b)`, `parse(a).bump()`: the operands, the receiver, are worked out first,
+            # untraced, and said with their values; what is traced is the operator or the last
+            # call, which decides the answer (how `==` compares, what `bump` does)
             node = last.value
             if isinstance(node, ast.Compare) and len(node.ops) == 1:
                 parts = [node.left, node.comparators[0]]
+            elif isinstance(node, ast.BinOp):
+                parts = [node.left, node.right]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                parts = [node.func.value]
             else:
-                parts = [node.left, node.right] if isinstance(node, ast.BinOp) else []
+                parts = []
             if any(isinstance(part, ast.Call) for n in parts for part in ast.walk(n)):
                 try:  # an operand that raises: the whole is traced, to where it raises
                     values = [eval(compile(ast.Expression(p), "<evaluate>", "eval"), space) for p in parts]
@@ -88,10 +93,14 @@ try:
                     values = None
                 if values is not None:
                     result["operands"] = [f"{ast.unparse(p)} = {repr(v)[:200]}" for p, v in zip(parts, values)]
-                    space["_operand0"], space["_operand1"] = values
-                    left, right = ast.Name("_operand0", ast.Load()), ast.Name("_operand1", ast.Load())
-                    node = (ast.Compare(left, node.ops, [right]) if isinstance(node, ast.Compare)
-                            else ast.BinOp(left, node.op, right))
+                    names = [ast.Name(f"_operand{i}", ast.Load()) for i in range(len(values))]
+                    space.update({name.id: value for name, value in zip(names, values)})
+                    if isinstance(node, ast.Compare):
+                        node = ast.Compare(names[0], node.ops, [names[1]])
+                    elif isinstance(node, ast.BinOp):
+                        node = ast.BinOp(names[0], node.op, names[1])
+                    else:
+                        node = ast.Call(ast.Attribute(names[0], node.func.attr, ast.Load()), node.args, node.keywords)
                     last.value = ast.fix_missing_locations(ast.copy_location(node, last.value))
             start()
         if last is not None:
