@@ -69,6 +69,11 @@ from smol_instruments.base.config import Settings
         # a need told as a statement is a request (dev sv-nested-docstring); asked, a question
         ("the little helper in _nat_cmp needs a docstring", "change"),
         ("what does walk need?", "question"),
+        # a default a feature keeps, told, is a request (dev sv-bump-step); asked, a question
+        ("can bump_patch take a step to go up by more? default stays 1", "change"),
+        ("can parse take bytes? the default should be str", "change"),
+        ("does the default stay 1?", "question"),
+        ("can parse take bytes?", "question"),
     ],
 )
 def test_the_rules_tell_the_kind_of_request(task: str, kind: str) -> None:

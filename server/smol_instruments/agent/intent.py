@@ -121,6 +121,8 @@ _SHOULD = re.compile(
     r"\b(?:it|that|this|but)\s+should\s+(?:be|give|return|print|say|raise)\b|\binstead of\b",
     re.IGNORECASE,
 )
+#: The same, or a default a feature keeps, told as a statement ("... a step? default stays 1").
+_WANTS = re.compile(_SHOULD.pattern + r"|\bdefaults?\s+(?:stays?|remains?|should|must)\b", re.I)
 #: A bug told as a statement of what happens ("with NO_COLOR set I still get colours. NO_COLOR
 #: should win"): a request to fix it, as a symptom with a call is. Not in a question, nor in a
 #: request to tell ("explain why it still ...").
@@ -419,8 +421,7 @@ class TaskIntent:
         )
 
     def first_call(self) -> str | None:
-        """The call a task plainly asks for first (run the tests, read the history, list
-        files), or None."""
+        """The call a task plainly asks for first (run the tests, read history, list files)."""
         if self.kind == "command" and re.search(r"\btests?\b", self.task, re.I):
             return "run_tests()"
         if self.history:
@@ -466,7 +467,7 @@ def _reports_symptom(task: str) -> bool:
     """It tells a bug by its symptom ("... it should be '-1021st'", "I still get colours"), not
     in a question ("how do i get camelCase instead of CamelCase out of camelize?", dev)."""
     sentences = _sentences(task)
-    if any(_SHOULD.search(s) and not _QUESTION_FORM.search(s) for s in sentences):
+    if any(_WANTS.search(s) and not _QUESTION_FORM.search(s) for s in sentences):
         return True
     return (
         _SYMPTOM.search(task) is not None
@@ -532,9 +533,8 @@ def decide(
     carried: tuple[str, ...] = (),
     ask: Callable[[str], tuple[str, str] | None],
 ) -> TaskIntent:
-    """The task's intent: by the rules where they settle it, else by the model (`ask` gets
-    the question and returns its schema-held reply with the conversation's text, or None),
-    else by the rules."""
+    """The task's intent: by the rules where they settle it, else by the model (`ask` gets the
+    question, returns its schema-held reply with the conversation's text, or None), or rules."""
     ruled = from_rules(task, carried=carried)
     if settled(ruled, follow_up=follow_up):
         return ruled
