@@ -412,7 +412,7 @@ def test_a_question_which_code_does_something_gets_the_code_whose_docstring_says
     (repo / "calc" / "version.py").write_text(VERSIONS)
     text = context_for(repo, "which method strips the prerelease and build off a version?")
     first = text.split("```")[0]
-    assert "`finalize` (found by the task's words in its name or docstring" in first, text
+    assert "`finalize` (found by the task's words" in first, text
     assert "`prerelease`" in text  # the names it writes are still shown, after it
     control = context_for(repo, "what do prerelease and build give for a new version?")
     assert "`finalize`" not in control and "`prerelease`" in control, control

@@ -241,7 +241,7 @@ class _Gatherer:
         elif intent.kind == "question" and asks_which_code(task):
             # "which method strips the prerelease and build?": the names are what the answer
             # acts on; the code whose name or docstring holds most of its words comes first
-            searched = self._related(task, skip=defined)
+            searched = self._related(task, skip=defined, docstrings=True)
             self.searched, found = set(searched), searched + found
         if intent.literal is not None:
             # "what does it give for 'x'?": the one function the question is about, called
@@ -321,12 +321,14 @@ class _Gatherer:
             seen.setdefault(word, None)
         return list(seen)[:30]
 
-    def _related(self, task: str, skip: Iterable[str] = ()) -> list[tuple[str, str, int]]:
-        """(name, path, line) of the definitions whose names or docstrings hold a word of a
-        task, code before tests, most words first ("how does it decide whether to print
-        colours?": `_can_do_colour`). A lexical search of the repository's definitions, as an
-        editor's codebase retrieval gives a question that names nothing: without it the 1.5B
-        model answered such a question from a guess at the library, in one step."""
+    def _related(
+        self, task: str, skip: Iterable[str] = (), docstrings: bool = False
+    ) -> list[tuple[str, str, int]]:
+        """(name, path, line) of the definitions whose names (and `docstrings`: asked which code
+        does something) hold a task's words, code before tests, most words first ("how does it
+        decide whether to print colours?": `_can_do_colour`; by docstrings `cprint` came too). A
+        lexical search, as an editor's codebase retrieval: without it the 1.5B model answered a
+        question naming nothing from a guess at the library, in one step."""
         words = [word_forms(word) for word in self._names(task) if len(word) >= 4]
         if not words:
             return []
@@ -335,7 +337,8 @@ class _Gatherer:
             if name in skip:
                 continue  # named by the task: shown as such
             parts = [word_forms(part).pop() for part in _NAME_PART.findall(name)]
-            said = [word_forms(word).pop() for word in _WORD.findall(self._docstring(path, line))]
+            doc = self._docstring(path, line) if docstrings else ""
+            said = [word_forms(word).pop() for word in _WORD.findall(doc)]
             named = sum(any(meets_word(part, forms) for part in parts) for forms in words)
             told = sum(any(meets_word(part, forms) for part in parts + said) for forms in words)
             if told:  # a word in the name counts twice: a docstring says more than it is about
@@ -441,7 +444,7 @@ class _Gatherer:
             f" (cut: it ends at line {end})" if cut else ""
         )
         if related:
-            title += " (found by the task's words in its name or docstring: check it is what is asked)"
+            title += " (found by the task's words: check it is what is asked)"
         if (path, line) in self.holding:
             title += f" (it uses `{self.holding[path, line]}`)"
         self._add(_Piece(path, title, body, _language(path), start, last, name))
