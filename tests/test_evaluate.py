@@ -229,6 +229,7 @@ def test_a_chained_call_traces_its_last_call_and_shows_its_code_first(
     assert "calc/version.py:11 (bump) return self.n + 2" in prompt
     assert "(parse)" not in prompt  # not traced
     assert prompt.index("`bump`") < prompt.index("`parse`")
+    assert ": `Version`" not in prompt  # a class around methods shown: not for a change
     assert outcome.status == "completed"
 
 

@@ -33,7 +33,7 @@ from pathlib import PurePosixPath
 
 from ..base.pyast import parsed
 from ..base.testruns import is_test_path
-from ..patches.pysource import nested_owner
+from ..patches.pysource import nested_owner, span_at
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
@@ -263,6 +263,8 @@ class _Gatherer:
                 self.whole.add(path)
             elif text is not None:
                 self._add_passages(path, text, task)
+        if intent.change:  # a class around a method shown: the model rewrote the class
+            found = [item for item in found if not self._encloses(item, found)]
         for name, path, line in found[:MAX_DEFINITIONS]:
             by_words = related or (name, path, line) in self.searched
             self._add_definition(name, path, line, related=by_words, changed=intent.change)
@@ -355,6 +357,15 @@ class _Gatherer:
             self.nodes[path] = {node.lineno: node for node in found if isinstance(node, _DEFS)}
         return self.nodes[path].get(line)
 
+    def _encloses(self, item: tuple[str, str, int], found: list[tuple[str, str, int]]) -> bool:
+        """Whether `item` is a class holding another of the `found` definitions (dev
+        sv-fix-bump-minor: shown `Version` around `bump_minor`, the 1.5B model rewrote it)."""
+        node = self._node(item[1], item[2])
+        end = getattr(node, "end_lineno", 0) or 0
+        return isinstance(node, ast.ClassDef) and any(
+            path == item[1] and item[2] < line <= end for _, path, line in found
+        )
+
     def _docstring(self, path: str, line: int) -> str:
         """The first paragraph of the docstring of the Python definition at `line`."""
         node = self._node(path, line)
@@ -431,7 +442,7 @@ class _Gatherer:
         if text is None:
             return
         lines = text.splitlines()
-        start, end = _block(self._tree(path), lines, line)
+        start, end = span_at(self._tree(path), lines, line)
         self.shown.add((path, line))
         tree = self._tree(path)  # a function the merge puts inside another, given alone
         if tree is not None and (outer := nested_owner(tree.body, name, line)) is not None:
@@ -582,19 +593,3 @@ def _nested_end(lines: list[str], at: int) -> int:
 
 def _language(path: str) -> str:
     return _LANGUAGE.get(PurePosixPath(path).suffix, "")
-
-
-def _block(tree: ast.Module | None, lines: list[str], line: int) -> tuple[int, int]:
-    """The 1-based lines of the definition starting at `line` (decorators included): from the
-    syntax tree of a Python file, else up to the next blank line."""
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, _DEFS) and node.lineno == line:
-            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-            return first, node.end_lineno or line
-    for node in tree.body if tree is not None else ():  # a module-level assignment
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno == line:
-            return line, node.end_lineno or line
-    end = line
-    while end < len(lines) and lines[end].strip():
-        end += 1
-    return line, end

@@ -338,3 +338,22 @@ def extended_import(
         "utf-8", "surrogateescape"
     )
     return row, row + 1, (joined,)
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def span_at(tree: ast.Module | None, lines: list[str], line: int) -> tuple[int, int]:
+    """The 1-based lines of the definition starting at `line` (decorators included): from the
+    syntax tree of a Python file, else up to the next blank line."""
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, _DEFINITIONS) and node.lineno == line:
+            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            return first, node.end_lineno or line
+    for node in tree.body if tree is not None else ():  # a module-level assignment
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno == line:
+            return line, node.end_lineno or line
+    end = line
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    return line, end
