@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import git
 from tests.support.scripted_model import ScriptedModel
 from tests.test_agent import session_for
 
@@ -641,6 +642,35 @@ def test_a_fix_told_by_its_symptom_is_checked_by_the_call_it_names(
     assert f"{said}: not yet" not in third
     assert outcome.status == "completed", outcome.answer
     assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
+
+
+def test_a_value_written_as_it_prints_is_checked_against_what_the_value_prints(
+    repo: Path, settings: Settings, no_search: None
+) -> None:
+    """Dev sv-fix-bump-minor: "Version.parse('1.2.3').bump_minor() gives 1.3.3, it should be
+    1.3.0" wrote the value as it prints, and a fix could not be checked by it (no Python
+    literal), so a wrong fix was proposed as it was. The value is compared with what the
+    call's value prints as: a wrong fix is told "not yet", the right one passes."""
+    (repo / "app" / "version.py").write_text(
+        "class Version:\n    def __init__(self, text):\n"
+        "        self.parts = [int(p) for p in text.split('.')]\n\n"
+        "    def __str__(self):\n        return '.'.join(map(str, self.parts))\n\n"
+        "    def bump(self):\n        return Version(f'{self.parts[0]}.{self.parts[1] + 1}.'\n"
+        "                       f'{self.parts[2]}')\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "version")
+    head = "# file: app/version.py\ndef bump(self):\n"
+    wrong = head + "    return Version(f'{self.parts[0]}.{self.parts[1] + 1}.{self.parts[2] + 0}')\n"
+    fixed = head + "    return Version(f'{self.parts[0]}.{self.parts[1] + 1}.0')\n"
+    task = "Version('1.2.3').bump() gives 1.3.3, it should be 1.3.0"
+    outcome, model = _checked_run(repo, settings, [wrong, fixed, "bump resets the patch."], task)
+    said = "the task says it should give '1.3.0'"
+    first = model.requests[1].last_user_text()
+    assert f"with this patch; {said}: not yet" in first, first
+    second = model.requests[2].last_user_text()
+    assert said in second and f"{said}: not yet" not in second, second
+    assert outcome.status == "completed", outcome.answer
 
 
 def test_a_copy_that_changes_nothing_is_told_what_the_symptom_call_must_give(

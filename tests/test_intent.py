@@ -401,15 +401,20 @@ def test_which_questions_might_ask_for_a_change(task: str, might: bool) -> None:
 
 def test_the_value_a_symptom_should_give_is_read_only_when_it_is_a_literal() -> None:
     """A fix told by its symptom is checked against the value the task writes, when it writes
-    one as code: quoted, a number, a list. A word is not a value, and with two calls the
-    value's call is not known."""
+    one as code (quoted, a number, a list) or as it prints, with a digit in it. A word is not
+    a value, and with two calls the value's call is not known."""
     wants = {
         "ordinalize(-1021) gives '-1021th', it should be '-1021st'.": {
             "ordinalize(-1021)": "'-1021st'"
         },
         "mean([1, 2]) returns 1 but should return 1.5, not 1": {"mean([1, 2])": "1.5"},
         "split('a,b') gives ['a,b'] instead of ['a', 'b']": {"split('a,b')": "['a', 'b']"},
-        "ordinalize(-1021) gives -1021th, it should be -1021st": {},
+        # a value as it prints, with a digit in it, is compared with what the value prints
+        # as (dev sv-fix-bump-minor: "gives 1.3.3, it should be 1.3.0", a Version)
+        "ordinalize(-1021) gives -1021th, it should be -1021st": {"ordinalize(-1021)": "'-1021st'"},
+        "parse('1.2.3').bump_minor() gives 1.3.3, it should be 1.3.0.": {
+            "parse('1.2.3').bump_minor()": "'1.3.0'"
+        },
         "add(2, 3) gives -1, it should be the sum": {},
         "add(2, 3) and add(1, 1) give -1 and 0, it should be 5 and 2": {},
     }

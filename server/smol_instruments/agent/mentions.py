@@ -187,12 +187,13 @@ def _closing_paren(text: str, start: int) -> int | None:
 #: What may follow a literal for it to be the whole value: the end, a space, or punctuation
 #: then a space ("'-1021st'.", "3, not 4"); not more of a word or number ("1st", "3.5").
 _LITERAL_ENDS = re.compile(r"[.,;:!?)]*(?:\s|$)")
+_PRINTED = re.compile(r"([^\s'\"`,;()]*\d[^\s'\"`,;()]*?)[.,;:!?)]*(?:\s|$)")
 
 
 def literal_at(text: str) -> str | None:
     """The Python literal `text` starts with, as written (`'-1021st'`, `[1, 2]`, `-3`, `None`):
     the shortest prefix that parses as one and ends where a value can end. None when the text
-    does not start with a literal ("-1021st" unquoted is a word, not a value)."""
+    does not start with a literal or a printed value ("plural" is a word, not a value)."""
     text = text.lstrip()[:200]
     for end in range(1, len(text) + 1):
         if not _LITERAL_ENDS.match(text, end):
@@ -202,4 +203,7 @@ def literal_at(text: str) -> str | None:
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
         return text[:end]
-    return None
+    # a value as it prints, unquoted, with a digit in it ("it should be 1.3.0", a version, a
+    # date): written as the string it prints as (tools/evaluate.py compares str of the value)
+    printed = _PRINTED.match(text)
+    return repr(printed.group(1)) if printed else None

@@ -108,6 +108,7 @@ try:
         sys.settrace(None)
         if last is not None:
             result["value"] = repr(value)
+            result["text"] = str(value)[:200]  # as it prints: "1.3.0" for a Version
             result["type"] = type(value).__name__
 except BaseException as exc:
     sys.settrace(None)
@@ -561,7 +562,9 @@ def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[
             continue
         after = gives(result)
         if wanted is not None:
-            passed = "value" in result and same_value(result["value"], wanted)
+            passed = "value" in result and (
+                same_value(result["value"], wanted) or same_value(repr(result.get("text")), wanted)
+            )
             said = f"{call} {after} with this patch; the task says it should give {wanted}"
             said += "" if passed else ": not yet, so the fix is not right"
             if not passed and result.get("trace"):
