@@ -354,8 +354,6 @@ def edit_changes(
         except ToolError as exc:
             if exc.error not in (ErrorType.NO_MATCH, ErrorType.FILE_NOT_FOUND):
                 raise
-            if block.replace.strip() and after[block.path].count(block.replace) == 1:
-                continue  # what the block asks for is already there
             path, text = _holding_file(ctx, block, exc)
             before.setdefault(path, text)
             after[path] = apply_replacement(after.get(path, text), replace(block, path=path))
