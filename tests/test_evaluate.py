@@ -591,3 +591,16 @@ def test_a_parameter_run_as_a_function_runs_the_call_that_passes_it(
     assert "a parameter of `paint` (paint.py, line 4)" in result["note"]
     # control: a name that is nobody's parameter gets the NameError alone
     assert "note" not in evaluate(tmp_path, settings, "shade('red')")
+
+
+def test_a_value_whose_str_raises_is_still_told_by_its_repr(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """What a value prints as is kept beside its repr (a symptom's "1.3.0" is checked by it);
+    a `__str__` that raises leaves the value as it was, never an exception of the call."""
+    odd = "class Odd:\n    def __repr__(self):\n        return 'Odd()'\n\n"
+    odd += "    def __str__(self):\n        raise RuntimeError('no str')\n"
+    run = traced_runner(tmp_path, settings, {"odd.py": odd})
+    result = run("Odd()", trace=0)
+    assert result["value"] == "Odd()" and "exception" not in result and "text" not in result
+    assert run("'1.3.0'", trace=0)["text"] == "1.3.0"
