@@ -406,7 +406,7 @@ class _Gatherer:
         for name, path, line in _definition_lines(self.ctx, names, self.listed, 50):
             if name not in found or (
                 f"{name} ({path})" in ran
-                if any(f"{name} (" in call for call in ran)
+                if any(call.startswith(f"{name} (") for call in ran)
                 else self._delegates(*found[name]) and not self._delegates(name, path, line)
             ):
                 found[name] = (name, path, line)
