@@ -416,6 +416,26 @@ def test_the_computed_value_left_out_twice_is_shown_below_the_answer(
     assert outcome.answer.endswith("Note: run with the repository's code, average([2, 4]) = -3.0.")
 
 
+@pytest.mark.parametrize(
+    ("value", "answer", "told"),
+    [
+        ("-3.0", "It returns -3.0.", True),
+        ("True", "compare gives **True** here", True),
+        ("[1, 'a']", 'it gives `[1,"a"]`', True),
+        ("ValueError", "it raises ValueError: bad input", True),
+        ("True", "optional_minor_and_patch=True", False),  # an argument made up, no value told
+        ("20", "it gives 200", False),
+        ("1.3", "it gives 1.3.0", False),
+        ("3.0", "it gives -3.0", False),
+        ("-3.0", "x=-3.0", False),
+    ],
+)
+def test_a_computed_value_is_told_as_a_value_of_its_own(value: str, answer: str, told: bool) -> None:
+    from smol_instruments.agent.answers import _bare, value_told
+
+    assert value_told(_bare(value), answer) is told
+
+
 def traced_runner(tmp_path: Path, settings: Settings, files: dict[str, str]) -> Any:
     """`evaluate_code` on a repository of `files`, traced: call(code) -> its result."""
     from smol_instruments.tools.evaluate import evaluate_code

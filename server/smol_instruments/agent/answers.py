@@ -225,10 +225,11 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
     watch: RunWatch | None = getattr(agent, "watch", None)
     if watch is None or not isinstance(answer, str) or watch.intent.kind != "question":
         return True
-    told = _bare(answer)
     values = [(line, _bare(line.split(" = ", 1)[1])) for line in watch.computed]
     # a long value (a whole document) is not asked to be copied out
-    missing = [line for line, value in values if len(value) <= TOLD_CHARS and value not in told]
+    missing = [
+        line for line, value in values if len(value) <= TOLD_CHARS and not value_told(value, answer)
+    ]
     if not missing:
         return True
     results = "; ".join(missing)
@@ -238,6 +239,20 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
         f"Note: run with the repository's code, {results}.",
         results=results,
     )
+
+
+def value_told(value: str, answer: str) -> bool:
+    """Whether `answer` gives `value` (bare, as `_bare` makes it) as a value of its own: spaces,
+    quotes and case aside, and not as part of a longer word or number ('20' is not in '200',
+    '1.3' not in '1.3.0') nor as what a name is set to (`x=True` invents an argument, it does
+    not say the call gives True; seen on the 1.5B model)."""
+    if not value:
+        return True
+    body = r"[\s'\"`]*".join(map(re.escape, value))
+    before = r"\w.'\"`" + "-" * value[0].isdigit()  # '3.0' is not told by '-3.0'
+    edge = rf"(?<![{before}])(?<!\w=)" if re.match(r"\w", value) else r"(?<!['\"`])(?<!\w=)"
+    tail = r"(?!\w)(?!\.\w)" if re.search(r"\w$", value) else ""
+    return re.search(edge + r"['\"`]*" + body + tail, answer, re.IGNORECASE) is not None
 
 
 def _bare(text: str) -> str:
