@@ -897,3 +897,46 @@ def test_a_sampled_reply_is_read_as_its_first_block_fenced_or_not(reply: str) ->
 
     path, body = search.file_header(_first_block(reply), {"jsonpointer.py"})
     assert (path, body.strip()) == ("jsonpointer.py", "def escape(s):\n    return s")
+
+
+KLASS = '''class Version:
+    """A version."""
+
+    major = 1
+
+    @classmethod
+    def compare(cls, a, b):
+        def key(part):
+            return int(part)
+
+        return key(a) - key(b)
+
+    def other(self):
+        return 1
+'''
+
+
+@pytest.mark.parametrize(
+    ("proposed", "told"),
+    [
+        # a method's own lines: the method, not its class
+        (KLASS.replace("return 1", "return 2"), "it changes `Version.other`"),
+        # a docstring given to a nested helper: the helper, not the method around it
+        (
+            KLASS.replace("(part):\n", '(part):\n            """The part as a number."""\n'),
+            "it changes `Version.compare.<locals>.key`",
+        ),
+        # a method added: the class's own lines are as they were
+        (KLASS + "\n    def new(self):\n        pass\n", "it adds `Version.new`"),
+        # the class's own line changed
+        (KLASS.replace("major = 1", "major = 2"), "it changes `Version`"),
+    ],
+)
+def test_a_change_is_told_by_the_definitions_whose_own_lines_changed(
+    proposed: str, told: str
+) -> None:
+    from smol_instruments.agent.outcome import what_changed
+    from smol_instruments.patches.model import FileChange, Patch
+
+    patch = Patch("p1", "", [FileChange.between("v.py", KLASS, proposed)])
+    assert what_changed(patch) == f"in v.py {told}"

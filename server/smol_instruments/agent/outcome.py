@@ -122,27 +122,40 @@ def _counts(check: dict[str, Any], held: Held) -> bool:
 
 def definitions_of(text: str | None) -> dict[str, str]:
     """Each function and class of a Python text by qualified name (`C.m`, `f.<locals>.g`),
-    with its source; {} when it does not parse."""
+    with its own lines: those of the definitions inside it left out, and blank lines, so a
+    method changed is told as itself, not as its class too; {} when it does not parse."""
     tree = parsed(text)
     if text is None or tree is None:
         return {}
+    lines = text.splitlines()
     found: dict[str, str] = {}
+
+    def span(node: ast.stmt) -> range:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        return range(first - 1, node.end_lineno or node.lineno)
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = prefix + node.name
-                found[name] = ast.get_source_segment(text, node) or ast.dump(node)
-                inner = "." if isinstance(node, ast.ClassDef) else ".<locals>."
-                visit(node.body, name + inner)
+                inner = [span(n) for n in ast.walk(node) if n is not node and _defines(n)]
+                found[name] = "\n".join(
+                    lines[i] for i in span(node) if lines[i].strip() and not any(i in r for r in inner)
+                )
+                visit(node.body, name + ("." if isinstance(node, ast.ClassDef) else ".<locals>."))
 
     visit(tree.body, "")
     return found
 
 
+def _defines(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+
+
 def what_changed(patch: Patch) -> str:
     """The patch's effect on definitions, told from its diff: the functions and classes it
-    adds, changes and removes, file by file (other files: the lines)."""
+    adds, changes and removes, file by file (other files: the lines). A definition is changed
+    when its own lines are: a method's class is not told for the method."""
     parts = []
     for change in patch.files:
         if not change.path.endswith(".py"):
@@ -153,8 +166,6 @@ def what_changed(patch: Patch) -> str:
         added = [name for name in after if name not in before]
         removed = [name for name in before if name not in after]
         changed = [name for name in after if name in before and after[name] != before[name]]
-        # a definition inside a changed one is told by its owner, once
-        changed = [n for n in changed if not any(n.startswith(o + ".") for o in changed)]
         said = [
             f"{verb} {', '.join(f'`{n}`' for n in names)}"
             for verb, names in (("adds", added), ("changes", changed), ("removes", removed))
