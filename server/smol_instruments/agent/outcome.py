@@ -120,6 +120,9 @@ def _counts(check: dict[str, Any], held: Held) -> bool:
     return held == "related" and bool(check.get("related_tests"))
 
 
+_DEFINES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def definitions_of(text: str | None) -> dict[str, str]:
     """Each function and class of a Python text by qualified name (`C.m`, `f.<locals>.g`),
     with its own lines: those of the definitions inside it left out, and blank lines, so a
@@ -130,15 +133,15 @@ def definitions_of(text: str | None) -> dict[str, str]:
     lines = text.splitlines()
     found: dict[str, str] = {}
 
-    def span(node: ast.stmt) -> range:
+    def span(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> range:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         return range(first - 1, node.end_lineno or node.lineno)
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if isinstance(node, _DEFINES):
                 name = prefix + node.name
-                inner = [span(n) for n in ast.walk(node) if n is not node and _defines(n)]
+                inner = [span(n) for n in ast.walk(node) if n is not node and isinstance(n, _DEFINES)]
                 found[name] = "\n".join(
                     lines[i] for i in span(node) if lines[i].strip() and not any(i in r for r in inner)
                 )
@@ -146,10 +149,6 @@ def definitions_of(text: str | None) -> dict[str, str]:
 
     visit(tree.body, "")
     return found
-
-
-def _defines(node: ast.AST) -> bool:
-    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
 
 
 def what_changed(patch: Patch) -> str:
