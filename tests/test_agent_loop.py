@@ -354,6 +354,21 @@ def test_code_written_without_its_fence_runs_and_is_not_the_answer(
     assert outcome.answer == "add() returns a - b."
 
 
+def test_code_without_its_fence_runs_without_the_output_it_imagined_after_it(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model (dev tc-on-color-red): the call unfenced, a closing fence, then
+    what it guessed the call printed. The call runs; its guessed output is no answer."""
+    turns = [
+        '# Look at the code first.\nprint(read_file(path="app/calc.py"))\n```\n'
+        "The output of `read_file` is `None`.```",
+        "add() returns a - b.",
+    ]
+    outcome, requests = run(repo, settings, turns, "what does the function adder do?")
+    assert "def add(a, b)" in requests[1].prompt_text()  # it ran: its output was shown
+    assert outcome.answer == "add() returns a - b."
+
+
 def test_a_list_of_steps_to_take_is_not_the_answer(repo: Path, settings: Settings) -> None:
     plan = (
         "# Analyze the test failures\n# Find the function with the bug\n"

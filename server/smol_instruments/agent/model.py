@@ -130,6 +130,9 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
     unfenced = text.strip().removesuffix("```").strip()
     if calls_a_tool(unfenced, tool_names | {"final_answer"}) or is_change_block(unfenced):
         return unfenced  # code written without its fence ("# Read it.\nprint(read_file(...))")
+    head = text.strip().split("\n```", 1)[0].strip()
+    if head != unfenced and calls_a_tool(head, tool_names | {"final_answer"}):
+        return head  # the same, then the output it imagined after the closing fence
     return json_tool_calls(text, tool_names | {"final_answer"})
 
 
