@@ -421,3 +421,18 @@ def test_the_value_a_symptom_should_give_is_read_only_when_it_is_a_literal() -> 
     for task, wanted in wants.items():
         assert from_rules(task).symptom_wants == wanted, task
     assert from_rules("what does add(2, 3) give?").symptom_wants == {}
+
+
+@pytest.mark.parametrize(
+    ("task", "style"),
+    [
+        ("how does camelize work?", "explain"),
+        ("explain what parameterize does", "explain"),
+        # asks for a way to do something with the code, not how it works inside
+        ("how do i get camelCase instead of CamelCase out of camelize?", "answer"),
+        ("How do we turn off the colours?", "answer"),
+        ("why does ordinalize(-1) fail?", "bug"),
+    ],
+)
+def test_how_a_question_is_answered_is_read_from_what_it_asks(task: str, style: str) -> None:
+    assert from_rules(task).style == style

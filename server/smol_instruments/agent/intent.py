@@ -195,9 +195,9 @@ _BUG = re.compile(
     r"|\bwhy\b[^?.!]*\b(?:fail\w*|break\w*|broken|crash\w*|wrong|error\w*|raise\w*)\b",
     re.IGNORECASE,
 )
-#: A question that asks what code does or how it works.
+#: A question that asks what code does or how it works ("how do I get ..." asks for a way).
 _EXPLAIN = re.compile(
-    r"\b(?:explain|describe|walk (?:me )?through)\b|\bhow (?:does|do|is)\b"
+    r"\b(?:explain|describe|walk (?:me )?through)\b|\bhow (?:does|do|is)\b(?!\s+(?:i|we)\b)"
     r"|\bwhat (?:does|do)\b[^?.!]*\bdo\b",
     re.IGNORECASE,
 )
