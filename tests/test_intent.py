@@ -432,6 +432,8 @@ def test_the_value_a_symptom_should_give_is_read_only_when_it_is_a_literal() -> 
         ("how do i get camelCase instead of CamelCase out of camelize?", "answer"),
         ("How do we turn off the colours?", "answer"),
         ("why does ordinalize(-1) fail?", "bug"),
+        ("why does ordinalize(-1021) come out as -1021th?", "why"),
+        ("why is the output red?", "answer"),  # no call to trace
     ],
 )
 def test_how_a_question_is_answered_is_read_from_what_it_asks(task: str, style: str) -> None:
