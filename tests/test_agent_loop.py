@@ -425,12 +425,30 @@ def test_an_error_retold_in_one_breath_is_not_an_answer(repo: Path, settings: Se
 
 
 def test_streamed_text_is_held_back_only_where_it_may_be_a_repeat() -> None:
-    from smol_instruments.agent.model import _safe_to_pass_on
+    from smol_instruments.agent.repeats import safe_to_pass_on
 
     said = "# add() returns a - b although it is called add.\n"
-    assert _safe_to_pass_on("Thinking about it... ") == len("Thinking about it... ")
-    assert _safe_to_pass_on(said + "# It is used") == len(said + "# It is used")
-    assert _safe_to_pass_on(said + "# add() returns") == len(said)  # may become the repeat
+    assert safe_to_pass_on("Thinking about it... ") == len("Thinking about it... ")
+    assert safe_to_pass_on(said + "# It is used") == len(said + "# It is used")
+    assert safe_to_pass_on(said + "# add() returns") == len(said)  # may become the repeat
+
+
+def test_a_sentence_that_comes_back_in_one_line_is_cut_where_it_does() -> None:
+    """Seen on the 1.5B model (dev infl-readme-usage): its summary wrote two sentences in turn,
+    in one line, until its token limit (250 s)."""
+    from smol_instruments.agent.repeats import before_repetition, safe_to_pass_on
+
+    said = "The Usage section was added. The patch will be written if the user accepts it."
+    again = " The patch will be written if the user accepts it. The patch will"
+    assert before_repetition(said + again) == said
+    # short sentences, or long ones said once, are not a repeat
+    assert before_repetition("Yes. Yes. It is. It is.\n") == "Yes. Yes. It is. It is.\n"
+    # the old and new part of a SEARCH/REPLACE block say the same sentences
+    block = f"README.rst\n<<<<<<< SEARCH\n{said}\n=======\n{said}\n>>>>>>> REPLACE\n"
+    assert before_repetition(block) == block
+    # a sentence under way that so far repeats an earlier one is held back while streaming
+    assert safe_to_pass_on(said + " The patch will") == len(said)
+    assert safe_to_pass_on(said + " It applies") == len(said + " It applies")
 
 
 def test_a_call_written_before_an_empty_block_runs(repo: Path, settings: Settings) -> None:
@@ -446,7 +464,7 @@ def test_a_call_written_before_an_empty_block_runs(repo: Path, settings: Setting
 def test_a_run_of_lines_that_differ_only_in_their_numbers_is_cut() -> None:
     """Seen on the 1.5B model writing a test: the same assert with 1, 2, 3, ... for 1,024
     tokens (9 minutes on a loaded CPU)."""
-    from smol_instruments.agent.model import SAME_SHAPE_RUN, before_repetition
+    from smol_instruments.agent.repeats import SAME_SHAPE_RUN, before_repetition
 
     head = "def test_truncate():\n"
     lines = [f'    assert truncate("A man, a plan", {i}, "!!!") == "!!!"\n' for i in range(30)]
@@ -466,7 +484,7 @@ def test_the_new_lines_of_a_search_replace_block_may_repeat_the_old_ones() -> No
     """Seen on the real model adding a README section: the REPLACE part keeps the long line
     the SEARCH part quotes, and the reply was cut there as a repeat, so the block never
     closed. Control: the same line twice within one part is still a repeat."""
-    from smol_instruments.agent.model import before_repetition
+    from smol_instruments.agent.repeats import before_repetition
 
     kept = "Run the tests with `python -m pytest` from the project's root folder.\n"
     block = (

@@ -22,7 +22,8 @@ from bench.real.proxy import Call
 from smolagents.models import ChatMessage, MessageRole
 from tests.support.lsp import Recorder, _plain, daemon_env, start_daemon, wait_until
 
-from smol_instruments.agent.model import before_repetition, build_model
+from smol_instruments.agent.model import build_model
+from smol_instruments.agent.repeats import before_repetition
 from smol_instruments.base.config import Settings
 from smol_instruments.tools.edit import edit_blocks_grammar
 

@@ -243,6 +243,7 @@ def endless_steps(count: int = 30, path: str = "app/calc.py") -> list[Turn]:
     ]
 
 
-def streams_forever(reply: str = "Let me think about this very carefully. ") -> list[Turn]:
-    """A model that never stops talking: streams until the client hangs up (cancel tests)."""
+def streams_forever(reply: str = "let me think about this very carefully, ") -> list[Turn]:
+    """A model that never stops talking: streams until the client hangs up (cancel tests). No
+    sentence ends, so none comes back for the reply to be cut at (agent/repeats.py)."""
     return [Turn(reply, forever=True, delta_delay_s=0.01)]

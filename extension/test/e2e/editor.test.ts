@@ -213,7 +213,7 @@ describe.skipIf(missing)('the extension in code-server', () => {
   });
 
   it('stops a run from the Stop button ($/cancelRequest) and keeps the conversation history', async () => {
-    await model.addTurns([{ reply: 'Let me think about this for a long time... ', forever: true, delta_delay_s: 0.02 }]);
+    await model.addTurns([{ reply: 'let me think about this for a long time, ', forever: true, delta_delay_s: 0.02 }]);
     const chat = await wb.showChat();
     await chat.locator('#new').click();
     await chat.locator('#input').fill('Think forever');

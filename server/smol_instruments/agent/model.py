@@ -18,7 +18,8 @@
    sent are what only follows a closed block (`AFTER_BLOCK_STOPS`). A block left unclosed (a
    stop, or the token limit) gets its fence back.
 4. No runaway repetition. At a low temperature a small model can write the same sentence until
-   its token limit (minutes on a CPU): a reply is cut where a long line comes back a second time.
+   its token limit (minutes on a CPU): a reply is cut where a long line or sentence comes back
+   (agent/repeats.py).
 5. Prompt progress. A server that reports how far it has read the prompt (llama.cpp's
    `prompt_progress`, asked for with `return_progress`) has each report passed to
    `on_prompt_progress(read, total)` as the raw stream goes by: LiteLLM drops those chunks.
@@ -43,8 +44,9 @@ from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 
 from ..base.config import Settings
 from ..base.pyast import parsed
-from ..tools.edit import has_edit_blocks, is_marker_line
+from ..tools.edit import has_edit_blocks
 from .edits import called_names, is_change_block
+from .repeats import before_repetition, safe_to_pass_on
 
 #: The code of a reply that is SEARCH/REPLACE blocks: nothing to run; the loop reads the reply.
 EDIT_BLOCKS_CODE = "# the SEARCH/REPLACE blocks above"
@@ -203,65 +205,9 @@ def quotes_code(code: str, tool_names: set[str] | frozenset[str]) -> bool:
     )
 
 
-#: A line this long that comes back within one reply is the model repeating itself.
-REPEATED_LINE_CHARS = 30
-
-
-#: Lines in a row that differ only in their numbers and strings, before the rest is cut
-#: (`assert truncate("...", 1) == "..."`, then 2, 3, ... until the token limit).
-SAME_SHAPE_RUN = 8
-_LITERALS = re.compile(r"\d+|\"[^\"]*\"|'[^']*'")
-_CODE_WORD = re.compile(r"[A-Za-z]")
-
-
-def before_repetition(text: str) -> str:
-    """`text` up to where a complete line of `REPEATED_LINE_CHARS`+ characters comes back, or
-    where a run of `SAME_SHAPE_RUN` lines that differ only in their literals goes on. Each part
-    of a SEARCH/REPLACE block is its own: the new lines repeat the old ones they keep (a
-    README section added under a long line was cut there, and the block never closed)."""
-    seen: set[str] = set()
-    offset = 0
-    shape, run = "", 0
-    for line in text.splitlines(keepends=True):
-        if not line.endswith("\n"):
-            break  # not complete yet
-        key = line.strip()
-        if is_marker_line(line):
-            seen.clear()
-        if len(key) >= REPEATED_LINE_CHARS:
-            if key in seen:
-                return text[:offset]
-            seen.add(key)
-            this = _LITERALS.sub("_", key)
-            # lines of data alone (a list of classifiers, of dependencies) are what the file
-            # holds, not a runaway: only a run of code lines of the same shape is cut
-            run = run + 1 if this == shape and _CODE_WORD.search(this) else 1
-            shape = this
-            if run > SAME_SHAPE_RUN:
-                return text[:offset]
-        else:
-            shape, run = "", 0
-        offset += len(line)
-    return text
-
-
 def _unclosed_block(text: str) -> bool:
     opened = _PY_BLOCK.search(text)
     return opened is not None and "\n```" not in text[opened.end() :]
-
-
-def _safe_to_pass_on(text: str) -> int:
-    """How much of a streaming reply can be passed on: all of it, except an unfinished last
-    line that so far repeats the start of an earlier long line (it may become a repeat, and
-    a repeat is cut where it begins)."""
-    start = text.rfind("\n") + 1
-    tail = text[start:].strip()
-    if not tail:
-        return len(text)
-    earlier = (line.strip() for line in text[:start].splitlines())
-    if any(len(line) >= REPEATED_LINE_CHARS and line.startswith(tail) for line in earlier):
-        return start
-    return len(text)
 
 
 #: (prompt tokens read, prompt tokens in all) of the model call under way.
@@ -444,7 +390,7 @@ class AgentModel(LiteLLMModel):
                 unrepeated = before_repetition(candidate)
                 whole = unrepeated if held else first_block_only(unrepeated, self.tool_names)
                 ended = len(whole) < len(candidate)  # the first block closed, or a line came back
-                upto = len(whole) if ended else _safe_to_pass_on(candidate)
+                upto = len(whole) if ended else safe_to_pass_on(candidate)
                 emit = candidate[len(text) : max(upto, len(text))]
                 pending = "" if ended else candidate[len(text) + len(emit) :]
                 size += len(delta.content)

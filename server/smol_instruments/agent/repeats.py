@@ -1,0 +1,93 @@
+"""Where a small model's reply begins to repeat itself, so the rest is cut (a model at a low
+temperature can write the same line, or the same two sentences, until its token limit: minutes
+on a CPU), and how much of a streaming reply can be passed on before that is known."""
+
+from __future__ import annotations
+
+import re
+
+from ..tools.edit import is_marker_line
+
+#: A line this long that comes back within one reply is the model repeating itself.
+REPEATED_LINE_CHARS = 30
+
+
+#: Lines in a row that differ only in their numbers and strings, before the rest is cut
+#: (`assert truncate("...", 1) == "..."`, then 2, 3, ... until the token limit).
+SAME_SHAPE_RUN = 8
+_LITERALS = re.compile(r"\d+|\"[^\"]*\"|'[^']*'")
+_CODE_WORD = re.compile(r"[A-Za-z]")
+
+
+def before_repetition(text: str) -> str:
+    """`text` up to where a complete line of `REPEATED_LINE_CHARS`+ characters comes back, or
+    where a run of `SAME_SHAPE_RUN` lines that differ only in their literals goes on. Each part
+    of a SEARCH/REPLACE block is its own: the new lines repeat the old ones they keep (a
+    README section added under a long line was cut there, and the block never closed)."""
+    seen: set[str] = set()
+    offset = 0
+    shape, run = "", 0
+    for line in text.splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break  # not complete yet
+        key = line.strip()
+        if is_marker_line(line):
+            seen.clear()
+        if len(key) >= REPEATED_LINE_CHARS:
+            if key in seen:
+                return text[:offset]
+            seen.add(key)
+            this = _LITERALS.sub("_", key)
+            # lines of data alone (a list of classifiers, of dependencies) are what the file
+            # holds, not a runaway: only a run of code lines of the same shape is cut
+            run = run + 1 if this == shape and _CODE_WORD.search(this) else 1
+            shape = this
+            if run > SAME_SHAPE_RUN:
+                return text[:offset]
+        else:
+            shape, run = "", 0
+        offset += len(line)
+    return text[: _repeated_sentence(text)]
+
+
+#: A sentence: up to its full stop, question or exclamation mark, followed by a space.
+_SENTENCE = re.compile(r"[^\n.!?]*[.!?](?=\s)")
+
+
+def _repeated_sentence(text: str) -> int:
+    """Where a sentence of `REPEATED_LINE_CHARS`+ characters comes back, in a line or across
+    lines (the 1.5B model's summary of dev infl-readme-usage: two sentences in turn, in one
+    line, for 1,024 tokens and 250 s); `len(text)` when none does."""
+    seen: set[str] = set()
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if is_marker_line(line):
+            seen.clear()
+        for found in _SENTENCE.finditer(line):
+            key = found.group(0).strip()
+            if len(key) >= REPEATED_LINE_CHARS and key in seen:
+                return offset + found.start()
+            seen.add(key)
+        offset += len(line)
+    return len(text)
+
+
+def safe_to_pass_on(text: str) -> int:
+    """How much of a streaming reply can be passed on: all of it, except an unfinished last
+    line that so far repeats the start of an earlier long line (it may become a repeat, and
+    a repeat is cut where it begins)."""
+    start = text.rfind("\n") + 1
+    tail = text[start:].strip()
+    if not tail:
+        return len(text)
+    earlier = (line.strip() for line in text[:start].splitlines())
+    if any(len(line) >= REPEATED_LINE_CHARS and line.startswith(tail) for line in earlier):
+        return start
+    said = list(_SENTENCE.finditer(text))  # the same for a sentence under way in its line
+    begun = max([start, *(found.end() for found in said)])
+    if (part := text[begun:].strip()) and any(
+        len(key) >= REPEATED_LINE_CHARS and key.startswith(part)
+        for key in (found.group(0).strip() for found in said)
+    ):
+        return begun
+    return len(text)
