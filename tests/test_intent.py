@@ -434,6 +434,10 @@ def test_the_value_a_symptom_should_give_is_read_only_when_it_is_a_literal() -> 
         ("why does ordinalize(-1) fail?", "bug"),
         ("why does ordinalize(-1021) come out as -1021th?", "why"),
         ("why is the output red?", "answer"),  # no call to trace
+        ("what does walk do?", "explain"),
+        # what it does with one value written is answered first, not a tour of all it does
+        ("what does walk do with a '-' on a list?", "answer"),
+        ("explain what walk does with a '-'", "explain"),  # asked for in so many words
     ],
 )
 def test_how_a_question_is_answered_is_read_from_what_it_asks(task: str, style: str) -> None:

@@ -197,7 +197,7 @@ _BUG = re.compile(
 )
 #: A question that asks what code does or how it works ("how do I get ..." asks for a way).
 _EXPLAIN = re.compile(
-    r"\b(?:explain|describe|walk (?:me )?through)\b|\bhow (?:does|do|is)\b(?!\s+(?:i|we)\b)"
+    r"\b(explain|describe|walk (?:me )?through)\b|\bhow (?:does|do|is)\b(?!\s+(?:i|we)\b)"
     r"|\bwhat (?:does|do)\b[^?.!]*\bdo\b",
     re.IGNORECASE,
 )
@@ -361,7 +361,8 @@ class TaskIntent:
             return "bug"
         if self.calls and re.match(r"\s*why\b", self.task, re.I):
             return "why"  # a call's result asked about: its trace shows the line that decides
-        return "explain" if _EXPLAIN.search(self.task) else "answer"
+        found = _EXPLAIN.search(self.task)  # what it does with a value written is answered first
+        return "explain" if found and (found[1] or not self.asks_value) else "answer"
 
     @property
     def rename(self) -> tuple[str, str] | None:
@@ -390,7 +391,7 @@ class TaskIntent:
     @property
     def asks_value(self) -> bool:
         """A question about what code gives for an input (a call or a value it writes): only
-        running it answers that, never reading it (a small model cannot run code in its head)."""
+        running it answers that (a small model cannot run code in its head)."""
         return self.kind == "question" and bool(self.calls or self.literal is not None)
 
     @property
