@@ -329,22 +329,6 @@ def test_what_a_question_asks_code_to_give_is_computed_before_the_first_step(
     assert computed in requests[0].last_user_text()
 
 
-def test_why_a_call_gives_its_value_is_asked_of_the_line_its_trace_shows_deciding(
-    tmp_path: Path, settings: Settings, python_on_path: None
-) -> None:
-    from tests.test_agent import run
-
-    from smol_instruments.agent.prompts import HOW_TO_TELL_WHY
-
-    repo = session_repo(tmp_path)
-    reply = "`return add(0, sum(values)) / len(values)` in average: add(0, 6) gives -6, so -3.0."
-    outcome, requests = run(repo, settings, [reply], "why does average([2, 4]) come out as -3.0?")
-    asked = requests[0].last_user_text()
-    assert "average([2, 4]) returns -3.0" in asked and "what ran, statement by statement" in asked
-    assert asked.endswith(HOW_TO_TELL_WHY)
-    assert outcome.status == "completed"
-
-
 # --- every ending is grounded in what ran -----------------------------------------------------
 
 VALUE_QUESTION = "what does the parser give for 'ten'?"  # names no function: nothing computed

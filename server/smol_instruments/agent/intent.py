@@ -46,7 +46,7 @@ IntentKind = Literal["question", "change", "command", "decline"]
 #: Which failures that were there before a change still count against it.
 Held = Literal["all", "related", "none"]
 #: How a question's answer is asked for (agent/prompts.py HOW_TO_*).
-AnswerStyle = Literal["answer", "explain", "bug", "history", "why"]
+AnswerStyle = Literal["answer", "explain", "bug", "history"]
 
 #: The JSON schema a model's intent reply is held to (and the reply's fields). Short on
 #: purpose: every token of it is generated before the first step (a reason to refuse was
@@ -359,8 +359,6 @@ class TaskIntent:
             return "history"
         if _BUG.search(self.task):
             return "bug"
-        if self.calls and re.match(r"\s*why\b", self.task, re.I):
-            return "why"  # a call's result asked about: its trace shows the line that decides
         found = _EXPLAIN.search(self.task)  # what it does with a value written is answered first
         return "explain" if found and (found[1] or not self.asks_value) else "answer"
 
@@ -590,11 +588,13 @@ def from_model_reply(
     for call in (found for text in written for found in literal_calls(text)):
         if written_in(call, known) and call not in calls:
             calls.append(call)
-    merged_calls = tuple(calls[:4])
-    return replace(ruled, kind=kind, names=tuple(merged), calls=merged_calls, decided_by="model")
+    return replace(
+        ruled, kind=kind, names=tuple(merged), calls=tuple(calls[:4]), decided_by="model"
+    )
 
 
 def declined_answer(intent: TaskIntent) -> str:
-    """The one-step answer to a request the agent declines: it acts outside, or destroys."""
+    """The one-step answer to a request the agent declines, with why: it acts outside the
+    repository, else it destroys work."""
     outside = not _DESTRUCTIVE.search(intent.task) and _acts_outside(intent.task)
     return DECLINED.format(reason=OUTSIDE_REASON if outside else DESTRUCTIVE_REASON)

@@ -126,15 +126,6 @@ HOW_TO_FIND_BUG = (
     "out, step by step, what that line computes for the failing test's input, and what the "
     "test expects instead. Otherwise make a call to read more."
 )
-#: Asked why a call gives what it gives, with its trace given, the 1.5B model retold what the
-#: function is for and guessed the branch ("-1021 is not divisible by 100, so 'th'"; dev
-#: infl-why-ordinal): the trace's values after `#` say which line decided it and how.
-HOW_TO_TELL_WHY = (
-    "Answer from what is above in plain sentences, no code block, when it is enough: quote in "
-    "`backticks` the line that decides the result, naming its function; then, with the values "
-    "the run shows after # on that line, say what it computes for this input and so why the "
-    "result is what it is. Otherwise make a call to read more."
-)
 #: For a task that plainly asks for one call first (run the tests, read the history).
 HOW_TO_START = "Start with the call it needs:\n```python\nprint({call})\n```"
 _HOW_TO: dict[AnswerStyle, str] = {
@@ -142,7 +133,6 @@ _HOW_TO: dict[AnswerStyle, str] = {
     "explain": HOW_TO_EXPLAIN,
     "bug": HOW_TO_FIND_BUG,
     "history": HOW_TO_TELL_HISTORY,
-    "why": HOW_TO_TELL_WHY,
 }
 #: How to change a file that is not Python: aider's SEARCH/REPLACE format, which small models
 #: were trained on. Shown as a block, though its slots' words can come back as the change
