@@ -53,6 +53,22 @@ def _kind(reply: str | None) -> str | None:
         return None
 
 
+def _written(reply: str | None, task: str) -> dict[str, list[str]]:
+    """The reply's names and calls, each marked `*` when the task does not contain it."""
+    try:
+        data = json.loads(reply or "")
+    except ValueError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        field: [
+            f"{item}{'' if str(item).split('(')[0] in task else ' *'}" for item in data.get(field) or []
+        ]
+        for field in ("names", "calls")
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="1.5b")
@@ -101,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
                 "settled_by_rules": settled(ruled, follow_up=False),
                 "in_conversation": _kind(asked[0] if asked else None),
                 "alone": _kind(alone),
+                # what the model wrote as the task's names and calls (words of an example copied
+                # show up here: they are not in the task, and the agent drops them)
+                "written": _written(asked[0] if asked else None, task.turns[0]),
                 "seconds": round(time.monotonic() - started, 1),
             }
             rows.append(row)
