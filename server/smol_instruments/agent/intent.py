@@ -81,8 +81,8 @@ INTENT_QUESTION = (
     '"names": the functions or classes it is about; for "it" or "that function", the one the '
     "conversation was about.\n"
     '"calls": for a question about what code gives for some input, that call written in '
-    "Python with literal arguments (\"what if I pass '3rd' to ordinal\" -> \"ordinal('3rd')\"); "
-    "else none."
+    "Python with literal arguments (\"what if I pass <value> to <function>\" -> "
+    '"<function>(<value>)"); else none.'
 )
 
 # --- the rules (the fallback) ---------------------------------------------------------------
