@@ -440,3 +440,40 @@ def test_the_value_a_symptom_should_give_is_read_only_when_it_is_a_literal() -> 
 )
 def test_how_a_question_is_answered_is_read_from_what_it_asks(task: str, style: str) -> None:
     assert from_rules(task).style == style
+
+
+def test_a_follow_up_about_it_gets_the_code_the_conversation_was_about(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model (dev jp-chat-indent): "it" read as the module's name, whose
+    lookup found a test importing the module, not the command the first turn was about."""
+    from tests.conftest import make_repo
+
+    repo = tmp_path / "repo"
+    script = (
+        "import argparse\nimport pointer\n\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--indent', type=int)\n"
+    )
+    make_repo(
+        repo,
+        {
+            "bin/pointer": script,
+            "pointer.py": "def resolve(doc, path):\n    return doc[path]\n",
+            "tests.py": "import pointer\n\n\ndef test_resolve():\n"
+            "    assert pointer.resolve({'a': 1}, 'a') == 1\n",
+        },
+    )
+    intent = json.dumps({"request": "answer_question", "names": ["pointer"]})
+    with ScriptedModel(
+        ["It resolves a path.", intent, "Pass --indent 2."], props=LLAMA_PROPS
+    ) as model:
+        session = session_for(repo, settings, model)
+        try:
+            session.run("what does the pointer command do?")
+            outcome = session.run("how do i get it to indent the output?")
+        finally:
+            session.close()
+        asked = model.requests[-1].last_user_text()
+    assert "bin/pointer" in asked and "--indent" in asked
+    assert "test_resolve" not in asked
+    assert outcome.answer == "Pass --indent 2."

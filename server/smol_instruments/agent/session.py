@@ -290,7 +290,10 @@ class AgentSession:
         )
         first = 0 if self.turns == 0 else len(self.agent.memory.steps)
         context, context_ms = self._gather(intent)
-        if not context and self._topic and intent.refers_back:
+        # names given to "it" rather than written are not looked up afresh ("how do i get it to
+        # indent?": the module's name found a test importing it, not the command; dev)
+        own = intent.asks_value or any(name in task for name in intent.names)
+        if self._topic and intent.refers_back and not (context and own):
             # "Which test checks it?": the code the conversation is about comes again, beside
             # the question (a small model does not look back three messages for it)
             context, context_ms = self._gather(from_rules(self._topic))
