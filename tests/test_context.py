@@ -71,6 +71,24 @@ def test_a_named_function_comes_with_the_tests_that_use_it(repo: Path) -> None:
     assert "tests/test_ops.py:1: from calc.ops import average, multiply" in text
 
 
+def test_what_a_change_affects_reaches_the_callers_of_its_callers(tmp_path: Path) -> None:
+    """Dev tc-colour-impact: asked what changing `_can_do_colour` affects, the model was shown
+    `colored` using it and never `cprint`, which prints through `colored`."""
+    root = tmp_path / "colour"
+    (root / "tests").mkdir(parents=True)
+    (root / "colour.py").write_text(
+        "def _can_do_colour():\n    return True\n\n\n"
+        "def colored(text):\n    return text if _can_do_colour() else ''\n\n\n"
+        "def cprint(text):\n    print(colored(text))\n"
+    )
+    (root / "tests" / "test_colour.py").write_text(
+        "from colour import colored\n\n\ndef test_colored():\n    assert colored('x')\n"
+    )
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    text = context_for(root, "if I change _can_do_colour, what does that affect?")
+    assert "Where `_can_do_colour` is used, inside colored, and through colored: cprint:" in text
+
+
 def test_a_named_file_comes_whole_when_the_task_names_nothing_in_it(repo: Path) -> None:
     text = context_for(repo, "Explain calc/ops.py to me")
     assert "calc/ops.py (the whole file)" in text

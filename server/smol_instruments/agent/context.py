@@ -33,7 +33,7 @@ from pathlib import PurePosixPath
 
 from ..base.pyast import parsed
 from ..base.testruns import is_test_path
-from ..patches.pysource import nested_owner, span_at
+from ..patches.pysource import enclosing_at, nested_owner, span_at
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.search import RgSearchTool
@@ -460,13 +460,16 @@ class _Gatherer:
             title += f" (it uses `{self.holding[path, line]}`)"
         self._add(_Piece(path, title, body, _language(path), start, last, name))
 
-    def _add_uses(self, name: str) -> None:
+    def _lines_using(self, name: str) -> list[tuple[str, int, str]]:
         result = RgSearchTool(self.ctx).forward(pattern=rf"\b{re.escape(name)}\b", max_results=40)
-        found = [
+        return [
             (match["path"], match["line"], match["text"])
             for match in result.get("matches", [])
             if match["path"] in self.listed and match["path"] not in self.whole
         ]
+
+    def _add_uses(self, name: str) -> None:
+        found = self._lines_using(name)
         # the tests that use it, whole: asked "which test checks it?", a small model names the
         # test it was shown, not the one a line number points into
         tests = 0
@@ -491,22 +494,24 @@ class _Gatherer:
             # the functions, by name, first: asked what calls it, a small model otherwise
             # answers with the line numbers
             inside = f", inside {', '.join(callers)}" if callers else ""
+            # one hop further, by name: "if I change _can_do_colour, what does that affect?"
+            # reaches cprint through colored (dev tc-colour-impact)
+            code = [caller for caller in callers if not caller.startswith("test")][:2]
+            further = {
+                outer[0]: None
+                for caller in code
+                for path, line, _ in self._lines_using(caller)
+                if (outer := self._enclosing(path, line))
+                and outer[0] not in (name, *callers)
+                and not outer[0].startswith("test")
+            }
+            inside += f", and through {' and '.join(code)}: {', '.join(further)}" * bool(further)
             head = f"Where `{name}` is used{more}{inside}:\n"
             self.uses.append(head + "\n".join(uses[:MAX_USES]))
 
     def _enclosing(self, path: str, line: int) -> tuple[str, int] | None:
-        """The innermost Python function or class holding `line` (its name and first line):
-        the answer to "which test checks it?" is the test's name, not on the line that calls."""
-        if not path.endswith(".py"):
-            return None
-        tree = self._tree(path)
-        if tree is None:
-            return None
-        inner = None
-        for node in ast.walk(tree):
-            if isinstance(node, _DEFS) and node.lineno < line <= (node.end_lineno or node.lineno):
-                inner = (node.name, node.lineno)  # breadth-first: the last hit is the innermost
-        return inner
+        """The innermost definition holding `line`: "which test checks it?" is the test's name."""
+        return enclosing_at(self._tree(path), line) if path.endswith(".py") else None
 
     def _is_function(self, path: str, line: int) -> bool:
         tree = self._tree(path)

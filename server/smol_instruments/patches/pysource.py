@@ -357,3 +357,13 @@ def span_at(tree: ast.Module | None, lines: list[str], line: int) -> tuple[int, 
     while end < len(lines) and lines[end].strip():
         end += 1
     return line, end
+
+
+def enclosing_at(tree: ast.Module | None, line: int) -> tuple[str, int] | None:
+    """The innermost function or class holding `line` after its first: (its name, its line)."""
+    inner = None
+    found = ast.walk(tree) if tree is not None else ()
+    for node in (node for node in found if isinstance(node, _DEFINITIONS)):
+        if node.lineno < line <= (node.end_lineno or node.lineno):
+            inner = (node.name, node.lineno)  # breadth-first: the last hit is the innermost
+    return inner
