@@ -190,6 +190,13 @@ def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> 
     reply = json.dumps({"request": "answer_question", "names": [], "calls": ["fin('2.0.0-rc.1')"]})
     intent = from_model_reply("what does it give for 2.0.0-rc.1", reply, conversation="use fin")
     assert intent is not None and intent.calls == ("fin('2.0.0-rc.1')",)
+    # ... but its arguments are the task's own: ones the conversation showed make no question
+    # about a value (dev chat-two-turns: "Which test checks it?" became multiply(4, 3), taken
+    # from a test shown in turn 1, and the right answer was sent back to say 12)
+    reply = json.dumps({"request": "answer_question", "names": [], "calls": ["multiply(4, 3)"]})
+    shown = "def test_multiply():\n    assert multiply(4, 3) == 12"
+    intent = from_model_reply("Which test checks it?", reply, conversation=shown)
+    assert intent is not None and intent.calls == () and not intent.asks_value
     assert from_model_reply("x", "not json") is None
     assert from_model_reply("x", json.dumps({"request": "dance", "names": []})) is None
 

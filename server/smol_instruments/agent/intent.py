@@ -81,7 +81,7 @@ INTENT_QUESTION = (
     '"names": the functions or classes it is about; for "it" or "that function", the one the '
     "conversation was about.\n"
     '"calls": for a question about what code gives for some input, that call written in '
-    "Python with literal arguments (\"what if I pass <value> to <function>\" -> "
+    'Python with literal arguments ("what if I pass <value> to <function>" -> '
     '"<function>(<value>)"); else none.'
 )
 
@@ -578,15 +578,15 @@ def from_model_reply(
     ]
     names = [n for n in names if re.search(rf"\b{re.escape(n)}\b", known) and not naming_style(n)]
     merged = list(dict.fromkeys([*ruled.names, *names]))
-    # a call the model writes counts when it is literal and its name and arguments are the
-    # task's or the conversation's (it is then run, not imagined: agent/evidence.py)
+    # a call the model writes counts when it is literal, its name the task's or the talk's, its
+    # arguments the task's ("Which test checks it?" became a test's multiply(4, 3): dev)
     given_calls = data.get("calls")
     written = [
         c for c in (given_calls if isinstance(given_calls, list) else []) if isinstance(c, str)
     ]
     calls = list(ruled.calls)
     for call in (found for text in written for found in literal_calls(text)):
-        if written_in(call, known) and call not in calls:
+        if written_in(call, known, values=task) and call not in calls:
             calls.append(call)
     return replace(
         ruled, kind=kind, names=tuple(merged), calls=tuple(calls[:4]), decided_by="model"

@@ -111,11 +111,13 @@ def literal_calls(text: str) -> list[str]:
     return calls[:4]
 
 
-def written_in(call: str, text: str) -> bool:
-    """The call's function and each of its arguments occur in `text`: a call a model writes for
-    a task is run only when it is the task's, not one with arguments it made up (dev
-    sv-bump-step: "can bump_patch take a step?" became bump_patch(1, 2), whose TypeError the
-    answer was then held to tell). A string argument may be written unquoted."""
+def written_in(call: str, text: str, *, values: str | None = None) -> bool:
+    """The call's function and each of its arguments occur in `text` (its arguments in `values`
+    when given): a call a model writes for a task is run only when it is the task's, not one
+    with arguments it made up (dev sv-bump-step: "can bump_patch take a step?" became
+    bump_patch(1, 2), whose TypeError the answer was then held to tell). A string argument may
+    be written unquoted."""
+    where = text if values is None else values
     try:
         tree = ast.parse(call, mode="eval")
     except SyntaxError:
@@ -126,7 +128,7 @@ def written_in(call: str, text: str) -> bool:
     for arg in args:
         written = ast.get_source_segment(call, arg) or ""
         value = arg.value if isinstance(arg, ast.Constant) else None
-        if not _occurs(written, text) and not (isinstance(value, str) and value in text):
+        if not _occurs(written, where) and not (isinstance(value, str) and value in where):
             return False
     return _occurs(callee, text)
 

@@ -141,9 +141,13 @@ def definitions_of(text: str | None) -> dict[str, str]:
         for node in body:
             if isinstance(node, _DEFINES):
                 name = prefix + node.name
-                inner = [span(n) for n in ast.walk(node) if n is not node and isinstance(n, _DEFINES)]
+                inner = [
+                    span(n) for n in ast.walk(node) if n is not node and isinstance(n, _DEFINES)
+                ]
                 found[name] = "\n".join(
-                    lines[i] for i in span(node) if lines[i].strip() and not any(i in r for r in inner)
+                    lines[i]
+                    for i in span(node)
+                    if lines[i].strip() and not any(i in r for r in inner)
                 )
                 visit(node.body, name + ("." if isinstance(node, ast.ClassDef) else ".<locals>."))
 
