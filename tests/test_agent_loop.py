@@ -446,6 +446,12 @@ def test_a_sentence_that_comes_back_in_one_line_is_cut_where_it_does() -> None:
     # the old and new part of a SEARCH/REPLACE block say the same sentences
     block = f"README.rst\n<<<<<<< SEARCH\n{said}\n=======\n{said}\n>>>>>>> REPLACE\n"
     assert before_repetition(block) == block
+    # code says the same sentence in its old and new text (the red team's patch call was cut
+    # mid-string): in a fence, or written with quotes, it is no repeat
+    doc = "Return the sum of a and b. Both of the values may be floats or ints."
+    call = f"propose_patch(old_text='{doc} x', new_text='{doc} y')\n"
+    assert before_repetition(f"```python\n{call}```\n") == f"```python\n{call}```\n"
+    assert before_repetition(call) == call
     # a sentence under way that so far repeats an earlier one is held back while streaming
     assert safe_to_pass_on(said + " The patch will") == len(said)
     assert safe_to_pass_on(said + " It applies") == len(said + " It applies")

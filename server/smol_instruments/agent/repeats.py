@@ -52,20 +52,28 @@ def before_repetition(text: str) -> str:
 
 #: A sentence: up to its full stop, question or exclamation mark, followed by a space.
 _SENTENCE = re.compile(r"[^\n.!?]*[.!?](?=\s)")
+_CODE_CHARS = re.compile(r"['\"=\[\]{}]")
 
 
 def _repeated_sentence(text: str) -> int:
-    """Where a sentence of `REPEATED_LINE_CHARS`+ characters comes back, in a line or across
-    lines (the 1.5B model's summary of dev infl-readme-usage: two sentences in turn, in one
-    line, for 1,024 tokens and 250 s); `len(text)` when none does."""
+    """Where a sentence of prose of `REPEATED_LINE_CHARS`+ characters comes back, in a line or
+    across lines (the 1.5B model's summary of dev infl-readme-usage: two sentences in turn, in
+    one line, for 1,024 tokens and 250 s); `len(text)` when none does. Code is not prose: in a
+    fence, or in a line with quotes, brackets or `=`, the same words twice are an old and a new
+    text."""
     seen: set[str] = set()
-    offset = 0
+    offset, fenced = 0, False
     for line in text.splitlines(keepends=True):
         if is_marker_line(line):
             seen.clear()
-        for found in _SENTENCE.finditer(line):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        prose = not fenced and not _CODE_CHARS.search(line)
+        for found in _SENTENCE.finditer(line) if prose else ():
             key = found.group(0).strip()
-            if len(key) >= REPEATED_LINE_CHARS and key in seen:
+            if len(key) < REPEATED_LINE_CHARS:
+                continue
+            if key in seen:
                 return offset + found.start()
             seen.add(key)
         offset += len(line)
