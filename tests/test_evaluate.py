@@ -446,6 +446,18 @@ def traced_runner(tmp_path: Path, settings: Settings, files: dict[str, str]) -> 
     return lambda code, trace=20: evaluate_code(ctx, code, trace=trace)
 
 
+def test_a_call_through_the_repositorys_own_package_name_runs(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev infl-chat-tableize: `inflection.tableize('egg_and_ham')`, as a user writes it, was
+    told NameError: name 'inflection' is not defined."""
+    files = {"shapes/__init__.py": "def area(w, h):\n    return w * h\n", "box.py": "SIDE = 4\n"}
+    evaluate = traced_runner(tmp_path, settings, files)
+    assert evaluate("shapes.area(2, 3)")["value"] == "6"
+    assert evaluate("box.SIDE * 2")["value"] == "8"
+    assert "NameError" in evaluate("nowhere.area(2, 3)")["exception"]  # not the repository's
+
+
 ORDINAL = """def ordinal(number):
     if number % 100 in (11, 12, 13):
         return "th"

@@ -62,8 +62,8 @@ try:
     with contextlib.redirect_stdout(printed):
         for module, name in payload["imports"]:
             try:
-                space[name] = getattr(__import__(module, fromlist=[name]), name)
-                result["imported"].append(f"from {module} import {name}")
+                space[name or module] = getattr(__import__(module, fromlist=[name]), name) if name else __import__(module)
+                result["imported"].append(f"from {module} import {name}" if name else f"import {module}")
             except Exception as exc:
                 result.setdefault("import_errors", []).append(
                     f"from {module} import {name}: {type(exc).__name__}: {exc}")
@@ -305,7 +305,7 @@ def evaluate_code(
             f"evaluate: line {exc.lineno} of the code is not valid Python: {exc.msg}",
             recovery_suggestion='Pass Python lines, the last one an expression: code="f(2, 3)".',
         ) from None
-    imports = find_imports(ctx, names)
+    imports = find_imports(ctx, names, modules=True)
     timeout = timeout or min(EVALUATE_TIMEOUT_S, ctx.settings.command_timeout_s)
     shown = code if len(code) <= 200 else code[:197] + "..."
     decision = PolicyDecision(

@@ -109,10 +109,12 @@ def module_of(path: str) -> str | None:
 
 
 def find_imports(
-    ctx: ToolContext, names: list[str], *, tests: bool = True
+    ctx: ToolContext, names: list[str], *, tests: bool = True, modules: bool = False
 ) -> list[tuple[str, str]]:
     """(module, name) for each name a module of the repository defines at its top level; a
-    module outside the tests first, then the shortest path (test modules only if `tests`)."""
+    module outside the tests first, then the shortest path (test modules only if `tests`).
+    With `modules`, a name that is one of its top-level modules or packages is (name, ""):
+    `inflection.tableize('x')` is how a user writes it (dev infl-chat-tableize)."""
     if not names:
         return []
     alternatives = "|".join(re.escape(name) for name in names)
@@ -131,6 +133,11 @@ def find_imports(
         module = next((m for m in map(module_of, paths) if m is not None), None)
         if module is not None:
             imports.append((module, name))
+        elif modules and any(
+            (base / name / "__init__.py").is_file() or (base / f"{name}.py").is_file()
+            for base in (ctx.root, ctx.root / "src")
+        ):
+            imports.append((name, ""))
     return imports
 
 
