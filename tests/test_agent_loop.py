@@ -435,23 +435,28 @@ def test_streamed_text_is_held_back_only_where_it_may_be_a_repeat() -> None:
 
 def test_a_sentence_that_comes_back_in_one_line_is_cut_where_it_does() -> None:
     """Seen on the 1.5B model (dev infl-readme-usage): its summary wrote two sentences in turn,
-    in one line, until its token limit (250 s)."""
+    in one line, until its token limit (250 s); tc-on-color-red one sentence 40 times, in a
+    line that quotes `on_color='red'`. Cut at the second saying, once there is a third."""
     from smol_instruments.agent.repeats import before_repetition, safe_to_pass_on
 
     said = "The Usage section was added. The patch will be written if the user accepts it."
-    again = " The patch will be written if the user accepts it. The patch will"
-    assert before_repetition(said + again) == said
+    again = " The patch will be written if the user accepts it."
+    assert before_repetition(said + again * 2 + " The patch") == said
+    assert before_repetition(said + again) == said + again  # twice may be meant
+    quoted = "It is called with `on_color='red'`. The parameter is not supported by colored."
+    assert before_repetition(quoted + " The parameter is not supported by colored." * 3) == quoted
     # short sentences, or long ones said once, are not a repeat
     assert before_repetition("Yes. Yes. It is. It is.\n") == "Yes. Yes. It is. It is.\n"
     # the old and new part of a SEARCH/REPLACE block say the same sentences
     block = f"README.rst\n<<<<<<< SEARCH\n{said}\n=======\n{said}\n>>>>>>> REPLACE\n"
     assert before_repetition(block) == block
     # code says the same sentence in its old and new text (the red team's patch call was cut
-    # mid-string): in a fence, or written with quotes, it is no repeat
+    # mid-string when a second saying was cut): twice is no repeat, nor anything in a fence
     doc = "Return the sum of a and b. Both of the values may be floats or ints."
     call = f"propose_patch(old_text='{doc} x', new_text='{doc} y')\n"
-    assert before_repetition(f"```python\n{call}```\n") == f"```python\n{call}```\n"
     assert before_repetition(call) == call
+    fenced = f"```python\n{call}print('{doc} {doc}')\n```\n"  # four times, in a fence
+    assert before_repetition(fenced) == fenced
     # a sentence under way that so far repeats an earlier one is held back while streaming
     assert safe_to_pass_on(said + " The patch will") == len(said)
     assert safe_to_pass_on(said + " It applies") == len(said + " It applies")

@@ -52,30 +52,30 @@ def before_repetition(text: str) -> str:
 
 #: A sentence: up to its full stop, question or exclamation mark, followed by a space.
 _SENTENCE = re.compile(r"[^\n.!?]*[.!?](?=\s)")
-_CODE_CHARS = re.compile(r"['\"=\[\]{}]")
+#: Times a sentence is said before the reply is cut at its second saying: code says one twice
+#: (a docstring in the old text and the new), a runaway dozens of times.
+SENTENCE_TIMES = 3
 
 
 def _repeated_sentence(text: str) -> int:
-    """Where a sentence of prose of `REPEATED_LINE_CHARS`+ characters comes back, in a line or
-    across lines (the 1.5B model's summary of dev infl-readme-usage: two sentences in turn, in
-    one line, for 1,024 tokens and 250 s); `len(text)` when none does. Code is not prose: in a
-    fence, or in a line with quotes, brackets or `=`, the same words twice are an old and a new
-    text."""
-    seen: set[str] = set()
+    """Where a sentence of `REPEATED_LINE_CHARS`+ characters outside a code fence comes back a
+    second time, once it is said a third (the 1.5B model's summary of dev infl-readme-usage:
+    two sentences in turn, in one line, for 1,024 tokens and 250 s; tc-on-color-red: one, 40
+    times); `len(text)` when none does."""
+    said: dict[str, list[int]] = {}
     offset, fenced = 0, False
     for line in text.splitlines(keepends=True):
         if is_marker_line(line):
-            seen.clear()
+            said.clear()
         if line.lstrip().startswith("```"):
             fenced = not fenced
-        prose = not fenced and not _CODE_CHARS.search(line)
-        for found in _SENTENCE.finditer(line) if prose else ():
+        for found in _SENTENCE.finditer(line) if not fenced else ():
             key = found.group(0).strip()
-            if len(key) < REPEATED_LINE_CHARS:
-                continue
-            if key in seen:
-                return offset + found.start()
-            seen.add(key)
+            if len(key) >= REPEATED_LINE_CHARS:
+                at = said.setdefault(key, [])
+                at.append(offset + found.start())
+                if len(at) >= SENTENCE_TIMES:
+                    return at[1]
         offset += len(line)
     return len(text)
 
