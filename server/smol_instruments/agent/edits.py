@@ -22,6 +22,7 @@ import textwrap
 from collections.abc import Callable
 
 from ..base.pyast import parsed
+from ..patches.pysource import DEFINITIONS
 
 #: `# file: calc/ops.py`, `# path: calc/ops.py`, `# File: `calc/ops.py``.
 _HEADER = re.compile(r"^\s*#\s*(?:file|path|filename)\s*:\s*`?([^\s`]+)`?\s*$", re.IGNORECASE)
@@ -30,7 +31,6 @@ _BARE_PATH = re.compile(r"^\s*#\s*`?([\w./-]+\.\w+)`?\s*:?\s*$")
 #: `calc/ops.py` as the first line: what is left of a fence that named its file
 #: ("```python calc/ops.py"), never a line of code anyone means.
 _FENCE_PATH = re.compile(r"^\s*([\w.-]+(?:/[\w.-]+)*\.py)\s*$")
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _ALSO_ALLOWED = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)
 
 #: Lines dropped at most from the end of a block cut off mid-line (the token limit).
@@ -99,7 +99,7 @@ def defined_names(
         return None
     names: list[str] = []
     for index, node in enumerate(tree.body):
-        if isinstance(node, _DEFINITIONS):
+        if isinstance(node, DEFINITIONS):
             names.append(node.name)
         elif isinstance(node, _ALSO_ALLOWED) or _is_main_guard(node):
             if called_names(node) & tool_names:

@@ -15,6 +15,7 @@ from typing import Any
 from ..base.pyast import parsed
 from ..base.testruns import test_summary
 from ..patches.model import Patch
+from ..patches.pysource import DEFINITIONS, first_line, last_line
 from .events import RunStatus
 from .intent import Held, TaskIntent
 from .prompts import UNGROUNDED
@@ -120,9 +121,6 @@ def _counts(check: dict[str, Any], held: Held) -> bool:
     return held == "related" and bool(check.get("related_tests"))
 
 
-_DEFINES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
 def definitions_of(text: str | None) -> dict[str, str]:
     """Each function and class of a Python text by qualified name (`C.m`, `f.<locals>.g`),
     with its own lines: those of the definitions inside it left out, and blank lines, so a
@@ -133,16 +131,15 @@ def definitions_of(text: str | None) -> dict[str, str]:
     lines = text.splitlines()
     found: dict[str, str] = {}
 
-    def span(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> range:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-        return range(first - 1, node.end_lineno or node.lineno)
+    def span(node: ast.stmt) -> range:
+        return range(first_line(node) - 1, last_line(node))
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
-            if isinstance(node, _DEFINES):
+            if isinstance(node, DEFINITIONS):
                 name = prefix + node.name
                 inner = [
-                    span(n) for n in ast.walk(node) if n is not node and isinstance(n, _DEFINES)
+                    span(n) for n in ast.walk(node) if n is not node and isinstance(n, DEFINITIONS)
                 ]
                 found[name] = "\n".join(
                     lines[i]

@@ -340,14 +340,15 @@ def extended_import(
     return row, row + 1, (joined,)
 
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: The statements that define a name with a body of their own.
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def span_at(tree: ast.Module | None, lines: list[str], line: int) -> tuple[int, int]:
     """The 1-based lines of the definition starting at `line` (decorators included): from the
     syntax tree of a Python file, else up to the next blank line."""
     for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, _DEFINITIONS) and node.lineno == line:
+        if isinstance(node, DEFINITIONS) and node.lineno == line:
             first = min([d.lineno for d in node.decorator_list] + [node.lineno])
             return first, node.end_lineno or line
     for node in tree.body if tree is not None else ():  # a module-level assignment
@@ -363,7 +364,7 @@ def enclosing_at(tree: ast.Module | None, line: int) -> tuple[str, int] | None:
     """The innermost function or class holding `line` after its first: (its name, its line)."""
     inner = None
     found = ast.walk(tree) if tree is not None else ()
-    for node in (node for node in found if isinstance(node, _DEFINITIONS)):
+    for node in (node for node in found if isinstance(node, DEFINITIONS)):
         if node.lineno < line <= (node.end_lineno or node.lineno):
             inner = (node.name, node.lineno)  # breadth-first: the last hit is the innermost
     return inner
