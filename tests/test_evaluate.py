@@ -458,6 +458,14 @@ def test_a_call_through_the_repositorys_own_package_name_runs(
     assert "NameError" in evaluate("nowhere.area(2, 3)")["exception"]  # not the repository's
 
 
+def test_a_module_that_fails_to_import_is_said_as_its_import(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    evaluate = traced_runner(tmp_path, settings, {"broken.py": "raise ImportError('no c part')\n"})
+    result = evaluate("broken.f()")
+    assert result["import_errors"] == ["import broken: ImportError: no c part"]
+
+
 ORDINAL = """def ordinal(number):
     if number % 100 in (11, 12, 13):
         return "th"

@@ -62,11 +62,11 @@ try:
     with contextlib.redirect_stdout(printed):
         for module, name in payload["imports"]:
             try:
+                said = f"from {module} import {name}" if name else f"import {module}"
                 space[name or module] = getattr(__import__(module, fromlist=[name]), name) if name else __import__(module)
-                result["imported"].append(f"from {module} import {name}" if name else f"import {module}")
+                result["imported"].append(said)
             except Exception as exc:
-                result.setdefault("import_errors", []).append(
-                    f"from {module} import {name}: {type(exc).__name__}: {exc}")
+                result.setdefault("import_errors", []).append(f"{said}: {type(exc).__name__}: {exc}")
         tree = ast.parse(payload["code"], "<evaluate>", "exec")
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
         start = getattr(sys, "_smol_trace", None)  # traced: the last expression, else all
