@@ -644,3 +644,31 @@ def test_a_value_whose_str_raises_is_still_told_by_its_repr(
     result = run("Odd()", trace=0)
     assert result["value"] == "Odd()" and "exception" not in result and "text" not in result
     assert run("'1.3.0'", trace=0)["text"] == "1.3.0"
+
+
+SHADE = """import os
+import sys
+
+HIGHLIGHTS = {"on_red": 41}
+
+
+def shade(text: object, on_color: str | None = None) -> str:
+    if not sys.stdout.isatty():  # as termcolor: plain text for a pipe
+        return str(text)
+    return "%d:%s" % (HIGHLIGHTS[on_color], text) if on_color else str(text)
+"""
+
+
+def test_the_code_sees_a_terminal_as_where_the_user_calls_it(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """"i passed on_color='red' and it blew up": a library that colours only for a terminal
+    gave the plain text to the pipe the runner captured, and the model answered that nothing
+    goes wrong. The code sees a terminal, so it does what it does for the user."""
+    repo = tmp_path / "repo"
+    make_repo(repo, {"shade.py": SHADE, "tests/test_shade.py": "def test_x(): ...\n"})
+    result = evaluate(tmp_path, settings, "shade('x', on_color='red')")
+    assert result.get("exception") == "KeyError: 'red'", result
+    # what it prints is still captured, not written to a terminal
+    printed = evaluate(tmp_path, settings, "print(shade('x', on_color='on_red'))\n1")
+    assert "41:x" in printed["printed"] and printed["value"] == "1"

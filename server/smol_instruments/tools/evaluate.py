@@ -6,7 +6,10 @@ model's lines with the repository importable as its tests import it (the root, a
 when there is one), and every name the code uses that a module of the repository defines at
 its top level imported for it (`average` from `calc/ops.py`). It returns the value of the last
 line when that is an expression (`repr`), what the code printed, or the exception it raised
-with where.
+with where. What the code prints is captured, but to the code standard output is a terminal
+(`isatty()` is true), as where a user calls it: a library that colours, pages or formats only
+for a terminal behaves as it does for them (`colored(..., on_color='red')` raises, not returns
+the plain text it gives a pipe).
 
 It runs exactly as `run_tests` runs the project's code: only in a trusted folder, through the
 command gate (tools/commands.py `decide`) with a fixed decision of its own, not a shell
@@ -54,7 +57,10 @@ import ast, contextlib, io, json, sys, traceback
 payload = json.loads(sys.stdin.read())
 sys.path[:0] = payload["paths"]
 space = {"__name__": "__evaluate__"}
-printed = io.StringIO()
+class Terminal(io.StringIO):  # what it prints is captured, but the code sees a terminal (below)
+    def isatty(self):
+        return True
+printed = Terminal()
 result = {"imported": []}
 if payload.get("tracer"):  # evaluate_code(trace=N): tools/evaluate.py TRACER
     exec(payload["tracer"], {"payload": payload, "result": result, "sys": sys, "ast": ast})
