@@ -661,7 +661,9 @@ def test_a_value_written_as_it_prints_is_checked_against_what_the_value_prints(
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "version")
     head = "# file: app/version.py\ndef bump(self):\n"
-    wrong = head + "    return Version(f'{self.parts[0]}.{self.parts[1] + 1}.{self.parts[2] + 0}')\n"
+    wrong = (
+        head + "    return Version(f'{self.parts[0]}.{self.parts[1] + 1}.{self.parts[2] + 0}')\n"
+    )
     fixed = head + "    return Version(f'{self.parts[0]}.{self.parts[1] + 1}.0')\n"
     task = "Version('1.2.3').bump() gives 1.3.3, it should be 1.3.0"
     outcome, model = _checked_run(repo, settings, [wrong, fixed, "bump resets the patch."], task)
@@ -748,6 +750,41 @@ def test_a_fix_the_model_cannot_write_is_found_among_versions_sampled_and_run(
     assert "return a + b" in diff_of(patches[0]) and "a * b" not in diff_of(patches[0])
     assert outcome.status == "completed", outcome.answer
     assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
+
+
+def test_sampled_versions_are_spread_over_the_functions_the_call_ran(
+    repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model (dev infl-ordinal-negative): all six sampled versions copied the
+    function the task names while the wrong value came from the one it calls. Where the call
+    ran through several functions, each sampled request ends by asking for one of them, the
+    last entered first; the version the run confirms is proposed, whichever it changes."""
+    import subprocess
+
+    calc = repo / "app" / "calc.py"
+    calc.write_text(calc.read_text() + "\n\ndef double(a):\n    return add(a, a)\n")
+    subprocess.run(["git", "commit", "-qam", "double"], cwd=repo, check=True)
+    same = "# file: app/calc.py\ndef double(a):\n    return add(a, a)\n"
+    wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b - b\n"
+    fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
+    outcome, model, patches = _locally_checked(
+        repo,
+        settings,
+        [same, wrong, same, fixed, "add adds now."],
+        "double(2) gives 0, it should be 4",
+    )
+    step, first, second, third, after = model.requests[:5]
+    assert first.last_user_text().startswith(step.last_user_text())
+    assert first.last_user_text().endswith(
+        search.CHANGE_THERE.format(name="add", path="app/calc.py")
+    ), first.last_user_text()
+    assert second.last_user_text().endswith(
+        search.CHANGE_THERE.format(name="double", path="app/calc.py")
+    )
+    assert third.last_user_text() == first.last_user_text()
+    assert "version 3 makes double(2) give 4" in after.last_user_text()
+    assert [diff_of(p).count("+    return a + b") for p in patches] == [1]
+    assert outcome.status == "completed", outcome.answer
 
 
 def test_a_sampled_version_that_gives_the_value_but_fails_the_tests_is_passed_over(

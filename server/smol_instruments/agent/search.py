@@ -12,10 +12,19 @@ never the model's words; the version is still shown, and written only when the u
 Measured on Qwen2.5-Coder-1.5B (dev jp-fix-escape): at the agent's temperature it copied
 escape() back unchanged seven replies of seven; sampled at 0.9, two of eight versions held the
 right order of replacements, and running escape('a/b') told them from the six wrong ones.
+
+Where the call ran through several functions of the repository, the model does not know which
+holds the fault: on dev infl-ordinal-negative every one of six versions copied `ordinalize`,
+the function the task names, while the wrong suffix came from `ordinal`, which it calls. So
+the versions are spread over the functions the call ran (its trace, tools/evaluate.py), the
+last entered first, each request ending by asking for that function's new version: where to
+change is searched like what to change, and the run tells them apart.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Any
 
 from ..tools.base import ToolContext
@@ -28,6 +37,15 @@ from .outcome import failed_checks
 SAMPLES = 6
 #: Their temperature: hot enough that a model sure of its wrong reply writes others.
 TEMPERATURE = 0.9
+#: Functions of the call's trace the versions are spread over, at most.
+PLACES = 3
+#: How a sampled request ends when the call ran through several functions.
+CHANGE_THERE = (
+    "\nThe wrong value may come from `{name}`: reply with one ```python block whose first line "
+    "is `# file: {path}`, then the complete new version of `{name}` with the fix in it."
+)
+#: A function of a trace, as tools/evaluate.py TRACER names it: "ordinal (inflection.py)".
+_RAN = re.compile(r"^(?P<name>[A-Za-z_]\w*) \((?P<path>[^()]+\.py)\)$")
 
 
 def search_fix(
@@ -42,8 +60,13 @@ def search_fix(
     input was `messages` that makes the task's symptom calls give what the task wants and
     passes the checks a proposal is held to; None when none of `SAMPLES` does. A block without
     a `# file:` line goes to `default_path`."""
+    places = _places(ctx, repo_files)
     for seed in range(1, SAMPLES + 1):
-        path, body = file_header(_first_block(_sample(model, messages, seed)), repo_files)
+        asked = messages
+        if len(places) > 1:
+            name, there = places[(seed - 1) % len(places)]
+            asked = _ending_with(messages, CHANGE_THERE.format(name=name, path=there))
+        path, body = file_header(_first_block(_sample(model, asked, seed)), repo_files)
         path = path or default_path
         if path is None or not body.strip():
             continue
@@ -51,6 +74,40 @@ def search_fix(
         if diff is not None and _passes(ctx, diff, held):
             return seed, path, body
     return None
+
+
+def _places(ctx: ToolContext, repo_files: set[str]) -> list[tuple[str, str]]:
+    """(function, file) of the repository's code the symptom's calls ran through, the last
+    entered first (the callee that made the value before the caller that passed it on), at
+    most `PLACES`; code generated on the fly (`<lambda>`, `<genexpr>`) is no place to change."""
+    ran = [item for functions in ctx.symptom_functions.values() for item in functions]
+    places: list[tuple[str, str]] = []
+    for item in reversed(ran):
+        found = _RAN.match(item)
+        if found and found["path"] in repo_files and (found["name"], found["path"]) not in places:
+            places.append((found["name"], found["path"]))
+    return places[:PLACES]
+
+
+def _ending_with(messages: list[Any], words: str) -> list[Any]:
+    """`messages` with `words` added to the end of the last user message (a copy: the run's own
+    messages are not touched)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        role = message.get("role") if isinstance(message, dict) else message.role
+        if str(getattr(role, "value", role)) != "user":
+            continue
+        content = message.get("content") if isinstance(message, dict) else message.content
+        if isinstance(content, list):
+            content = [*content, {"type": "text", "text": words}]
+        else:
+            content = f"{content or ''}{words}"
+        if isinstance(message, dict):
+            changed: Any = {**message, "content": content}
+        else:
+            changed = dataclasses.replace(message, content=content)
+        return [*messages[:index], changed, *messages[index + 1 :]]
+    return messages
 
 
 def _first_block(reply: str) -> str:
