@@ -672,3 +672,27 @@ def test_the_code_sees_a_terminal_as_where_the_user_calls_it(
     # what it prints is still captured, not written to a terminal
     printed = evaluate(tmp_path, settings, "print(shade('x', on_color='on_red'))\n1")
     assert "41:x" in printed["printed"] and printed["value"] == "1"
+
+
+def test_a_value_passed_as_a_keyword_runs_the_function_named_with_it(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev tc-on-color-red: "i passed on_color='red' to colored and it blew up. why?" ran
+    nothing, since two functions take on_color (colored, and cprint that calls it) and the
+    value alone cannot say which; the keyword and the function the question names do."""
+    from tests.test_agent import run
+
+    show = "from paint import paint\n\n\ndef show(text, on_color=None):\n"
+    show += "    print(paint(text, on_color=on_color))\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"paint.py": PAINT, "show.py": show, "tests/test_paint.py": "def test_x(): ...\n"},
+    )
+    task = "i passed on_color='red' to paint and it blew up. why?"
+    outcome, requests = run(repo, settings, ["It raises KeyError: 'red'."], task)
+    prompt = requests[0].last_user_text()
+    assert "paint('text', on_color='red') raises KeyError: 'red'" in prompt, prompt
+    # control: the same value written without its keyword picks no function
+    turns = ["No.", "It gives 'red': no."]
+    outcome, requests = run(repo, settings, turns, "does 'red' blow up paint or show?")
+    assert "raises KeyError" not in requests[0].last_user_text()

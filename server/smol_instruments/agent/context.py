@@ -1,9 +1,8 @@
 """The code a task names, read before the first step and given with the task.
 
-A small model spends its first steps finding what the user already named ("slugify in
-textutils/strings.py"), and often guesses instead of looking. Editors' agents attach context
-before the model starts (the open file, the selection, the definitions of the names in the
-question); this does the same from the task's words:
+A small model spends its first steps finding what the user already named, and often guesses
+instead of looking. Editors' agents attach context before the model starts (the open file, the
+selection, the definitions the question names); this does the same from the task's words:
 
 - files the task names (a path, a file name only one file has; for new tests, the test file
   of the code's module), whole when short and when it names no definition in them;
@@ -17,8 +16,8 @@ question); this does the same from the task's words:
   names hold its words ("colours" meets `_can_do_colour`), said to be found that way.
 
 Everything shown is bounded (`budget` characters) and says where it came from and whether it
-was cut. Only files of the repository's own listing (`.gitignore` honoured) are read, never a
-secret-looking file (`.env`, keys). Reading goes through the tools' own jail and search.
+was cut. Only files of the repository's listing are read, never a secret-looking one (`.env`,
+keys), through the tools' own jail and search.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from ..base.testruns import is_test_path
 from ..patches.pysource import enclosing_at, nested_owner, span_at
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
+from ..tools.imports import passing_call
 from ..tools.search import RgSearchTool
 from .evidence import (
     DEFINITION,
@@ -244,11 +244,12 @@ class _Gatherer:
             searched = self._related(task, skip=defined, docstrings=True)
             self.searched, found = set(searched), searched + found
         if intent.literal is not None:
-            # "what does it give for 'x'?": the one function the question is about, called
-            # with the one value it names, is run rather than imagined
+            # "what does it give for 'x'?": the one function it is about, run with the value;
+            # "i passed on_color='red' to colored": the one it names that takes on_color
             functions = [name for name, path, line in found if self._is_function(path, line)]
-            if len(set(functions)) == 1:
-                intent = replace(intent, calls=(f"{functions[0]}({intent.literal})",))
+            call = passing_call(self.ctx, task, intent.literal)
+            if call or len(set(functions)) == 1:
+                intent = replace(intent, calls=(call or f"{functions[0]}({intent.literal})",))
         computed = early or computed_calls(self.ctx, intent)
         self.evidence.extend(part for part in (computed, absent) if part is not None)
         near = closest_names(self.ctx, absent.names, self.listed) if absent else []
@@ -584,12 +585,8 @@ def _nested_end(lines: list[str], at: int) -> int:
     def indent(line: str) -> int:
         return len(line) - len(line.lstrip())
 
-    end = at
-    while (
-        end + 1 < len(lines)
-        and lines[end + 1].strip()
-        and indent(lines[end + 1]) > indent(lines[at])
-    ):
+    end, depth = at, indent(lines[at])
+    while end + 1 < len(lines) and lines[end + 1].strip() and indent(lines[end + 1]) > depth:
         end += 1
     if end + 1 < len(lines) and lines[end + 1].strip()[:1] in ("]", "}", ")"):
         end += 1

@@ -6,10 +6,8 @@ model's lines with the repository importable as its tests import it (the root, a
 when there is one), and every name the code uses that a module of the repository defines at
 its top level imported for it (`average` from `calc/ops.py`). It returns the value of the last
 line when that is an expression (`repr`), what the code printed, or the exception it raised
-with where. What the code prints is captured, but to the code standard output is a terminal
-(`isatty()` is true), as where a user calls it: a library that colours, pages or formats only
-for a terminal behaves as it does for them (`colored(..., on_color='red')` raises, not returns
-the plain text it gives a pipe).
+with where. What it prints is captured, but the code sees a terminal, as where a user calls it
+(termcolor gives a pipe plain text, and raises for a bad colour only on a terminal).
 
 It runs exactly as `run_tests` runs the project's code: only in a trusted folder, through the
 command gate (tools/commands.py `decide`) with a fixed decision of its own, not a shell
@@ -41,7 +39,7 @@ from ..safety.policy.verdicts import PolicyDecision
 from .base import RepoTool, ToolContext, guarded
 from .commands import python_command
 from .files import read_repo_text
-from .imports import find_imports, parameter_owners
+from .imports import call_with, find_imports, parameter_owners
 from .shell import gated_run
 from .validation import require_str
 
@@ -392,11 +390,10 @@ def parameter_call(ctx: ToolContext, code: str, name: str) -> tuple[str, str] | 
     owners = parameter_owners(ctx, name)
     if not owners:
         return None
-    function, path, line, stand_ins = owners[0]
+    function, path, line, _ = owners[0]
     calls = [node for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Call)]
     given = [c.args[0] for c in calls if ast.unparse(c.func) == name and len(c.args) == 1]
-    value = ast.unparse(given[0]) if given else "..."
-    call = f"{function}({', '.join([*stand_ins, f'{name}={value}'])})"
+    call = call_with(owners[0], name, ast.unparse(given[0]) if given else "...")
     note = (
         f"`{name}` is not a function or a variable here (`{code[:80]}` raised NameError): it "
         f"is a parameter of `{function}` ({path}, line {line}), so this ran {call} instead"

@@ -213,6 +213,25 @@ def parameter_owners(ctx: ToolContext, name: str) -> list[tuple[str, str, int, l
     return [owner[1:] for owner in found]
 
 
+def passing_call(ctx: ToolContext, task: str, value: str) -> str | None:
+    """The call a question means when it writes its value as a keyword argument ("i passed
+    on_color='red' to colored"): the function the task names, of those that take the keyword,
+    with stand-ins for its required arguments; None when it writes no keyword or names none."""
+    written = re.search(rf"\b([A-Za-z_]\w*)\s*=\s*{re.escape(value)}", task)
+    if written is None:
+        return None
+    for owner in parameter_owners(ctx, written[1]):
+        if re.search(rf"\b{re.escape(owner[0])}\b", task):
+            return call_with(owner, written[1], value)
+    return None
+
+
+def call_with(owner: tuple[str, str, int, list[str]], parameter: str, value: str) -> str:
+    """A call of the function `owner` (parameter_owners) passing `value` as `parameter`."""
+    function, _, _, stand_ins = owner
+    return f"{function}({', '.join([*stand_ins, f'{parameter}={value}'])})"
+
+
 def _stand_in(arg: ast.arg) -> str:
     """A literal to write for a required argument in an example: by its annotation, else its
     name as a string (`text` -> 'text')."""
