@@ -697,17 +697,22 @@ def test_a_copy_that_changes_nothing_is_told_what_the_symptom_call_must_give(
             assert told in first, first
 
 
-def test_the_refusal_names_the_functions_the_symptom_call_ran(
-    repo: Path, settings: Settings, no_search: None
-) -> None:
-    """The 1.5B model kept copying the function the task names while the wrong value came
-    from the one it calls: the refusal names every function the call's trace ran through."""
+def _with_double(repo: Path) -> str:
+    """Commit `double`, which calls `add` (the sample's wrong one); a copy of it unchanged."""
     import subprocess
 
     calc = repo / "app" / "calc.py"
     calc.write_text(calc.read_text() + "\n\ndef double(a):\n    return add(a, a)\n")
     subprocess.run(["git", "commit", "-qam", "double"], cwd=repo, check=True)
-    same = "# file: app/calc.py\ndef double(a):\n    return add(a, a)\n"
+    return "# file: app/calc.py\ndef double(a):\n    return add(a, a)\n"
+
+
+def test_the_refusal_names_the_functions_the_symptom_call_ran(
+    repo: Path, settings: Settings, no_search: None
+) -> None:
+    """The 1.5B model kept copying the function the task names while the wrong value came
+    from the one it calls: the refusal names every function the call's trace ran through."""
+    same = _with_double(repo)
     fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
     task = "double(2) gives 0, it should be 4"
     _, model = _checked_run(repo, settings, [same, fixed, "add adds now."], task)
@@ -759,12 +764,7 @@ def test_sampled_versions_are_spread_over_the_functions_the_call_ran(
     function the task names while the wrong value came from the one it calls. Where the call
     ran through several functions, each sampled request ends by asking for one of them, the
     last entered first; the version the run confirms is proposed, whichever it changes."""
-    import subprocess
-
-    calc = repo / "app" / "calc.py"
-    calc.write_text(calc.read_text() + "\n\ndef double(a):\n    return add(a, a)\n")
-    subprocess.run(["git", "commit", "-qam", "double"], cwd=repo, check=True)
-    same = "# file: app/calc.py\ndef double(a):\n    return add(a, a)\n"
+    same = _with_double(repo)
     wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b - b\n"
     fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
     outcome, model, patches = _locally_checked(
