@@ -689,10 +689,10 @@ def test_a_value_passed_as_a_keyword_runs_the_function_named_with_it(
         {"paint.py": PAINT, "show.py": show, "tests/test_paint.py": "def test_x(): ...\n"},
     )
     task = "i passed on_color='red' to paint and it blew up. why?"
-    outcome, requests = run(repo, settings, ["It raises KeyError: 'red'."], task)
+    _, requests = run(repo, settings, ["It raises KeyError: 'red'."], task)
     prompt = requests[0].last_user_text()
     assert "paint('text', on_color='red') raises KeyError: 'red'" in prompt, prompt
     # control: the same value written without its keyword picks no function
     turns = ["No.", "It gives 'red': no."]
-    outcome, requests = run(repo, settings, turns, "does 'red' blow up paint or show?")
+    _, requests = run(repo, settings, turns, "does 'red' blow up paint or show?")
     assert "raises KeyError" not in requests[0].last_user_text()

@@ -436,8 +436,10 @@ def test_the_value_a_symptom_should_give_is_read_only_when_it_is_a_literal() -> 
         ("how does camelize work?", "explain"),
         ("explain what parameterize does", "explain"),
         # asks for a way to do something with the code, not how it works inside
-        ("how do i get camelCase instead of CamelCase out of camelize?", "answer"),
-        ("How do we turn off the colours?", "answer"),
+        ("how do i get camelCase instead of CamelCase out of camelize?", "use"),
+        ("How do we turn off the colours?", "use"),
+        ("how can I bump the epoch?", "use"),
+        ("how is the epoch bumped?", "explain"),  # control: how it works, not a way to use it
         ("why does ordinalize(-1) fail?", "bug"),
         ("what does walk do?", "explain"),
         # what it does with one value written is answered first, not a tour of all it does

@@ -1,9 +1,8 @@
 """What a task asks, decided once at the start of a run and read by every part of the agent.
 
-A `TaskIntent` says what kind of request a message is (a question, a change, a command to run
-and report, or something to decline) and what it mentions: code names and calls written
-with literal arguments (`average([2, 4])`). Context, evidence, prompts, loop,
-final-answer checks and outcome read it; none guesses from the task's words again.
+A `TaskIntent` says what kind of request a message is (question, change, command, decline) and
+what it mentions: code names and calls with literal arguments (`average([2, 4])`). Context,
+evidence, prompts, loop, answer checks and outcome read it; none guesses from the words again.
 
 Who decides (`decide`):
 
@@ -21,15 +20,12 @@ Who decides (`decide`):
   prefix is reused; "it" is resolved from it). A code name it gives is kept only when the
   task or the conversation contains it. It does not overrule the rules on safety (a
   destructive request is declined) nor on a change (a 1.5B model labelled "Fix the bug ... so
-  that the tests pass" run-and-report), nor on a bug told as a statement of what happens
-  ("I still get colours. NO_COLOR should win", "X is broken": a change, a fix; measured on
-  the 1.5B model over the dev tasks, asked in the conversation or alone, its reading of the
-  kind was no better than the rules');
-- the rules again where no schema is enforced or the reply is unusable: a fallback, never a
-  second opinion.
+  that the tests pass" run-and-report), nor on a bug told as what happens ("NO_COLOR should
+  win": a fix; on the 1.5B model over the dev tasks its kinds were no better than the rules');
+- the rules again where no schema is enforced or the reply is unusable: a fallback only.
 
-What follows from the kind and the words (which failures a change is held to, what is read
-first, the call a task plainly starts with) is derived here too, in one place.
+What follows from the kind and the words (failures a change is held to, the first call, the
+answer's style) is derived here too, in one place.
 """
 
 from __future__ import annotations
@@ -46,7 +42,7 @@ IntentKind = Literal["question", "change", "command", "decline"]
 #: Which failures that were there before a change still count against it.
 Held = Literal["all", "related", "none"]
 #: How a question's answer is asked for (agent/prompts.py HOW_TO_*).
-AnswerStyle = Literal["answer", "explain", "bug", "history"]
+AnswerStyle = Literal["answer", "explain", "use", "bug", "history"]
 
 #: The JSON schema a model's intent reply is held to (and the reply's fields). Short on
 #: purpose: every token of it is generated before the first step (a reason to refuse was
@@ -201,6 +197,8 @@ _EXPLAIN = re.compile(
     r"|\bwhat (?:does|do)\b[^?.!]*\bdo\b",
     re.IGNORECASE,
 )
+#: A question that asks for a way to do something with the code: "how do I get camelCase?"
+_USE = re.compile(r"\bhow (?:do|can|could|should|would) (?:i|we)\b", re.IGNORECASE)
 #: A follow-up that points back at what the conversation was about ("it", "that function").
 _REFERS_BACK = re.compile(r"\b(?:it|its|this|that|these|those|them|they|the same)\b", re.I)
 _CODE_NOUNS = re.compile(
@@ -360,7 +358,9 @@ class TaskIntent:
         if _BUG.search(self.task):
             return "bug"
         found = _EXPLAIN.search(self.task)  # what it does with a value written is answered first
-        return "explain" if found and (found[1] or not self.asks_value) else "answer"
+        if found and (found[1] or not self.asks_value):
+            return "explain"
+        return "use" if _USE.search(self.task) else "answer"
 
     @property
     def rename(self) -> tuple[str, str] | None:

@@ -111,6 +111,15 @@ HOW_TO_EXPLAIN = (
     "what it does, then each step it takes in order, one short sentence each (the checks, "
     "values and defaults it uses), down to what it returns. Otherwise make a call to read more."
 )
+#: Asked "how do i get camelCase instead of CamelCase out of camelize?", the 1.5B model told
+#: how to rewrite camelize, given its code whose docstring names the argument that does it
+#: (dev infl-camel-lower): a question how to do something is answered with the code as it is.
+HOW_TO_USE = (
+    "Answer from what is above in plain sentences when it is enough: first say how to do it "
+    "with the code as it is, in one sentence that names the function and the arguments to pass "
+    "(its parameters and defaults are above), with the call written out; then say why it works. "
+    "Otherwise make a call to read more."
+)
 HOW_TO_TELL_HISTORY = (
     "Answer from what is above in plain sentences when it is enough: say what the commit "
     "message says, then what its diff changes, naming the functions, values and settings it "
@@ -131,6 +140,7 @@ HOW_TO_START = "Start with the call it needs:\n```python\nprint({call})\n```"
 _HOW_TO: dict[AnswerStyle, str] = {
     "answer": HOW_TO_ANSWER,
     "explain": HOW_TO_EXPLAIN,
+    "use": HOW_TO_USE,
     "bug": HOW_TO_FIND_BUG,
     "history": HOW_TO_TELL_HISTORY,
 }
