@@ -917,6 +917,11 @@ def test_which_failing_tests_use_a_changed_file(tmp_path: Path, imports: str, us
         return (tmp_path / path).read_text() if (tmp_path / path).is_file() else None
 
     assert find_related_tests(ids, read, ["app/calc.py"]) == expected
+    # the package's __init__ importing the module makes the package's importers use it
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("from .calc import add\n")
+    widened = uses or imports in ("import app", "from app import calculator")
+    assert find_related_tests(ids, read, ["app/calc.py"]) == (ids[:1] if widened else [])
     # a test file the patch changes is one of its tests, whatever it imports
     assert find_related_tests(ids, read, ["tests/test_it.py"]) == ["tests/test_it.py::test_it"]
 

@@ -83,8 +83,12 @@ def compared_with_unpatched(
 
 def find_related_tests(test_ids: list[str], read: Reader, changed: Collection[str]) -> list[str]:
     """The tests among `test_ids` (pytest's `path::name`) whose file is one of the `changed`
-    files or imports one of them (`read(path)`: a file's text in the patched tree)."""
+    files or imports one of them (`read(path)`: a file's text in the patched tree): by its
+    module, or by the package whose `__init__.py` imports it (`from semver import Version`
+    uses src/semver/version.py when src/semver/__init__.py imports `.version`; dev
+    sv-fix-bump-minor: a fix that left such a test failing was taken as one)."""
     modules = [_dotted(path) for path in changed if path.endswith(".py")]
+    modules += [package for path in changed for package in _packages_importing(path, read)]
     files = {test_id.split("::", 1)[0] for test_id in test_ids}  # each read once
     using = {
         path
@@ -93,6 +97,17 @@ def find_related_tests(test_ids: list[str], read: Reader, changed: Collection[st
         or any(_imports_it(name, module) for name in _imported(read(path)) for module in modules)
     }
     return [test_id for test_id in test_ids if test_id.split("::", 1)[0] in using]
+
+
+def _packages_importing(path: str, read: Reader) -> list[str]:
+    """The package `path` is in (dotted), when its `__init__.py` imports that module."""
+    parts = PurePosixPath(path).with_suffix("").parts
+    if not path.endswith(".py") or len(parts) < 2 or parts[-1] == "__init__":
+        return []
+    imported = _imported(read("/".join(parts[:-1]) + "/__init__.py"))
+    module = ".".join(parts)
+    uses = any(name == parts[-1] or f".{module}".endswith(f".{name}") for name in imported)
+    return [".".join(parts[:-1])] if uses else []
 
 
 def _dotted(path: str) -> str:
