@@ -368,3 +368,27 @@ def enclosing_at(tree: ast.Module | None, line: int) -> tuple[str, int] | None:
         if node.lineno < line <= (node.end_lineno or node.lineno):
             inner = (node.name, node.lineno)  # breadth-first: the last hit is the innermost
     return inner
+
+
+def restored(text: str, merged: str, name: str) -> str | None:
+    """`merged` with the definition `name` (`f`, `C.m`) back as `text` has it; None when
+    either text lacks it or does not parse. Lines outside it are kept as `merged` has them."""
+    spans = [_definition_span(source, name) for source in (text, merged)]
+    if spans[0] is None or spans[1] is None:
+        return None
+    (old_start, old_end), (new_start, new_end) = spans[0], spans[1]
+    old, new = text.splitlines(keepends=True), merged.splitlines(keepends=True)
+    return "".join(new[:new_start] + old[old_start:old_end] + new[new_end:])
+
+
+def _definition_span(text: str, name: str) -> tuple[int, int] | None:
+    """The 0-based [start, end) lines of the definition `name` (`C.m`), decorators included."""
+    tree = pyast.parsed(text)
+    body: list[ast.stmt] = tree.body if tree is not None else []
+    node: ast.stmt | None = None
+    for part in name.split("."):
+        node = next((n for n in body if isinstance(n, DEFINITIONS) and n.name == part), None)
+        if node is None:
+            return None
+        body = node.body
+    return (first_line(node) - 1, last_line(node)) if node is not None else None

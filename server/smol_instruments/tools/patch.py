@@ -14,6 +14,7 @@ then (a hunk whose lines changed there is stale; nothing of it is written).
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
@@ -27,6 +28,7 @@ from .base import RepoTool, ToolContext, guarded
 from .commands import detect_test_command, runs_unasked
 from .files import read_repo_text
 from .imports import with_imports
+from .narrow import narrowed_merge
 from .validation import optional_str, require_path, require_str
 
 #: Who answered when nobody decided: the patch stays pending for a later decision.
@@ -331,8 +333,14 @@ class ProposePatchTool(RepoTool):
             merged = merge_definitions(text, new_text, rel)
         except ToolError as exc:
             raise _with_symptom(self.ctx, exc) if "compared" in exc.context else exc from None
-        summary = merged.summary()
-        result = propose(self.ctx, [(rel, text, merged.text)], description or summary)
+        summary, new_file = merged.summary(), merged.text
+        narrowed = narrowed_merge(self.ctx, rel, text, merged.text, merged.replaced, patch_checks)
+        if narrowed is not None:
+            new_file, kept = narrowed
+            rest = tuple(name for name in merged.replaced if name != kept)
+            summary = replace(merged, replaced=rest).summary()
+            summary += f"; kept {kept} as it was: with your version of it the checks failed"
+        result = propose(self.ctx, [(rel, text, new_file)], description or summary)
         result["merged"] = summary
         return result
 
