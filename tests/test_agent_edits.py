@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import git
+from tests.conftest import git, make_repo
 from tests.support.scripted_model import ScriptedModel
 from tests.test_agent import session_for
 
@@ -787,6 +787,41 @@ def test_sampled_versions_are_spread_over_the_functions_the_call_ran(
     assert outcome.status == "completed", outcome.answer
 
 
+def test_a_failing_tests_assertion_is_a_symptom_whose_fix_is_sampled_and_run(
+    repo: Path, settings: Settings, venv_python_first: None
+) -> None:
+    """Seen on the 1.5B model (dev fix-failing-test): told "test_average fails", it copied
+    average() back unchanged four times, and no version was sampled, since the task writes no
+    value. The failing assertion `assert add(2, 3) == 5` writes both: the call and what it
+    should give, so the fix is searched as for a symptom. Control: an assertion that is not a
+    call of literals compared to a literal makes no symptom."""
+    unchanged = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
+    wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b\n"
+    fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
+    task = "test_add fails. Fix the bug so that the tests pass."
+    outcome, model, patches = _locally_checked(
+        repo, settings, [unchanged, wrong, fixed, "add adds now."], task
+    )
+    first, second = model.requests[1:3]
+    assert [(r.body["temperature"], r.body["seed"]) for r in (first, second)] == [
+        (search.TEMPERATURE, 1),
+        (search.TEMPERATURE, 2),
+    ]
+    assert "version 2 makes add(2, 3) give 5" in model.requests[3].last_user_text()
+    assert [diff_of(p).count("+    return a + b") for p in patches] == [1]
+    assert outcome.status == "completed", outcome.answer
+    # control: `assert add(x, 3) == 5` (a name, not a literal) is no symptom: nothing sampled
+    test = repo / "tests" / "test_calc.py"
+    test.write_text(
+        test.read_text()
+        .replace("add(2, 3) == 5", "add(x, 3) == 5")
+        .replace("def test_add():", "x = 2\n\n\ndef test_add():")
+    )
+    git(repo, "commit", "-qam", "x")
+    _, model, _ = _locally_checked(repo, settings, [unchanged, fixed, "add adds now."], task)
+    assert all(r.body.get("temperature") != search.TEMPERATURE for r in model.requests)
+
+
 def test_a_sampled_version_that_gives_the_value_but_fails_the_tests_is_passed_over(
     repo: Path, settings: Settings
 ) -> None:
@@ -977,3 +1012,61 @@ def test_a_change_is_told_by_the_definitions_whose_own_lines_changed(
 
     patch = Patch("p1", "", [FileChange.between("v.py", KLASS, proposed)])
     assert what_changed(patch) == f"in v.py {told}"
+
+
+VERSION = """class Version:
+    def __init__(self, major, minor=0, patch=0, label=None):
+        self.parts = (int(major), int(minor), int(patch))
+        self.label = label
+
+    def bump_patch(self):
+        major, minor, patch = self.parts
+        return Version(major, minor, patch + 1)
+
+    def __repr__(self):
+        return "Version(%d, %d, %d)" % self.parts
+"""
+VERSION_TESTS = """from app.version import Version
+
+
+def test_label_is_kept():
+    assert Version(1, 2, 3, "rc").label == "rc"
+
+
+def test_bump_patch():
+    assert Version(1, 2, 3).bump_patch().parts == (1, 2, 4)
+"""
+
+
+def test_a_merge_leaves_out_a_rewritten_definition_that_breaks_the_tests(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model (dev sv-bump-step): asked for a `step` argument, it wrote the
+    class around bump_patch with an `__init__` of its own that dropped an attribute, and the
+    whole change failed the tests. The whole merge fails, the merge without that `__init__`
+    passes: that one is proposed, saying what was kept. Control: a class rewritten with an
+    `__init__` that breaks nothing is proposed whole."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {"app/__init__.py": "", "app/version.py": VERSION, "tests/test_version.py": VERSION_TESTS},
+    )
+    step = "    def bump_patch(self, step=1):\n        major, minor, patch = self.parts\n"
+    step += "        return Version(major, minor, patch + step)\n"
+    broken = "class Version:\n    def __init__(self, major, minor, patch):\n"
+    broken += "        self.parts = (major, minor, patch)\n\n" + step
+    reply = f"# file: app/version.py\n{broken}"
+    task = "can bump_patch take a step? default stays 1"
+    outcome, _, patches = _locally_checked(repo, settings, [reply, "bump_patch takes step."], task)
+    assert len(patches) == 1
+    diff = diff_of(patches[0])
+    assert "+    def bump_patch(self, step=1):" in diff and "__init__" not in diff, diff
+    summary = patches[0].summary
+    assert "replaced Version.bump_patch; kept Version.__init__ as it was" in summary, summary
+    assert outcome.status == "completed", outcome.answer
+    # control: the same class with an __init__ that keeps the label is proposed whole
+    kept = broken.replace("patch):\n", "patch, label=None):\n        self.label = label\n")
+    kept = kept.replace("(major, minor, patch)\n", "(int(major), int(minor), int(patch))\n")
+    _, _, patches = _locally_checked(
+        repo, settings, [f"# file: app/version.py\n{kept}", "Done."], task
+    )
+    assert "kept" not in patches[-1].summary and "__init__" in diff_of(patches[-1])

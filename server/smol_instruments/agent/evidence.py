@@ -31,6 +31,7 @@ from ..base.errors import ErrorType, ToolError
 from ..base.testruns import failing_lines, failing_tests, is_test_path, test_summary
 from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
+from ..tools.asserts import wanted_by_assertions
 from ..tools.base import ToolContext
 from ..tools.commands import detect_test_command, runs_unasked
 from ..tools.evaluate import evaluate_code, evaluates_unasked, told, traced_failures
@@ -114,6 +115,9 @@ def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
                 "\n\nThe calls in the failing assertions, run just now, statement by statement"
                 " with what the expressions gave:\n" + "\n".join(traced)
             )
+    if intent.change and not ctx.symptom_wants:  # a failing assertion is the symptom
+        ctx.symptom_wants = wanted_by_assertions(ctx, output)
+        ctx.symptom_calls = tuple(ctx.symptom_wants)
     return Evidence(title, body, failing[:4])
 
 

@@ -287,7 +287,7 @@ class SmolCodeAgent(PinnedCodeAgent):
                 # next reply is held to the blocks' grammar. Not the first: held from the
                 # start, a model that writes the form unaided wrote hundreds of lines more.
                 hold(watch.edit_grammar)
-        if watch is not None and not watch.searched and watch.intent.symptom_wants:
+        if watch is not None and not watch.searched and watch.wants:
             self._confirm_fix(step, watch)
         if isinstance(step.error, AgentMaxStepsError):
             return
@@ -341,7 +341,7 @@ class SmolCodeAgent(PinnedCodeAgent):
         result = self.tools["propose_patch"](path=path, old_text="", new_text=body)
         if isinstance(result, dict) and result.get("patch_id"):
             wanted = "; ".join(
-                f"{call} give {value}" for call, value in watch.intent.symptom_wants.items()
+                f"{call} give {value}" for call, value in watch.wants.items()
             )
             step.observations = (
                 (step.observations or "").rstrip()

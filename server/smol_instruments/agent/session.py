@@ -317,7 +317,7 @@ class AgentSession:
         watch.named_files = context.named_files
         if intent.change and watch.writes_text and context.named_files and self._llama_server():
             watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
-        watch.computed = context.computed
+        watch.computed, watch.wants = context.computed, dict(self.ctx.symptom_wants)
         watch.code_file = context.code_file
         prompt = task_message(intent, context.text, path=watch.change_file, nested=context.nested)
         try:

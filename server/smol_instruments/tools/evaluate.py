@@ -402,7 +402,7 @@ def parameter_call(ctx: ToolContext, code: str, name: str) -> tuple[str, str] | 
 
 
 #: Where pytest says an assertion failed: "tests/test_x.py:17: AssertionError".
-_FAILED_AT = re.compile(r"^(\S+\.py):(\d+): (?:AssertionError|assert)", re.M)
+FAILED_AT = re.compile(r"^(\S+\.py):(\d+): (?:AssertionError|assert)", re.M)
 #: How many statements of a symptom call's run with a patch are shown when it is still wrong.
 PATCHED_TRACE_STEPS = 12
 #: How many failing assertions are run, and for how long each.
@@ -440,7 +440,7 @@ def traced_failures(ctx: ToolContext, output: str, trace: int) -> list[str]:
     if not evaluates_unasked(ctx):
         return []
     files: dict[str, tuple[str | None, str]] = {}
-    for path, _ in _FAILED_AT.findall(output):
+    for path, _ in FAILED_AT.findall(output):
         if path not in files:
             try:
                 files[path] = (None, read_repo_text(ctx, path)[1])
@@ -464,7 +464,7 @@ def failing_assertion_runs(
     assertions on lines that are not the text before's."""
     runs: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()
-    for path, line in dict.fromkeys(_FAILED_AT.findall(output)):
+    for path, line in dict.fromkeys(FAILED_AT.findall(output)):
         old, new = files.get(path, (None, ""))
         tree = pyast.parsed(new)
         if tree is None or len(seen) >= ASSERTIONS_RUN:
