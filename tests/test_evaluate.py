@@ -430,7 +430,9 @@ def test_the_computed_value_left_out_twice_is_shown_below_the_answer(
         ("-3.0", "x=-3.0", False),
     ],
 )
-def test_a_computed_value_is_told_as_a_value_of_its_own(value: str, answer: str, told: bool) -> None:
+def test_a_computed_value_is_told_as_a_value_of_its_own(
+    value: str, answer: str, told: bool
+) -> None:
     from smol_instruments.agent.answers import _bare, value_told
 
     assert value_told(_bare(value), answer) is told
@@ -522,7 +524,10 @@ def test_a_comparison_of_two_calls_traces_the_comparison_with_each_sides_value(
     run = traced_runner(tmp_path, settings, {"versions.py": VERSIONS})
     result = run("Version('1.0+a') == Version('1.0+b')")
     assert result["value"] == "True"
-    assert [o.split(" = ")[0] for o in result["operands"]] == ["Version('1.0+a')", "Version('1.0+b')"]
+    assert [o.split(" = ")[0] for o in result["operands"]] == [
+        "Version('1.0+a')",
+        "Version('1.0+b')",
+    ]
     assert result["trace"][0].startswith("versions.py:7 (__eq__) return self.parts == other.parts")
     assert not any("(__init__)" in step for step in result["trace"]), result["trace"]
     single = run("Version('1.0+a').parts")
@@ -662,7 +667,7 @@ def shade(text: object, on_color: str | None = None) -> str:
 def test_the_code_sees_a_terminal_as_where_the_user_calls_it(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:
-    """"i passed on_color='red' and it blew up": a library that colours only for a terminal
+    """ "i passed on_color='red' and it blew up": a library that colours only for a terminal
     gave the plain text to the pipe the runner captured, and the model answered that nothing
     goes wrong. The code sees a terminal, so it does what it does for the user."""
     repo = tmp_path / "repo"
@@ -696,3 +701,31 @@ def test_a_value_passed_as_a_keyword_runs_the_function_named_with_it(
     turns = ["No.", "It gives 'red': no."]
     _, requests = run(repo, settings, turns, "does 'red' blow up paint or show?")
     assert "raises KeyError" not in requests[0].last_user_text()
+
+
+def test_an_answers_example_code_runs_where_the_repositorys_code_is_importable(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev infl-camel-lower: the 1.5B model answered right and added an example,
+    `print(inflection.camelize("Camel_Case", False))`, which the executor (only the tools)
+    failed with NameError three times until the run was stuck. A block that calls no tool and
+    needs the repository's code runs through `evaluate`; a block that calls a tool runs as
+    it is (control: a tool call is not rewritten)."""
+    from tests.test_agent import run
+
+    from smol_instruments.agent.loop import runs_outside
+
+    repo = session_repo(tmp_path)
+    example = "Call average with the list:\n```python\n# how\nprint(average([2, 4]))\n```"
+    outcome, requests = run(
+        repo,
+        settings,
+        [example, "average([2, 4]) gives -3.0."],
+        "how do i get the mean of 2 and 4?",
+    )
+    assert "-3.0" in requests[1].last_user_text(), requests[1].last_user_text()
+    assert outcome.status == "completed" and outcome.answer == "average([2, 4]) gives -3.0."
+    tools = {"read_file", "evaluate"}
+    assert runs_outside("import calc\nprint(calc.ops.add(1, 2))", tools)
+    assert not runs_outside('print(read_file(path="calc/ops.py"))', tools)
+    assert not runs_outside("x = [2, 4]\nprint(sum(x) / len(x))", tools)  # the executor runs it

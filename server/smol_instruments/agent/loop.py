@@ -40,6 +40,8 @@ this module decides, through that adapter's hooks.
 
 from __future__ import annotations
 
+import ast
+import builtins
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +62,7 @@ from .answers import (
     the_failures_are_named,
 )
 from .edits import (
+    called_names,
     choose_file,
     complete_prefix,
     defined_names,
@@ -179,13 +182,14 @@ class SmolCodeAgent(PinnedCodeAgent):
         if names is None and path is None and self._rewrites_text(code):
             return self._search_replace(self._reply)
         if names is None:
-            if (
-                path is None
-                and watch is not None
-                and not watch.intent.change
-                and self._quotes(code)
-            ):
-                return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
+            if path is None and watch is not None and not watch.intent.change:
+                if self._quotes(code):
+                    return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
+                if "evaluate" in tools and runs_outside(code, tools):
+                    # an answer's example (`print(inflection.camelize("a_b", False))`) runs
+                    # where the repository's code is importable, not in the executor that has
+                    # only the tools (dev infl-camel-lower: NameError three times, then stuck)
+                    return f"print(evaluate(code={code!r}))"
             return code
         if path is not None and watch is not None and not watch.intent.change:
             # a task that asks nothing to change gets no patch (the model writes one anyway)
@@ -400,6 +404,19 @@ def comments_only(code: str) -> str | None:
         for i, line in enumerate(lines)
     ]
     return " ".join(ends) or None
+
+
+def runs_outside(code: str, tools: set[str]) -> bool:
+    """Code that calls no tool and needs what only Python itself has: an import, or a name it
+    neither assigns nor gets from the builtins (the repository's module or function)."""
+    tree = parsed(code)
+    if tree is None or called_names(tree) & (tools | {"final_answer"}):
+        return False
+    names = [node for node in ast.walk(tree) if isinstance(node, ast.Name)]
+    assigned = {node.id for node in names if isinstance(node.ctx, ast.Store)}
+    free = {node.id for node in names if isinstance(node.ctx, ast.Load)} - assigned - tools
+    imports = any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in ast.walk(tree))
+    return imports or bool(free - set(dir(builtins)))
 
 
 def _closed(reply: str) -> str:
