@@ -434,6 +434,23 @@ def test_an_answer_that_quotes_the_wrong_line_is_the_answer(repo: Path, settings
     assert outcome.answer == answer
 
 
+def test_an_answer_that_shows_a_shell_command_is_the_answer(repo: Path, settings: Settings) -> None:
+    """Dev jp-chat-indent: "use the `--indent` argument", then the command in a ```python
+    block; run, it was a SyntaxError, and the right answer ended stuck. A block that is not
+    Python under a written answer is part of it; one under a plan is still sent back."""
+    answer = (
+        "To show the sum, run the main module; it prints add(2, 3). For example:\n"
+        "```python\npython -m app.main --verbose\n```"
+    )
+    outcome, requests, _ = run_keeping_patches(repo, settings, [answer], "how do i run the app?")
+    assert len(requests) == 1 and outcome.status == "completed"
+    assert outcome.answer == answer
+    plan = "I will run it:\n```python\npython -m app.main\n```"
+    turns = [plan, *["Run `python -m app.main`: it prints add(2, 3)."] * 3]
+    _, requests, _ = run_keeping_patches(repo, settings, turns, "how do i run the app?")
+    assert "SyntaxError" in requests[1].last_user_text()
+
+
 def test_a_block_that_calls_a_tool_is_still_a_call(repo: Path, settings: Settings) -> None:
     reply = (
         "To see why test_add fails I will look at the function it calls, then answer.\n"

@@ -725,6 +725,14 @@ def test_an_answers_example_code_runs_where_the_repositorys_code_is_importable(
     )
     assert "-3.0" in requests[1].last_user_text(), requests[1].last_user_text()
     assert outcome.status == "completed" and outcome.answer == "average([2, 4]) gives -3.0."
+    # under a written answer, the example runs once and the answer ends with what it gave
+    answer = "To get the mean, call average from calc/ops.py with the list of values; it "
+    answer += (
+        "divides their sum by their count and returns it:\n```python\nprint(average([2, 4]))\n```"
+    )
+    outcome, requests = run(repo, settings, [answer], "how do i get the mean of 2 and 4?")
+    assert len(requests) == 1 and outcome.status == "completed"
+    assert outcome.answer.endswith("Run just now with this repository's code: -3.0"), outcome.answer
     tools = {"read_file", "evaluate"}
     assert runs_outside("import calc\nprint(calc.ops.add(1, 2))", tools)
     assert not runs_outside('print(read_file(path="calc/ops.py"))', tools)

@@ -70,6 +70,7 @@ from .edits import (
     file_header,
     file_sections,
 )
+from .executor import Result
 from .model import TEXT_BLOCK_CODE, calls_a_tool, quotes_code
 from .outcome import confirmed, describe_proposal, failed_checks
 from .prompts import Nudge, is_placeholder, is_plan
@@ -186,10 +187,7 @@ class SmolCodeAgent(PinnedCodeAgent):
                 if self._quotes(code):
                     return CodeOutput(output=_closed(self._reply), logs="", is_final_answer=True)
                 if "evaluate" in tools and runs_outside(code, tools):
-                    # an answer's example (`print(inflection.camelize("a_b", False))`) runs
-                    # where the repository's code is importable, not in the executor that has
-                    # only the tools (dev infl-camel-lower: NameError three times, then stuck)
-                    return f"print(evaluate(code={code!r}))"
+                    return self._run_example(code)
             return code
         if path is not None and watch is not None and not watch.intent.change:
             # a task that asks nothing to change gets no patch (the model writes one anyway)
@@ -236,13 +234,32 @@ class SmolCodeAgent(PinnedCodeAgent):
     def _quotes(self, code: str) -> bool:
         """In a question, a block that calls no tool quotes code for the answer around it
         ("The line that is wrong is: ```return total / (n - 1)``` because ..."): run, it
-        could only fail (`return` outside a function) or do nothing the answer needs."""
-        if not quotes_code(code, set(self.tools)):
+        could only fail (`return` outside a function) or do nothing the answer needs. So does
+        one that is not Python at all (dev jp-chat-indent: `python bin/jsonpointer --indent 4
+        f.json` under "use the `--indent` argument", failed as a syntax error until stuck)."""
+        if not quotes_code(code, set(self.tools)) and parsed(code) is not None:
             return False
         prose = _outside_blocks(self._reply)
         return len(prose) >= QUOTING_ANSWER_CHARS and not is_plan(
             _before_first_block(self._reply).rstrip(": \n")
         )
+
+    def _run_example(self, code: str) -> str | CodeOutput:
+        """A block that needs the repository's code (`print(inflection.camelize("a_b",
+        False))`) runs through `evaluate`, not the executor that has only the tools (dev
+        infl-camel-lower: NameError three times, then stuck). Under a written answer it is
+        the answer's example: run once, the answer ends with what it gave; one that raises
+        goes back to the model, as does a block under a plan (it is a call)."""
+        prose = _before_first_block(self._reply)
+        if len(prose) < ILLUSTRATED_ANSWER_CHARS or is_plan(prose.rstrip(": \n")):
+            return f"print(evaluate(code={code!r}))"
+        result = self.tools["evaluate"](code=code)
+        if not isinstance(result, dict) or "exception" in result or "error" in result:
+            said = Result(result) if isinstance(result, dict) else result
+            return CodeOutput(output=None, logs=f"{said}\n", is_final_answer=False)
+        gave = str(result.get("printed") or "").strip() or str(result.get("value", ""))
+        answer = f"{_closed(self._reply)}\n\nRun just now with this repository's code: {gave}"
+        return CodeOutput(output=answer, logs="", is_final_answer=True)
 
     def _edit(self, path: str, body: str) -> str | CodeOutput:
         """The call that proposes a change block; the run's end when it was proposed already
