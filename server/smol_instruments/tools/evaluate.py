@@ -6,8 +6,7 @@ model's lines with the repository importable as its tests import it (the root, a
 when there is one), and every name the code uses that a module of the repository defines at
 its top level imported for it (`average` from `calc/ops.py`). It returns the value of the last
 line when that is an expression (`repr`), what the code printed, or the exception it raised
-with where. What it prints is captured, but the code sees a terminal, as where a user calls it
-(termcolor gives a pipe plain text, and raises for a bad colour only on a terminal).
+with where. What it prints is captured, but the code sees a terminal, as where a user calls it.
 
 It runs exactly as `run_tests` runs the project's code: only in a trusted folder, through the
 command gate (tools/commands.py `decide`) with a fixed decision of its own, not a shell
@@ -56,8 +55,7 @@ payload = json.loads(sys.stdin.read())
 sys.path[:0] = payload["paths"]
 space = {"__name__": "__evaluate__"}
 class Terminal(io.StringIO):  # what it prints is captured, but the code sees a terminal (below)
-    def isatty(self):
-        return True
+    def isatty(self): return True
 printed = Terminal()
 result = {"imported": []}
 if payload.get("tracer"):  # evaluate_code(trace=N): tools/evaluate.py TRACER
@@ -344,6 +342,8 @@ def evaluate_code(
     reported = json.loads(stdout.rsplit(RESULT_MARK, 1)[1].strip().splitlines()[0])
     printed = str(reported.pop("printed", "")) + stdout.rsplit(RESULT_MARK, 1)[0].rstrip("\n")
     out: dict[str, Any] = {"code": code, **reported}
+    if "raised_at" in out:  # where in the repository, not where its view is mounted
+        out["raised_at"] = [at.removeprefix(f"{ctx.root}/") for at in out["raised_at"]]
     if printed.strip():
         out["printed"], out["truncated"] = truncate_output(printed, 2000, 60)
     return out
