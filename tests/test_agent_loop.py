@@ -507,6 +507,27 @@ def test_the_new_lines_of_a_search_replace_block_may_repeat_the_old_ones() -> No
     assert before_repetition(twice) == twice[: -len(kept)]
 
 
+def test_a_change_may_repeat_a_line_under_another() -> None:
+    """Seen on the 1.5B model (dev sv-bump-step): rewriting semver's class, the docstring line
+    `>>> ver = semver.parse("3.4.5")` of bump_minor repeated bump_patch's, and the reply was
+    cut there, mid-docstring, so no change was made. In a change, a line is a repeat only with
+    the line before it; control: a function written twice over is still cut."""
+    from smol_instruments.agent.repeats import before_repetition
+
+    def bump(part: str) -> str:
+        return (
+            f'    def bump_{part}(self):\n        """Raise the {part} part of the version.\n\n'
+            f"        :return: new object with the raised {part} part\n\n"
+            '        >>> ver = semver.parse("3.4.5")\n        """\n'
+            f"        return self._bump_{part}_of_the_version_now()\n\n"
+        )
+
+    change = "# file: src/semver/version.py\nclass Version:\n" + bump("patch") + bump("minor")
+    assert before_repetition(change) == change
+    again = change + bump("minor")
+    assert before_repetition(again) == change + bump("minor").split("\n", 1)[0] + "\n"
+
+
 QUOTE = "The wrong line is:\n```python\nreturn a - b\n```\nIt subtracts."
 CALL = 'Reading.\n```python\nprint(read_file(path="a.py"))\n```'
 CHANGE = "```python\n# file: a.py\nX = 1\n```"

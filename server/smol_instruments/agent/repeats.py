@@ -17,6 +17,8 @@ REPEATED_LINE_CHARS = 30
 SAME_SHAPE_RUN = 8
 _LITERALS = re.compile(r"\d+|\"[^\"]*\"|'[^']*'")
 _CODE_WORD = re.compile(r"[A-Za-z]")
+#: The first line of a change written as definitions (agent/edits.py `file_header`).
+_CHANGE_HEADER = re.compile(r"^\s*#\s*(?:file|path)\s*:", re.IGNORECASE)
 
 
 def before_repetition(text: str) -> str:
@@ -27,16 +29,22 @@ def before_repetition(text: str) -> str:
     seen: set[str] = set()
     offset = 0
     shape, run = "", 0
+    change, before = False, ""
     for line in text.splitlines(keepends=True):
         if not line.endswith("\n"):
             break  # not complete yet
         key = line.strip()
         if is_marker_line(line):
             seen.clear()
+        change = change or _CHANGE_HEADER.match(line) is not None
         if len(key) >= REPEATED_LINE_CHARS:
-            if key in seen:
+            # in a change, a line comes back with what comes before it: code repeats lines
+            # (semver's bump_* docstrings each have `>>> ver = semver.parse("3.4.5")`, and
+            # a class rewritten whole was cut at the second, dev sv-bump-step)
+            probe = f"{before}\n{key}" if change else key
+            if probe in seen:
                 return text[:offset]
-            seen.add(key)
+            seen.add(probe)
             this = _LITERALS.sub("_", key)
             # lines of data alone (a list of classifiers, of dependencies) are what the file
             # holds, not a runaway: only a run of code lines of the same shape is cut
@@ -46,6 +54,7 @@ def before_repetition(text: str) -> str:
                 return text[:offset]
         else:
             shape, run = "", 0
+        before = key or before
         offset += len(line)
     return text[: _repeated_sentence(text)]
 
