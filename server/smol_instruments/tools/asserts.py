@@ -11,15 +11,29 @@ literals and a literal: the call must run alone, outside the test, and mean the 
 from __future__ import annotations
 
 import ast
+import re
 
 from ..base import pyast
 from ..base.errors import ToolError
 from .base import ToolContext
-from .evaluate import FAILED_AT
 from .files import read_repo_text
 
+#: Where pytest says an assertion failed: "tests/test_x.py:17: AssertionError".
+FAILED_AT = re.compile(r"^(\S+\.py):(\d+): (?:AssertionError|assert)", re.M)
 #: Assertions read at most.
 MAX_WANTS = 3
+
+
+def assertion_at(tree: ast.Module, line: int) -> ast.Assert | None:
+    """The `assert` statement of `tree` whose lines hold `line` (pytest's failing line)."""
+    return next(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assert) and node.lineno <= line <= (node.end_lineno or line)
+        ),
+        None,
+    )
 
 
 def wanted_by_assertions(ctx: ToolContext, output: str) -> dict[str, str]:
@@ -31,13 +45,10 @@ def wanted_by_assertions(ctx: ToolContext, output: str) -> dict[str, str]:
             tree = pyast.parsed(read_repo_text(ctx, path)[1])
         except ToolError:
             continue
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.Assert) and node.lineno <= int(line) <= (
-                node.end_lineno or node.lineno
-            ):
-                found = _call_and_value(node.test)
-                if found is not None and len(wants) < MAX_WANTS:
-                    wants.setdefault(*found)
+        node = assertion_at(tree, int(line)) if tree is not None else None
+        found = _call_and_value(node.test) if node is not None else None
+        if found is not None and len(wants) < MAX_WANTS:
+            wants.setdefault(*found)
     return wants
 
 

@@ -35,6 +35,7 @@ from ..base.errors import ErrorType, ToolError
 from ..base.testruns import is_test_path
 from ..base.truncate import truncate_output
 from ..safety.policy.verdicts import PolicyDecision
+from .asserts import FAILED_AT, assertion_at
 from .base import RepoTool, ToolContext, guarded
 from .commands import python_command
 from .files import read_repo_text
@@ -401,8 +402,6 @@ def parameter_call(ctx: ToolContext, code: str, name: str) -> tuple[str, str] | 
     return call, note
 
 
-#: Where pytest says an assertion failed: "tests/test_x.py:17: AssertionError".
-FAILED_AT = re.compile(r"^(\S+\.py):(\d+): (?:AssertionError|assert)", re.M)
 #: How many statements of a symptom call's run with a patch are shown when it is still wrong.
 PATCHED_TRACE_STEPS = 12
 #: How many failing assertions are run, and for how long each.
@@ -504,20 +503,15 @@ def written_lines(old: str | None, new: str) -> set[int]:
 def _asserted_calls(tree: ast.Module, line: int, written: set[int] | None) -> list[str]:
     """The sides of the assertion at `line` that call something, as source, when the
     assertion is on a line in `written` (any line: None)."""
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Assert):
-            continue
-        span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
-        if line not in span or (written is not None and not written.intersection(span)):
-            continue
-        test = node.test
-        sides = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [test]
-        return [
-            ast.unparse(side)
-            for side in sides
-            if any(isinstance(part, ast.Call) for part in ast.walk(side))
-        ]
-    return []
+    node = assertion_at(tree, line)
+    span = range(node.lineno, (node.end_lineno or node.lineno) + 1) if node is not None else ()
+    if node is None or (written is not None and not written.intersection(span)):
+        return []
+    test = node.test
+    sides = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [test]
+    return [
+        ast.unparse(side) for side in sides if any(isinstance(p, ast.Call) for p in ast.walk(side))
+    ]
 
 
 def gives(result: dict[str, Any], *, where: bool = False) -> str:
