@@ -198,9 +198,7 @@ class SmolCodeAgent(PinnedCodeAgent):
                 raise InterpreterError(Nudge.NO_FILE.says(names=", ".join(names)))
         if path is not None:
             return self._edit(path, body)
-        prose = _before_first_block(self._reply)
-        # "..., like this:" ends an answer that shows code; "I will read it:" is a plan
-        if len(prose) >= ILLUSTRATED_ANSWER_CHARS and not is_plan(prose.rstrip(": \n")):
+        if self._answered_before_block():
             return CodeOutput(output=self._reply.strip(), logs="", is_final_answer=True)
         return code
 
@@ -244,14 +242,19 @@ class SmolCodeAgent(PinnedCodeAgent):
             _before_first_block(self._reply).rstrip(": \n")
         )
 
+    def _answered_before_block(self) -> bool:
+        """The reply's prose before its first block is a written answer: long enough, and no
+        plan ("..., like this:" ends an answer that shows code; "I will read it:" is a plan)."""
+        prose = _before_first_block(self._reply)
+        return len(prose) >= ILLUSTRATED_ANSWER_CHARS and not is_plan(prose.rstrip(": \n"))
+
     def _run_example(self, code: str) -> str | CodeOutput:
         """A block that needs the repository's code (`print(inflection.camelize("a_b",
         False))`) runs through `evaluate`, not the executor that has only the tools (dev
         infl-camel-lower: NameError three times, then stuck). Under a written answer it is
         the answer's example: run once, the answer ends with what it gave; one that raises
         goes back to the model, as does a block under a plan (it is a call)."""
-        prose = _before_first_block(self._reply)
-        if len(prose) < ILLUSTRATED_ANSWER_CHARS or is_plan(prose.rstrip(": \n")):
+        if not self._answered_before_block():
             return f"print(evaluate(code={code!r}))"
         result = self.tools["evaluate"](code=code)
         if not isinstance(result, dict) or "exception" in result or "error" in result:
@@ -361,9 +364,7 @@ class SmolCodeAgent(PinnedCodeAgent):
         seed, path, body = found
         result = self.tools["propose_patch"](path=path, old_text="", new_text=body)
         if isinstance(result, dict) and result.get("patch_id"):
-            wanted = "; ".join(
-                f"{call} give {value}" for call, value in watch.wants.items()
-            )
+            wanted = "; ".join(f"{call} give {value}" for call, value in watch.wants.items())
             step.observations = (
                 (step.observations or "").rstrip()
                 + "\n"
