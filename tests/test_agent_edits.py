@@ -1087,3 +1087,25 @@ def test_a_merge_leaves_out_a_rewritten_definition_that_breaks_the_tests(
         repo, settings, [f"# file: app/version.py\n{kept}", "Done."], task
     )
     assert "kept" not in patches[-1].summary and "__init__" in diff_of(patches[-1])
+
+
+def test_a_sampled_request_asks_for_the_place_at_the_end_of_what_the_model_reads_last() -> None:
+    """The place to change goes after the last message the model reads as the user's: the
+    task, or an observation (smolagents sends tool responses as the user's). The run's own
+    messages are not touched."""
+    from smolagents.models import ChatMessage, MessageRole
+
+    def text(words: str) -> list[dict[str, str]]:
+        return [{"type": "text", "text": words}]
+
+    messages = [
+        ChatMessage(role=MessageRole.SYSTEM, content=text("rules")),
+        ChatMessage(role=MessageRole.USER, content=text("the task")),
+        ChatMessage(role=MessageRole.ASSISTANT, content=text("a change")),
+        ChatMessage(role=MessageRole.TOOL_RESPONSE, content=text("Observation: it fails")),
+    ]
+    asked = search._ending_with(messages, "\nChange `ordinal`.")
+    assert asked[3].content == [*text("Observation: it fails"), *text("\nChange `ordinal`.")]
+    assert asked[:3] == messages[:3] and messages[3].content == text("Observation: it fails")
+    first = search._ending_with(messages[:2], "\nChange `ordinal`.")
+    assert first[1].content == [*text("the task"), *text("\nChange `ordinal`.")]

@@ -27,6 +27,8 @@ import dataclasses
 import re
 from typing import Any
 
+from smolagents.models import ChatMessage, MessageRole
+
 from ..tools.base import ToolContext
 from ..tools.patch import confirms_symptom, patch_checks
 from .edits import file_header
@@ -89,23 +91,20 @@ def _places(ctx: ToolContext, repo_files: set[str]) -> list[tuple[str, str]]:
     return places[:PLACES]
 
 
-def _ending_with(messages: list[Any], words: str) -> list[Any]:
-    """`messages` with `words` added to the end of the last user message (a copy: the run's own
-    messages are not touched)."""
+def _ending_with(messages: list[ChatMessage], words: str) -> list[ChatMessage]:
+    """`messages` with `words` added to the end of the last message the model reads as the
+    user's (a task, or an observation: smolagents sends tool responses as the user's); a copy,
+    the run's own messages are not touched."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        role = message.get("role") if isinstance(message, dict) else message.role
-        if str(getattr(role, "value", role)) != "user":
+        if message.role not in (MessageRole.USER, MessageRole.TOOL_RESPONSE):
             continue
-        content = message.get("content") if isinstance(message, dict) else message.content
+        content = message.content
         if isinstance(content, list):
             content = [*content, {"type": "text", "text": words}]
         else:
             content = f"{content or ''}{words}"
-        if isinstance(message, dict):
-            changed: Any = {**message, "content": content}
-        else:
-            changed = dataclasses.replace(message, content=content)
+        changed = dataclasses.replace(message, content=content)
         return [*messages[:index], changed, *messages[index + 1 :]]
     return messages
 
