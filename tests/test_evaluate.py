@@ -740,3 +740,46 @@ def test_an_answers_example_code_runs_where_the_repositorys_code_is_importable(
     assert runs_outside("import calc\nprint(calc.ops.add(1, 2))", tools)
     assert not runs_outside('print(read_file(path="calc/ops.py"))', tools)
     assert not runs_outside("x = [2, 4]\nprint(sum(x) / len(x))", tools)  # the executor runs it
+
+
+NAMES = '''"""Lookups that raise."""
+
+TABLE = {"on_red": 41, "on_green": 42}
+
+
+class Box:
+    colour = "red"
+
+
+def lookup(name):
+    if TABLE[name] > 40:
+        return True
+    return False
+
+
+def first(key):
+    raise KeyError(key)
+'''
+
+
+def test_a_lookup_that_raises_is_said_with_what_was_there_to_look_up(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev tc-on-color-red: shown `KeyError: 'red'` raised at `HIGHLIGHTS[on_color]`, the
+    1.5B model answered that colored does not take on_color. What a user looks up next is
+    what the mapping holds: its keys and the closest to the missing one, from the objects that
+    raised (and for an AttributeError the closest names, as Python 3.12 says them)."""
+    from smol_instruments.tools.evaluate import told
+
+    make_repo(tmp_path / "repo", {"names.py": NAMES, "tests/test_names.py": "def test_x(): ...\n"})
+    result = evaluate(tmp_path, settings, "lookup('red')")  # the subscript is in an `if` line
+    assert result["exception"] == "KeyError: 'red'"
+    assert result["hint"] == (
+        "TABLE has no key 'red'; the closest: 'on_red'; its keys: 'on_red', 'on_green'"
+    )
+    assert "  (TABLE has no key 'red'; the closest: 'on_red'" in "\n".join(told("x", result))
+    attribute = evaluate(tmp_path, settings, "Box().color")
+    assert attribute["hint"] == "did you mean: colour?"
+    # controls: a KeyError raised by name, and a lookup that works, say nothing more
+    assert "hint" not in evaluate(tmp_path, settings, "first('red')")
+    assert "hint" not in evaluate(tmp_path, settings, "lookup('on_red')")

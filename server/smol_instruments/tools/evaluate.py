@@ -10,11 +10,11 @@ with where. What it prints is captured, but the code sees a terminal, as where a
 
 It runs exactly as `run_tests` runs the project's code: only in a trusted folder, through the
 command gate (tools/commands.py `decide`) with a fixed decision of its own, not a shell
-command: the interpreter gets the runner below as its program and the model's code on stdin,
-so nothing of the code reaches a shell or the command policy's parser. Contained like every
-command (base/containment.py: no network, an empty home, a copy-on-write view of the
-repository), with one difference: what it writes there is discarded with the view, never
-proposed (the code is the model's, which a prompt injection in any file it read may have
+command: the interpreter gets the runner (tools/runner.py) as its program and the model's
+code on stdin, so nothing of the code reaches a shell or the command policy's parser.
+Contained like every command (base/containment.py: no network, an empty home, a copy-on-write
+view of the repository), with one difference: what it writes there is discarded with the
+view, never proposed (the code is the model's, which a prompt injection in any file it read may have
 written; a question's answer changes nothing). In its own process group, killed at
 `EVALUATE_TIMEOUT_S`.
 """
@@ -40,216 +40,13 @@ from .base import RepoTool, ToolContext, guarded
 from .commands import python_command
 from .files import read_repo_text
 from .imports import call_with, find_imports, parameter_owners
+from .runner import RESULT_MARK, RUNNER, TRACER
 from .shell import gated_run
 from .validation import require_str
 
 EVALUATE_TIMEOUT_S = 20.0
 MAX_CODE_CHARS = 4000
-#: Where the runner's result starts in its output (the code may print anything before it).
-RESULT_MARK = "\x1e-evaluate-result-\x1e"
 RULE = "allow.evaluate"
-
-#: The program the interpreter runs; the payload (code, imports, paths) comes on stdin.
-RUNNER = r"""
-import ast, contextlib, io, json, sys, traceback
-payload = json.loads(sys.stdin.read())
-sys.path[:0] = payload["paths"]
-space = {"__name__": "__evaluate__"}
-class Terminal(io.StringIO):  # what it prints is captured, but the code sees a terminal (below)
-    def isatty(self): return True
-printed = Terminal()
-result = {"imported": []}
-if payload.get("tracer"):  # evaluate_code(trace=N): tools/evaluate.py TRACER
-    exec(payload["tracer"], {"payload": payload, "result": result, "sys": sys, "ast": ast})
-try:
-    with contextlib.redirect_stdout(printed):
-        for module, name in payload["imports"]:
-            try:
-                said = f"from {module} import {name}" if name else f"import {module}"
-                space[name or module] = getattr(__import__(module, fromlist=[name]), name) if name else __import__(module)
-                result["imported"].append(said)
-            except Exception as exc:
-                result.setdefault("import_errors", []).append(f"{said}: {type(exc).__name__}: {exc}")
-        tree = ast.parse(payload["code"], "<evaluate>", "exec")
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        start = getattr(sys, "_smol_trace", None)  # traced: the last expression, else all
-        if start is not None and last is None:
-            start()
-        exec(compile(tree, "<evaluate>", "exec"), space)
-        if start is not None and last is not None:
-            # `f(a) == f(b)`, `parse(a).bump()`: the operands, the receiver, are worked out first,
-            # untraced, and said with their values; what is traced is the operator or the last
-            # call, which decides the answer (how `==` compares, what `bump` does)
-            node = last.value
-            if isinstance(node, ast.Compare) and len(node.ops) == 1:
-                parts = [node.left, node.comparators[0]]
-            elif isinstance(node, ast.BinOp):
-                parts = [node.left, node.right]
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                parts = [node.func.value]
-            else:
-                parts = []
-            if any(isinstance(part, ast.Call) for n in parts for part in ast.walk(n)):
-                try:  # an operand that raises: the whole is traced, to where it raises
-                    values = [eval(compile(ast.Expression(p), "<evaluate>", "eval"), space) for p in parts]
-                except Exception:
-                    values = None
-                if values is not None:
-                    result["operands"] = [f"{ast.unparse(p)} = {repr(v)[:200]}" for p, v in zip(parts, values)]
-                    names = [ast.Name(f"_operand{i}", ast.Load()) for i in range(len(values))]
-                    space.update({name.id: value for name, value in zip(names, values)})
-                    if isinstance(node, ast.Compare):
-                        node = ast.Compare(names[0], node.ops, [names[1]])
-                    elif isinstance(node, ast.BinOp):
-                        node = ast.BinOp(names[0], node.op, names[1])
-                    else:
-                        node = ast.Call(ast.Attribute(names[0], node.func.attr, ast.Load()), node.args, node.keywords)
-                    last.value = ast.fix_missing_locations(ast.copy_location(node, last.value))
-            start()
-        if last is not None:
-            value = eval(compile(ast.Expression(last.value), "<evaluate>", "eval"), space)
-        sys.settrace(None)
-        if last is not None:
-            result["value"] = repr(value)
-            try:  # as it prints: "1.3.0" for a Version; a __str__ that raises takes nothing away
-                result["text"] = str(value)[:200]
-            except Exception:
-                pass
-            result["type"] = type(value).__name__
-except BaseException as exc:
-    sys.settrace(None)
-    result["exception"] = f"{type(exc).__name__}: {exc}"
-    frames = traceback.extract_tb(exc.__traceback__)
-    result["raised_at"] = [f"{f.filename}:{f.lineno} in {f.name}: {f.line}" for f in frames
-                           if not f.filename.startswith("<")][-3:]
-result["printed"] = printed.getvalue()
-sys.__stdout__.write("\n" + MARK + json.dumps(result) + "\n")
-""".replace("MARK", repr(RESULT_MARK))
-
-#: What the runner adds for `trace`: each statement of the repository's code that ran (up to
-#: `trace` of them), with the values of its operator expressions ("number % 10 = 9"), and
-#: what each function returned; and the functions that ran ("ordinal (inflection.py)"). Only
-#: expressions of names, constants, attributes and operators are evaluated, and calls of
-#: builtins that change nothing (`len`; `sum` of a container, never of a generator it would
-#: use up); no subscript (a defaultdict's adds a key).
-TRACER = r"""
-import os
-root = os.path.join(payload["root"], "")
-limit, trees, counts, steps, functions = payload["trace"], {}, {}, [], []
-last = [None]  # the (file, line, frame) recorded last
-result["trace"], result["functions"] = steps, functions
-SAFE = (ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp,
-        ast.Tuple, ast.List, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
-SHOWN = (ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp)
-import builtins
-# builtins that read their arguments and change nothing; those that iterate, only over a
-# container (never a generator or an iterator, which they would use up)
-PURE = {"len", "abs", "round", "int", "float", "str", "bool", "isinstance", "ord", "chr"}
-ITERATING = {"sum", "min", "max", "sorted", "any", "all"}
-CONTAINERS = (list, tuple, str, bytes, dict, set, frozenset, range)
-
-def safe(part, space):
-    for n in ast.walk(part):
-        if isinstance(n, ast.Call):
-            name = n.func.id if isinstance(n.func, ast.Name) else None
-            if name not in PURE | ITERATING or space.get(name, getattr(builtins, name)) is not getattr(builtins, name):
-                return False
-            if n.keywords or not all(isinstance(a, (ast.Name, ast.Constant, ast.Attribute)) for a in n.args):
-                return False
-            if name in ITERATING:
-                try:
-                    given = [eval(compile(ast.Expression(a), "<trace>", "eval"), space) for a in n.args]
-                except Exception:
-                    return False
-                if not all(isinstance(g, CONTAINERS) for g in given):
-                    return False
-        elif not isinstance(n, SAFE):
-            return False
-    return True
-
-def statements(filename):
-    if filename not in trees:
-        trees[filename] = {}
-        try:
-            with open(filename, encoding="utf-8") as f:
-                tree = ast.parse(f.read())
-        except Exception:
-            return trees[filename]
-        for node in ast.walk(tree):
-            if isinstance(node, ast.stmt):
-                trees[filename].setdefault(node.lineno, node)
-    return trees[filename]
-
-def shown(value):
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-def values(node, frame):
-    expr = getattr(node, "test", None) or getattr(node, "iter", None) or getattr(node, "value", None)
-    if not isinstance(expr, ast.expr):
-        return []
-    said, space = [], {**frame.f_globals, **frame.f_locals}
-    for part in ast.walk(expr):
-        if len(said) >= 3:
-            break
-        if not isinstance(part, SHOWN) or not safe(part, space):
-            continue
-        try:
-            value = eval(compile(ast.Expression(part), "<trace>", "eval"), space)
-        except Exception:
-            continue
-        said.append(f"{ast.unparse(part)} = {shown(value)}")
-    return said
-
-def record(frame, event, arg):
-    where = os.path.relpath(frame.f_code.co_filename, root)
-    name = frame.f_code.co_name
-    if f"{name} ({where})" not in functions and len(functions) < 12:
-        functions.append(f"{name} ({where})")
-    if len(steps) >= limit:
-        return
-    if event == "return":
-        raised = raising.pop(id(frame), None)
-        if raised is not None:
-            steps.append(f"{where}: {name} raised {raised}")
-        elif frame.f_code.co_flags & 0x20:  # a generator: each yield is a "return"
-            steps.append(f"{where}: {name} yielded {shown(arg)}")
-        else:
-            steps.append(f"{where}: {name} returned {shown(arg)}")
-        return
-    node = statements(frame.f_code.co_filename).get(frame.f_lineno)
-    if node is None:
-        return
-    key = (frame.f_code.co_filename, frame.f_lineno)
-    if last[0] == (key, id(frame)):
-        return  # back on the line of a statement spread over several
-    last[0] = (key, id(frame))
-    counts[key] = counts.get(key, 0) + 1
-    if counts[key] > 2:
-        return
-    line = ast.unparse(node).splitlines()[0][:100]
-    said = values(node, frame)
-    steps.append(f"{where}:{frame.f_lineno} ({name}) {line}" + (f"  # {'; '.join(said)}" if said else ""))
-
-raising = {}
-
-def local(frame, event, arg):
-    if event == "exception":
-        raising[id(frame)] = arg[0].__name__
-    elif event == "line":
-        raising.pop(id(frame), None)  # caught in this frame: it goes on
-    if event in ("line", "return"):
-        record(frame, event, arg)
-    return local
-
-def tracer(frame, event, arg):
-    filename = frame.f_code.co_filename
-    if not filename.startswith(root) or "site-packages" in filename:
-        return None
-    return local
-
-sys._smol_trace = lambda: sys.settrace(tracer)
-"""
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -530,6 +327,8 @@ def told(call: str, result: dict[str, Any]) -> list[str]:
     (the task's calls, the failing assertions, a symptom's call with a patch): what it gave,
     printed or could not import, then what ran, statement by statement."""
     lines = [f"{call} {gives(result, where=True)}"]
+    if result.get("hint"):
+        lines.append(f"  ({result['hint']})")
     if result.get("printed"):
         lines.append(f"  and prints: {str(result['printed']).strip()[:300]}")
     lines.extend(f"  (could not import: {problem})" for problem in result.get("import_errors", []))
