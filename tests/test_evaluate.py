@@ -759,6 +759,10 @@ def lookup(name):
 
 def first(key):
     raise KeyError(key)
+
+
+def paint(text, colour=None, *, bold=False):
+    return text
 '''
 
 
@@ -768,7 +772,8 @@ def test_a_lookup_that_raises_is_said_with_what_was_there_to_look_up(
     """Dev tc-on-color-red: shown `KeyError: 'red'` raised at `HIGHLIGHTS[on_color]`, the
     1.5B model answered that colored does not take on_color. What a user looks up next is
     what the mapping holds: its keys and the closest to the missing one, from the objects that
-    raised (and for an AttributeError the closest names, as Python 3.12 says them)."""
+    raised (for a call that does not fit, what its function takes; for an AttributeError the
+    closest names, as Python 3.12 says them)."""
     from smol_instruments.tools.evaluate import told
 
     make_repo(tmp_path / "repo", {"names.py": NAMES, "tests/test_names.py": "def test_x(): ...\n"})
@@ -780,6 +785,11 @@ def test_a_lookup_that_raises_is_said_with_what_was_there_to_look_up(
     assert "  (TABLE has no key 'red'; the closest: 'on_red'" in "\n".join(told("x", result))
     attribute = evaluate(tmp_path, settings, "Box().color")
     assert attribute["hint"] == "did you mean: colour?"
+    keyword = evaluate(tmp_path, settings, "paint('x', color='red')")
+    assert keyword["hint"] == (
+        "paint takes (text, colour=None, *, bold=False); the closest to 'color': colour"
+    )
+    assert evaluate(tmp_path, settings, "Box(1)")["hint"] == "Box takes ()"
     # controls: a KeyError raised by name, and a lookup that works, say nothing more
     assert "hint" not in evaluate(tmp_path, settings, "first('red')")
     assert "hint" not in evaluate(tmp_path, settings, "lookup('on_red')")

@@ -12,7 +12,7 @@ RESULT_MARK = "\x1e-evaluate-result-\x1e"
 
 #: The program the interpreter runs; the payload (code, imports, paths) comes on stdin.
 RUNNER = r"""
-import ast, contextlib, difflib, io, json, linecache, sys, traceback
+import ast, contextlib, difflib, inspect, io, json, linecache, re, sys, traceback
 payload = json.loads(sys.stdin.read())
 sys.path[:0] = payload["paths"]
 space = {"__name__": "__evaluate__"}
@@ -24,18 +24,34 @@ result = {"imported": []}
 
 # What a user would look up next, from the objects that raised: a KeyError's mapping, with its
 # keys and the closest to the missing one (a subscript of a name or attribute on the line that
-# raised, in the deepest frame that has one); an AttributeError's closest names, as Python 3.12
-# suggests them.
+# raised, in the deepest frame that has one); a call that does not fit its function (TypeError),
+# the parameters it takes and the closest to a keyword it does not; an AttributeError's closest
+# names, as Python 3.12 suggests them.
 def hint(exc):
     if isinstance(exc, AttributeError) and getattr(exc, "obj", None) is not None and exc.name:
         close = difflib.get_close_matches(exc.name, [n for n in dir(exc.obj) if n[:2] != "__"])
         return f"did you mean: {', '.join(close)}?" if close else None
-    if not isinstance(exc, KeyError) or not exc.args:
-        return None
-    key, tbs, tb = exc.args[0], [], exc.__traceback__
+    tbs, tb = [], exc.__traceback__
     while tb is not None:
         tbs.append(tb)
         tb = tb.tb_next
+    called = re.match(r"([\w.]+)\(\) (?:got an unexpected keyword argument '(\w+)'|missing|takes)", str(exc))
+    if isinstance(exc, TypeError) and called:  # a call that does not fit: what it takes
+        for tb in reversed(tbs):
+            parts, frame = called[1].split("."), tb.tb_frame
+            target = frame.f_locals.get(parts[0], frame.f_globals.get(parts[0]))
+            for part in parts[1:]:
+                target = target if part == "__init__" else getattr(target, part, None)
+            try:
+                parameters = inspect.signature(target)
+            except Exception:
+                continue
+            close = difflib.get_close_matches(called[2] or "", list(parameters.parameters))
+            return f"{called[1]} takes {parameters}" + f"; the closest to {called[2]!r}: {', '.join(close)}" * bool(close)
+        return None
+    if not isinstance(exc, KeyError) or not exc.args:
+        return None
+    key = exc.args[0]
     for tb in reversed(tbs):
         frame, source = tb.tb_frame, linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
         for text in (source, source + " pass", source.removeprefix("el") + " pass"):
