@@ -537,6 +537,52 @@ def test_a_comparison_of_two_calls_traces_the_comparison_with_each_sides_value(
     assert "operands" not in single and "(__init__)" in single["trace"][0], single
 
 
+SEMVER = """class Version:
+    def __init__(self, text):
+        self._core, _, self._build = text.partition("+")
+
+    @property
+    def core(self):
+        \"\"\"The version without its build.\"\"\"
+        return self._core
+
+    def to_tuple(self):
+        return (self.core, self._build)
+
+    def compare(self, other):
+        v1 = self.to_tuple()[:1]
+        v2, count = other.to_tuple()[:1], 0
+        count += 1
+        return (v1 > v2) - (v1 < v2)
+"""
+
+
+def test_a_trace_says_what_each_assignment_gave_and_leaves_getters_out(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev sv-build-equal: `v1 = self.to_tuple()[:3]` is where the build is left out of a
+    comparison, but the trace said the line without its value (a call and a slice are not
+    evaluated again), and the getters of five properties used up the rest of its steps. An
+    assignment is said with what its names were given once it ran (read from the frame, not
+    run again), and a function that only returns an attribute is no step of its own."""
+    run = traced_runner(tmp_path, settings, {"semver.py": SEMVER})
+    steps = run("Version('1.0+a').compare(Version('1.0+b'))")["trace"]
+    assert "semver.py:14 (compare) v1 = self.to_tuple()[:1]  # v1 = ('1.0',)" in steps, steps
+    assert (
+        "semver.py:15 (compare) v2, count = (other.to_tuple()[:1], 0)  # v2 = ('1.0',); count = 0"
+        in steps
+    )
+    assert "semver.py:16 (compare) count += 1  # count = 1" in steps
+    # what is assigned is a name's: an attribute or `_` is not said
+    assert "semver.py:3 (__init__) self._core, _, self._build = text.partition('+')" in steps
+    assert not any("(core)" in step or "core returned" in step for step in steps), steps
+    assert "semver.py: to_tuple returned ('1.0', 'a')" in steps  # not a getter: it builds
+    # control: a statement that raised gave nothing, and says nothing more
+    failing = run("Version('1.0+a').compare(None)")
+    assert failing["trace"][0] == "semver.py:14 (compare) v1 = self.to_tuple()[:1]  # v1 = ('1.0',)"
+    assert any(s.startswith("semver.py:15 (compare) v2") and "#" not in s for s in failing["trace"])
+
+
 @pytest.mark.parametrize(
     ("task", "traced"),
     [

@@ -160,6 +160,10 @@ TRACER = r"""
 import os
 root = os.path.join(payload["root"], "")
 limit, trees, counts, steps, functions = payload["trace"], {}, {}, [], []
+# a getter (`return self._major`) says nothing its caller's line does not: neither its line
+# nor its return is a step; a statement that assigns names is said with what they were given
+# once it ran (on the frame's next line or return): `v1 = self.to_tuple()[:3]  # v1 = (1, 0, 0)`
+getters, quiet, assigned = set(), set(), {}
 last = [None]  # the (file, line, frame) recorded last
 result["trace"], result["functions"] = steps, functions
 SAFE = (ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp,
@@ -202,6 +206,12 @@ def statements(filename):
         for node in ast.walk(tree):
             if isinstance(node, ast.stmt):
                 trees[filename].setdefault(node.lineno, node)
+            body = getattr(node, "body", None) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]  # its docstring
+            if body and len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                if all(isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(body[0].value)):
+                    getters.add((filename, body[0].lineno))
     return trees[filename]
 
 def shown(value):
@@ -233,6 +243,9 @@ def record(frame, event, arg):
     if len(steps) >= limit:
         return
     if event == "return":
+        if id(frame) in quiet:
+            quiet.discard(id(frame))
+            return
         raised = raising.pop(id(frame), None)
         if raised is not None:
             steps.append(f"{where}: {name} raised {raised}")
@@ -244,6 +257,9 @@ def record(frame, event, arg):
     node = statements(frame.f_code.co_filename).get(frame.f_lineno)
     if node is None:
         return
+    if (frame.f_code.co_filename, frame.f_lineno) in getters:
+        quiet.add(id(frame))
+        return
     key = (frame.f_code.co_filename, frame.f_lineno)
     if last[0] == (key, id(frame)):
         return  # back on the line of a statement spread over several
@@ -254,14 +270,27 @@ def record(frame, event, arg):
     line = ast.unparse(node).splitlines()[0][:100]
     said = values(node, frame)
     steps.append(f"{where}:{frame.f_lineno} ({name}) {line}" + (f"  # {'; '.join(said)}" if said else ""))
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    names = [n.id for t in targets for n in getattr(t, "elts", [t]) if isinstance(n, ast.Name) and n.id != "_"]
+    if names and isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        assigned[id(frame)] = (len(steps) - 1, names[:3])
+
+def given(frame):
+    index, names = assigned.pop(id(frame))
+    said = [f"{n} = {shown(frame.f_locals[n])}" for n in names if n in frame.f_locals]
+    if said:
+        steps[index] += ("; " if "  # " in steps[index] else "  # ") + "; ".join(said)
 
 raising = {}
 
 def local(frame, event, arg):
     if event == "exception":
         raising[id(frame)] = arg[0].__name__
+        assigned.pop(id(frame), None)  # the statement did not finish: nothing was given
     elif event == "line":
         raising.pop(id(frame), None)  # caught in this frame: it goes on
+    if event in ("line", "return") and id(frame) in assigned:
+        given(frame)
     if event in ("line", "return"):
         record(frame, event, arg)
     return local
