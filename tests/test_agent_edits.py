@@ -701,7 +701,7 @@ def test_a_copy_that_changes_nothing_is_told_what_the_symptom_call_must_give(
     same = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
     fixed = "# file: app/calc.py\ndef add(a, b):\n    return a + b\n"
     for task, told in [
-        ("add(2, 3) gives -1, it should be 5", "The task says add(2, 3) must give 5"),
+        ("add(2, 3) gives -1, it should be 5", "add(2, 3) must give 5: change the lines"),
         ("Fix add in app/calc.py", None),
     ]:
         outcome, model = _checked_run(repo, settings, [same, fixed, "add adds now."], task)
@@ -709,7 +709,7 @@ def test_a_copy_that_changes_nothing_is_told_what_the_symptom_call_must_give(
         assert "it changes nothing" in first, first
         assert outcome.status == "completed", outcome.answer  # the fix after it is proposed
         if told is None:
-            assert "The task says" not in first
+            assert "must give" not in first
         else:
             assert told in first, first
 
@@ -734,7 +734,7 @@ def test_the_refusal_names_the_functions_the_symptom_call_ran(
     task = "double(2) gives 0, it should be 4"
     _, model = _checked_run(repo, settings, [same, fixed, "add adds now."], task)
     first = model.requests[1].last_user_text()
-    assert "The task says double(2) must give 4" in first, first
+    assert "double(2) must give 4: change the lines" in first, first
     assert "double(2) runs double (app/calc.py), add (app/calc.py)" in first, first
 
 

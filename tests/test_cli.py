@@ -313,8 +313,8 @@ def test_patch_merges_complete_functions_by_name(cli: Cli, repo: Path) -> None:
     )
     args = {"path": "app/stats.py", "old_text": "", "new_text": new_text}
     data = propose_and_apply(cli, repo, args)
-    assert data["merged"] == "merged: replaced average; added top; import extended: truncate"
-    assert data["summary"] == data["merged"]
+    assert data["merged"] == "replaced average; added top; import extended: truncate"
+    assert data["summary"] == "merged: " + data["merged"]
     assert [(h["line"], h["added"], h["removed"]) for h in data["hunks"]] == [
         (3, 1, 1),
         (7, 2, 0),
@@ -336,7 +336,7 @@ def test_patch_merges_a_method_into_its_class_keeping_crlf(cli: Cli, repo: Path)
     new_text = "def pop(self):\n    return self.items.pop()\n"
     args = {"path": "app/stack.py", "old_text": "", "new_text": new_text}
     data = propose_and_apply(cli, repo, args)
-    assert data["merged"] == "merged: replaced Stack.pop"
+    assert data["merged"] == "replaced Stack.pop"
     assert "-        return self.items.pop(0)" in data["diff"]
     assert (repo / "app/stack.py").read_bytes() == original.replace("pop(0)", "pop()").encode()
 

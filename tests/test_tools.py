@@ -688,7 +688,7 @@ def test_propose_patch_empty_old_text_on_a_python_file_merges(tools: Tools, repo
     result = assert_ok(
         tools["propose_patch"](path=CALC, old_text="", new_text="def add(a, b):\n    return a + b")
     )
-    assert result["merged"] == "merged: replaced add"
+    assert result["merged"] == "replaced add"
     assert "-    return a - b\n+    return a + b\n" in result["diff"]
     assert "old_text=''" in tools["propose_patch"].description
     assert "old_text=''" in tools["propose_patch"].example

@@ -375,7 +375,7 @@ def symptom_checks(ctx: ToolContext, diff: str, calls: tuple[str, ...]) -> list[
             said += "" if passed else ": the same, so the patch does not change what it gives"
         checks.append(
             {
-                "command": f"{call} (the call the task says is wrong)",
+                "command": f"{call} (the call that gives the wrong value)",
                 "symptom": True,
                 "passed": passed,
                 "output": said,

@@ -341,7 +341,7 @@ class ProposePatchTool(RepoTool):
             summary = replace(merged, replaced=rest).summary()
             summary += f"; kept {kept} as it was: with your version of it the checks failed"
         result = propose(self.ctx, [(rel, text, new_file)], description or summary)
-        result["merged"] = summary
+        result["merged"] = summary.removeprefix("merged: ")  # said after its key, once
         return result
 
 
@@ -379,7 +379,7 @@ def _with_symptom(ctx: ToolContext, error: ToolError) -> ToolError:
     ]
     if wrong:
         error.recovery_suggestion = (
-            f"{error.recovery_suggestion or ''} The task says {'; '.join(wrong)}: change the "
+            f"{error.recovery_suggestion or ''} {'; '.join(wrong)}: change the "
             "lines that compute it."
             + (f" {'; '.join(ran)}: the wrong value may come from any of them." if ran else "")
         ).strip()
