@@ -1056,13 +1056,14 @@ def test_bump_patch():
 
 
 def test_a_merge_leaves_out_a_rewritten_definition_that_breaks_the_tests(
-    tmp_path: Path, settings: Settings
+    tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Seen on the 1.5B model (dev sv-bump-step): asked for a `step` argument, it wrote the
     class around bump_patch with an `__init__` of its own that dropped an attribute, and the
     whole change failed the tests. The whole merge fails, the merge without that `__init__`
     passes: that one is proposed, saying what was kept. Control: a class rewritten with an
-    `__init__` that breaks nothing is proposed whole."""
+    `__init__` that breaks nothing is proposed whole, its validation run once (the merge's,
+    not again for the proposal)."""
     repo = make_repo(
         tmp_path / "repo",
         {"app/__init__.py": "", "app/version.py": VERSION, "tests/test_version.py": VERSION_TESTS},
@@ -1083,10 +1084,19 @@ def test_a_merge_leaves_out_a_rewritten_definition_that_breaks_the_tests(
     # control: the same class with an __init__ that keeps the label is proposed whole
     kept = broken.replace("patch):\n", "patch, label=None):\n        self.label = label\n")
     kept = kept.replace("(major, minor, patch)\n", "(int(major), int(minor), int(patch))\n")
+    runs: list[str] = []
+    validate = LocalSandbox.validate
+
+    def counted(self: LocalSandbox, diff: str, *args: Any, **kwargs: Any) -> Any:
+        runs.append(diff)
+        return validate(self, diff, *args, **kwargs)
+
+    monkeypatch.setattr(LocalSandbox, "validate", counted)
     _, _, patches = _locally_checked(
         repo, settings, [f"# file: app/version.py\n{kept}", "Done."], task
     )
     assert "kept" not in patches[-1].summary and "__init__" in diff_of(patches[-1])
+    assert len(runs) == 1, runs
 
 
 def test_a_sampled_request_asks_for_the_place_at_the_end_of_what_the_model_reads_last() -> None:

@@ -11,6 +11,7 @@ nothing is narrowed that passes, and nothing is guessed from the model's words.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..patches.diff import unified_diff
 from ..patches.pysource import restored
@@ -24,11 +25,14 @@ def narrowed_merge(
     merged: str,
     replaced: Sequence[str],
     checks_of: Callable[[ToolContext], list[str] | None],
+    seen: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[str, str] | None:
     """(the merge with one replaced definition kept as it was, its name) when the whole merge
     fails checks that pass without it and that one does not. Dev sv-bump-step: asked for a
     `step` argument, the 1.5B model wrote `class Version` with bump_patch right and a short
-    `__init__` of its own, which failed 123 tests; the argument alone failed none."""
+    `__init__` of its own, which failed 123 tests; the argument alone failed none. Each
+    validation run is kept in `seen` by its diff, so the proposal of a merge that passed
+    whole is not validated twice."""
     if len(replaced) < 2:
         return None
 
@@ -38,6 +42,8 @@ def narrowed_merge(
             validation = ctx.sandbox.validate(diff, checks_of(ctx)).to_dict()
         except Exception:  # a sandbox that cannot run narrows nothing
             return False
+        if seen is not None:
+            seen[diff] = validation
         checks = validation.get("checks", [])
         return validation.get("applies") is False or any(
             not c.get("passed") and not c.get("timed_out") and not c.get("fails_without_patch")

@@ -62,8 +62,12 @@ def propose(
     ctx: ToolContext,
     changes: list[tuple[str, str | None, str | None]],
     description: str | None,
+    *,
+    validated: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Validate the change in the sandbox, store it as a pending patch, and describe it."""
+    """Validate the change in the sandbox, store it as a pending patch, and describe it.
+    `validated`: the sandbox's validations already run for this call, by diff (a merge
+    narrowed first, tools/narrow.py), not run again."""
     checks = patch_checks(ctx)
     changes, imported = with_imports(ctx, changes)  # a name used and never imported
     pins: list[str] = []
@@ -72,8 +76,9 @@ def propose(
 
     def validate(diff: str) -> dict[str, Any]:
         checked = _from_disk(ctx, changes) or diff
+        known = (validated or {}).get(checked)
         try:
-            validation = ctx.sandbox.validate(checked, checks).to_dict()
+            validation = dict(known) if known else ctx.sandbox.validate(checked, checks).to_dict()
         except Exception as exc:  # a broken sandbox must not lose the proposal
             return {
                 "backend": getattr(ctx.sandbox, "name", "unknown"),
@@ -334,13 +339,16 @@ class ProposePatchTool(RepoTool):
         except ToolError as exc:
             raise _with_symptom(self.ctx, exc) if "compared" in exc.context else exc from None
         summary, new_file = merged.summary(), merged.text
-        narrowed = narrowed_merge(self.ctx, rel, text, merged.text, merged.replaced, patch_checks)
+        seen: dict[str, dict[str, Any]] = {}
+        narrowed = narrowed_merge(
+            self.ctx, rel, text, merged.text, merged.replaced, patch_checks, seen
+        )
         if narrowed is not None:
             new_file, kept = narrowed
             rest = tuple(name for name in merged.replaced if name != kept)
             summary = replace(merged, replaced=rest).summary()
             summary += f"; kept {kept} as it was: with your version of it the checks failed"
-        result = propose(self.ctx, [(rel, text, new_file)], description or summary)
+        result = propose(self.ctx, [(rel, text, new_file)], description or summary, validated=seen)
         result["merged"] = summary.removeprefix("merged: ")  # said after its key, once
         return result
 
