@@ -67,9 +67,9 @@ INTENT_SCHEMA: dict[str, Any] = {
 INTENT_QUESTION = (
     "Before acting, classify the user's newest message: {task}\n\n"
     "Reply with JSON only.\n"
-    '"request": "answer_question" when it asks what code does, returns or means, or where '
-    'something is; "edit_files" when files must be changed or created (fix, add, rename, '
-    'document, a README), also when asked politely as a question ("can you give f an '
+    '"request": "answer_question" when it asks what code does, returns or means, where '
+    'something is, or what a change would affect ("if I change f, what breaks?"); "edit_files" '
+    'when files must be changed or created (fix, add, rename, document, a README), also when asked politely as a question ("can you give f an '
     'argument?") or told as a symptom ("f(x) gives A, it should be B"); "run_and_report" when '
     'it asks to run something (the tests) and report; "refuse" only when it asks to destroy '
     "work or history (delete everything, reset, force-push) or to act outside this repository "
