@@ -431,6 +431,8 @@ def test_the_computed_value_left_out_twice_is_shown_below_the_answer(
         ("1.3", "it gives 1.3.0", False),
         ("3.0", "it gives -3.0", False),
         ("-3.0", "x=-3.0", False),
+        ("True", "it returns True if they are equal, and False otherwise", False),
+        ("False", "it gives False", True),
     ],
 )
 def test_a_computed_value_is_told_as_a_value_of_its_own(

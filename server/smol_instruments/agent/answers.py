@@ -245,7 +245,13 @@ def value_told(value: str, answer: str) -> bool:
     """Whether `answer` gives `value` (bare, as `_bare` makes it) as a value of its own: spaces,
     quotes and case aside, and not as part of a longer word or number ('20' is not in '200',
     '1.3' not in '1.3.0') nor as what a name is set to (`x=True` invents an argument, it does
-    not say the call gives True; seen on the 1.5B model)."""
+    not say the call gives True; seen on the 1.5B model), nor beside its opposite ("it returns
+    True if they are equal, and False otherwise" tells neither: dev sv-build-equal)."""
+    opposite = {"true": "false", "false": "true"}.get(value)
+    return _says(value, answer) and not (opposite and _says(opposite, answer))
+
+
+def _says(value: str, answer: str) -> bool:
     if not value:
         return True
     body = r"[\s'\"`]*".join(map(re.escape, value))
