@@ -180,6 +180,32 @@ def test_the_agents_note_below_a_wrong_answer_does_not_make_it_right(tmp_path: P
     assert task.check(tasks.Outcome(repo, [right], sys.executable)).ok
 
 
+def test_no_note_of_the_agent_makes_a_wrong_answer_right(tmp_path: Path) -> None:
+    # Each note the agent appends is cut before judging (dev jp-run-tests "The test suite is
+    # green." had passed on the runner's list below it; sv-prerelease-bump on the value run).
+    from smol_instruments.agent.outcome import MIGHT_CHANGE
+    from smol_instruments.agent.prompts import UNGROUNDED
+
+    named = checks.names_failing_tests("jsonpointer-escape-bug")
+    repo = fixtures.make("jsonpointer-escape-bug", tmp_path)
+    listed = (
+        "Note: the test runner reported these tests failing: "
+        "tests.py::SpecificationTests::test_round_trip, tests.py::SpecificationTests::test_str_and_repr."
+    )
+    green = f"The test suite is green.\n\n{listed}"
+    assert not named(tasks.Outcome(repo, [green], sys.executable)).ok
+    right = "test_round_trip and test_str_and_repr fail."
+    assert named(tasks.Outcome(repo, [f"{right}\n\n{listed}"], sys.executable)).ok
+    bump = _task("sv-prerelease-bump")
+    repo = fixtures.make(bump.fixture, tmp_path / "sv")
+    run = "Note: run with the repository's code, Version.parse('1.2.3-rc.1').bump_prerelease() = Version(major=1, minor=2, patch=3, prerelease='rc.2', build=None)."
+    vague = f"It raises the prerelease part.\n\n{run}"
+    assert not bump.check(tasks.Outcome(repo, [vague], sys.executable)).ok
+    assert bump.check(tasks.Outcome(repo, ["It gives 1.2.3-rc.2."], sys.executable)).ok
+    for note in (UNGROUNDED, MIGHT_CHANGE):
+        assert checks.model_part(f"It is 3.\n\n{note}").strip() == "It is 3."
+
+
 def test_an_answer_that_repeats_the_question_is_judged_on_its_value(tmp_path: Path) -> None:
     # The question's own argument ("x-men: the ...") is not the wrong value "X-Men: The ...".
     task = _task("infl-titleize-value")

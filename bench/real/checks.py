@@ -9,10 +9,11 @@ must contain and must not contain; where a fact is a value the code computes, th
 computes it by running the code of an untouched copy of the fixture (`computed`), so nothing
 is typed by hand that the code could say.
 
-An answer is judged on what the model said: a note the agent appends below the model's answer
-(today "Note: the tests printed ...", when the model's test counts differ from the printed
-ones) is cut off first (`model_part`), so the agent's own addition never makes a wrong answer
-right.
+An answer is judged on what the model said: every note the agent appends below the model's
+answer (what the tests printed or reported, what a call gave when run, that nothing was read,
+run or changed: agent/answers.py, agent/outcome.py) is cut off first (`model_part`), so the
+agent's own addition never makes a wrong answer right. Until 2026-12 only the first of them
+was cut: a run-tests answer "The test suite is green" passed on the runner's list below it.
 """
 
 from __future__ import annotations
@@ -70,7 +71,11 @@ class Outcome:
 Check = Callable[[Outcome], Verdict]
 
 # Notes the agent puts below the model's answer: what follows is the agent's, not the model's.
-_AGENT_NOTE = re.compile(r"^\s*Note: the tests printed ", re.MULTILINE)
+_AGENT_NOTE = re.compile(
+    r"^\s*Note: (?:the tests printed |the test runner reported |run with the repository's code"
+    r"|nothing was read or run |nothing was changed\.)",
+    re.MULTILINE,
+)
 
 
 def model_part(answer: str) -> str:
