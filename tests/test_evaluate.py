@@ -286,7 +286,8 @@ def test_which_tests_fail_is_answered_from_the_runner_report(
     ]
     outcome, requests = run(repo, settings, turns, "Run the tests and tell me which ones fail")
     assert "the test runner reported these tests failing" in requests[2].last_user_text()
-    assert outcome.status == "completed"
+    # still missing one after being told: not `completed`, the runner's list below it
+    assert outcome.status == "incomplete"
     assert outcome.answer.startswith("Two tests fail: test_add.")
     assert "tests/test_ops.py::test_average" in outcome.answer
 
@@ -417,6 +418,9 @@ def test_the_computed_value_left_out_twice_is_shown_below_the_answer(
     outcome, _ = run(repo, settings, [said, said], "average([2, 4]) -> what do i get")
     assert outcome.answer.startswith(said)
     assert outcome.answer.endswith("Note: run with the repository's code, average([2, 4]) = -3.0.")
+    # an answer that does not give what ran is not `completed`: the user is told it is not
+    # settled (dev sv-build-equal said False twice, its comparison giving True)
+    assert outcome.status == "incomplete"
 
 
 @pytest.mark.parametrize(

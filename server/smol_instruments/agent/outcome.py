@@ -18,7 +18,6 @@ from ..patches.model import Patch
 from ..patches.pysource import DEFINITIONS, first_line, last_line
 from .events import RunStatus
 from .intent import Held, TaskIntent
-from .prompts import UNGROUNDED
 from .watch import RunWatch
 
 _CLAIMS = re.compile(
@@ -45,14 +44,18 @@ REPEATED = (
 
 def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
     """The status and answer of a run its loop ended with an answer, told from what happened:
-    the previous turn's answer again, an answer nothing read or run grounds, a request that
+    the previous turn's answer again, an answer nothing read or run grounds or that still
+    misses what ran after being told once (agent/answers.py), a request that
     may ask for a change or asks for one with nothing changed are not `completed`; a change is
     told from its diff and its checks, the model's words only following, as its words."""
     status: RunStatus = "completed"
     intent = watch.intent
     if watch.repeated:
         status, answer = "incomplete", f"{REPEATED} {answer}".strip()
-    if status == "completed" and UNGROUNDED in watch.corrections:
+    # an answer still missing, after being told once, what ran showed (a value, the failing
+    # tests, the counts) or never grounded: the facts go below it and it is not `completed`
+    # (dev sv-build-equal: told the comparison gives True, it answered False again)
+    if status == "completed" and watch.corrections:
         status = "incomplete"
     if status == "completed" and intent.might_change and not watch.changed():
         status = "incomplete"
