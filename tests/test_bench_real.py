@@ -202,7 +202,7 @@ def test_no_note_of_the_agent_makes_a_wrong_answer_right(tmp_path: Path) -> None
     vague = f"It raises the prerelease part.\n\n{run}"
     assert not bump.check(tasks.Outcome(repo, [vague], sys.executable)).ok
     assert bump.check(tasks.Outcome(repo, ["It gives 1.2.3-rc.2."], sys.executable)).ok
-    for note in (UNGROUNDED, MIGHT_CHANGE):
+    for note in (UNGROUNDED, MIGHT_CHANGE, "Note: from the code, `walk` used by resolve."):
         assert checks.model_part(f"It is 3.\n\n{note}").strip() == "It is 3."
 
 

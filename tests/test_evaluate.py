@@ -423,6 +423,35 @@ def test_the_computed_value_left_out_twice_is_shown_below_the_answer(
     assert outcome.status == "incomplete"
 
 
+def test_an_answer_about_what_uses_a_name_names_what_the_code_shows(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev jp-walk-callers answered "what calls walk?" with line numbers, tc-colour-impact
+    missed cprint (it reaches _can_do_colour through colored): what uses a name is read from
+    the code's syntax trees (a test, or a docstring naming it, is no use), and an answer that
+    leaves one out is sent back once with them; left out again, they go below it and the run
+    is not `completed`."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    (repo / "calc" / "stats.py").write_text(
+        "from calc.ops import average\n\n\ndef report(values):\n    return average(values)\n\n\n"
+        'def summary(values):\n    """Says the average; it does not call it."""\n'
+        "    return f'mean {report(values)}'\n"
+    )
+    said = "average is used in calc/stats.py line 5."
+    outcome, requests = run(repo, settings, [said, "report calls it."], "what calls average?")
+    assert "the code shows `average` used by report; this answer does not name report" in (
+        requests[1].prompt_text()
+    )
+    assert outcome.status == "completed"
+    # what changing it affects reaches one hop further: summary, through report
+    outcome, requests = run(repo, settings, [said, said], "if I change average, what breaks?")
+    assert "`average` used by report, summary" in requests[1].prompt_text()
+    assert outcome.status == "incomplete"
+    assert outcome.answer.endswith("Note: from the code, `average` used by report, summary.")
+
+
 @pytest.mark.parametrize(
     ("value", "answer", "told"),
     [

@@ -104,6 +104,24 @@ def test_which_tasks_hold_a_change_to_failures_it_did_not_cause(task: str, held:
 @pytest.mark.parametrize(
     ("task", "asks"),
     [
+        ("what calls walk in jsonpointer.py?", "callers"),
+        ("which functions use parse?", "callers"),
+        ("where is _cmp used?", "callers"),
+        ("who are the callers of slugify", "callers"),
+        ("if I change add, what else is affected?", "impact"),
+        ("if I change how underscore works, what breaks?", "impact"),
+        ("what does average call?", None),
+        ("what does add do?", None),
+        ("rename add to plus and update its callers", None),  # a change, not a question
+    ],
+)
+def test_a_question_about_what_uses_a_name_is_told_apart(task: str, asks: str | None) -> None:
+    assert from_rules(task).asks_callers == asks
+
+
+@pytest.mark.parametrize(
+    ("task", "asks"),
+    [
         ("anything red in the test suite right now?", True),
         ("is the test suite green? if not what is failing", True),
         ("do the tests pass?", True),

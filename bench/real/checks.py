@@ -73,7 +73,7 @@ Check = Callable[[Outcome], Verdict]
 # Notes the agent puts below the model's answer: what follows is the agent's, not the model's.
 _AGENT_NOTE = re.compile(
     r"^\s*Note: (?:the tests printed |the test runner reported |run with the repository's code"
-    r"|nothing was read or run |nothing was changed\.)",
+    r"|nothing was read or run |nothing was changed\.|from the code, )",
     re.MULTILINE,
 )
 

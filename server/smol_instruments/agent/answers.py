@@ -171,6 +171,28 @@ def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) 
     )
 
 
+def the_reach_is_named(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A question about what uses a name, or what changing it affects, names the functions the
+    code shows using it, directly or one hop further (agent/evidence.py `reach`): sent back
+    once with them (dev jp-walk-callers answered with line numbers, tc-colour-impact missed
+    cprint, which reaches it through colored); the same miss again goes below them."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or not isinstance(answer, str) or not watch.reach:
+        return True
+    named = [user for users in watch.reach.values() for user in users]
+    missing = [user for user in named if not re.search(rf"\b{re.escape(user)}\b", answer)]
+    if not missing:
+        return True
+    shown = "; ".join(f"`{name}` used by {', '.join(users)}" for name, users in watch.reach.items())
+    return _sent_back_once(
+        watch,
+        Nudge.REACH_NOT_NAMED,
+        f"Note: from the code, {shown}.",
+        reach=shown,
+        missing=", ".join(missing),
+    )
+
+
 def _last_failures(memory: AgentMemory) -> list[str]:
     """The tests the last test run shown to the model reported failing (pytest's short
     summary, however the observation indents it): a tool's output or the task's context (dev

@@ -122,6 +122,8 @@ class Context:
     nested: list[tuple[str, str]] = field(default_factory=list)
     #: The one file of code (not tests) whose definitions are shown, else None.
     code_file: str | None = None
+    #: The names the task mentions that the repository defines (the failing tests' first).
+    asked: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -277,6 +279,7 @@ class _Gatherer:
             self._add_definition(name, path, line)
         context = self._render()
         context.named_files, context.near, context.nested = named, near, self.nested
+        context.asked = [name for name in names if name in defined]
         code = {p.path for p in self.pieces if p.name and p.language == "python"}
         code = {path for path in code if not is_test_path(path)}
         context.code_file = code.pop() if len(code) == 1 else None

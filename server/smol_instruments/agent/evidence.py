@@ -20,6 +20,7 @@ command runs contained, like `run_tests`).
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
+from ..base.pyast import parsed
 from ..base.testruns import failing_lines, failing_tests, is_test_path, test_summary
 from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
@@ -35,6 +37,7 @@ from ..tools.asserts import wanted_by_assertions
 from ..tools.base import ToolContext
 from ..tools.commands import detect_test_command, runs_unasked
 from ..tools.evaluate import evaluate_code, evaluates_unasked, told, traced_failures
+from ..tools.files import read_repo_text
 from ..tools.git import GitLogTool, run_git
 from ..tools.imports import method_owners
 from ..tools.search import RgSearchTool
@@ -280,3 +283,38 @@ def _last_commit_changes(ctx: ToolContext, sha: str) -> str:
         return f"\n\nWhat the last commit ({sha}) changed, line by line:\n{told}"
     diff, _ = truncate_output(shown.stdout, DIFF_CHARS, 80)
     return f"\n\nThe diff of the last commit ({sha}):\n{diff.rstrip()}"
+
+
+#: How many functions a name's reach lists: past that, the answer need not copy them all.
+REACH_NAMES = 8
+
+
+def reach(ctx: ToolContext, name: str, files: list[str], *, further: bool) -> list[str]:
+    """The functions of the repository's code (tests aside) whose code refers to `name`, and
+    when `further`, those referring to them (what a change to it affects), from the syntax
+    trees, not the text (a docstring saying "underscore" is no use of it). Each hop is kept
+    only when the whole has at most `REACH_NAMES` (too many for an answer to be held to)."""
+    uses: dict[str, set[str]] = {}
+    for path in files:
+        if not path.endswith(".py") or is_test_path(path):
+            continue
+        try:
+            tree = parsed(read_repo_text(ctx, path)[1])
+        except ToolError:  # unreadable (a link out of the jail): not its code
+            continue
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                refs = uses.setdefault(node.name, set())
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Name):
+                        refs.add(inner.id)
+                    elif isinstance(inner, ast.Attribute):
+                        refs.add(inner.attr)
+
+    def users(of: list[str]) -> list[str]:
+        return [user for user, refs in uses.items() if refs & set(of) and user not in of]
+
+    direct = users([name])
+    every = direct + [user for user in users(direct) if user not in direct and user != name]
+    hops = [hop for hop in [direct, *[every] * further] if len(hop) <= REACH_NAMES]
+    return hops[-1] if hops else []

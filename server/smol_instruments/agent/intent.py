@@ -105,8 +105,7 @@ _ASKS_THEN = re.compile(
     r"|should|seems?|ha[sd]|have|works?|fails?)\b)",
     re.IGNORECASE,
 )
-#: The verbs that say plainly that files are to be edited (not "make", "handle", "support":
-#: "make this repository brand new" is for the model to read).
+#: Verbs that say plainly to edit files ("make this repository new" is for the model to read).
 _EDIT_VERBS = (
     r"fix|add|implement|change|update|refactor|rename|write|create|remove|modify|replace|edit|"
     r"correct|convert|move|extract|insert|rewrite|give|document|repair"
@@ -208,15 +207,14 @@ _CODE_NOUNS = re.compile(
 )
 _FILES_QUESTION = re.compile(r"\b(?:which|what|list)\b[^.?!]{0,30}\bfiles\b", re.I)
 #: "Which Python files ...": the glob list_files is called with.
-_LANGUAGE_GLOBS = {
-    "python": "*.py",
-    "typescript": "*.ts",
-    "javascript": "*.js",
-    "rust": "*.rs",
-    "go": "*.go",
-    "java": "*.java",
-    "markdown": "*.md",
-}
+_LANGUAGE_GLOBS = {"python": "*.py", "typescript": "*.ts", "javascript": "*.js", "rust": "*.rs"}
+_LANGUAGE_GLOBS |= {"go": "*.go", "java": "*.java", "markdown": "*.md"}
+#: Who uses a name, or what changing it affects: "what calls walk?", "if I change f, what breaks?"
+_CALLERS = re.compile(
+    r"\b(?:what|who|which \w+)\s+(?:else\s+)?(?:calls?|uses?|imports?|depends? on|rel(?:y|ies)"
+    r" on)\b|\bcallers?\b|\bwhere\b[^?.!]*\b(?:used|called)\b|\bwhat\b[^?.!]*\b(affect|break|impact)",
+    re.IGNORECASE,
+)
 #: What a request asks outside the repository: publishing, deploying, sending, paying.
 _OUTSIDE = re.compile(
     rf"{_LEAD_IN}(?:publish|deploy|upload|release|push|send|e-?mail|post|tweet|pay|buy)\b",
@@ -337,6 +335,12 @@ class TaskIntent:
         """The task asks which tests fail or if they pass (the answer names those run reports)."""
         state = self.kind == "question" and _SUITE_STATE.search(self.task) is not None
         return state or _WHICH_FAIL.search(self.task) is not None
+
+    @property
+    def asks_callers(self) -> Literal["callers", "impact", None]:
+        """Asks what uses a name ("callers"), or what changing it would affect ("impact")."""
+        found = _CALLERS.search(self.task) if self.kind == "question" else None
+        return None if found is None else "impact" if found[1] else "callers"
 
     @property
     def history(self) -> bool:
@@ -499,14 +503,13 @@ def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
 def _acts_outside(task: str) -> bool:
     """It asks to act outside the repository: publish, send, or use the user's own files."""
     sentences = _sentences(task)
-    clauses = _clauses(sentences)
     return (
         _HOME_PATH.search(task) is not None
         # "send the header first in write()": a word of code where the sentence names code
         or any(
             _OUTSIDE.match(s) and (_OUTSIDE_THEN.match(s) or not code_names(s)) for s in sentences
         )
-        or any(_OUTSIDE_THEN.match(clause) for clause in clauses)
+        or any(_OUTSIDE_THEN.match(clause) for clause in _clauses(sentences))
     )
 
 
@@ -527,13 +530,10 @@ def _open_to_change(task: str) -> bool:
     return _CHANGE_WORD.search(task) is not None or _ABLE.search(task) is not None
 
 
-def decide(
-    task: str,
-    *,
-    follow_up: bool,
-    carried: tuple[str, ...] = (),
-    ask: Callable[[str], tuple[str, str] | None],
-) -> TaskIntent:
+Asker = Callable[[str], tuple[str, str] | None]
+
+
+def decide(task: str, *, follow_up: bool, carried: tuple[str, ...] = (), ask: Asker) -> TaskIntent:
     """The task's intent: by the rules where they settle it, else by the model (`ask` gets the
     question, returns its schema-held reply with the conversation's text, or None), or rules."""
     ruled = from_rules(task, carried=carried)

@@ -60,6 +60,7 @@ from .answers import (
     the_computed_value_is_told,
     the_counts_are_the_outputs,
     the_failures_are_named,
+    the_reach_is_named,
 )
 from .edits import (
     called_names,
@@ -122,6 +123,7 @@ class SmolCodeAgent(PinnedCodeAgent):
                 the_change_was_proposed,
                 the_counts_are_the_outputs,
                 the_failures_are_named,
+                the_reach_is_named,
             ],
         )
         super().__init__(*args, context_tokens=context_tokens, **kwargs)

@@ -282,6 +282,10 @@ class Nudge(Enum):
         "the test runner reported these tests failing: {listed}; this answer does not name "
         "{missing}. Answer again, naming each failing test."
     )
+    REACH_NOT_NAMED = (
+        "the code shows {reach}; this answer does not name {missing}. Answer again, naming each "
+        "function that uses it, directly or through another."
+    )
     NO_CHANGE = (
         "no change has been proposed for this task yet. Reply with the change: "
         + WRITE_THE_CHANGE

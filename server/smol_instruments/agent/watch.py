@@ -57,6 +57,8 @@ class RunWatch:
     context_given: bool = False
     #: What the task's calls gave when run before the first step, "call = value".
     computed: list[str] = field(default_factory=list)
+    #: For a question about what uses a name: the functions that reach it (evidence.py `reach`).
+    reach: dict[str, list[str]] = field(default_factory=dict)
     #: The repository's files the task names (agent/context.py).
     named_files: list[str] = field(default_factory=list)
     #: The one file of code whose definitions were shown for the task (agent/context.py).
