@@ -201,7 +201,7 @@ def test_the_code_a_question_names_comes_with_it(
     # `add()` is written as code: its definition is what is shown, and where it is used
     assert "app/calc.py, lines 1-2: `add`" in prompt
     assert "def add(a, b):\n    return a - b" in prompt
-    assert "app/main.py:5 (in main): print(add(2, 3))" in prompt
+    assert "in main (app/main.py:5): print(add(2, 3))" in prompt
     assert "Where `add` is used, inside main:" in prompt  # the callers by name, first
     assert outcome.status == "completed"
     assert outcome.answer == transcripts.CONVERSATIONAL_ANSWER

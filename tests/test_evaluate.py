@@ -444,12 +444,39 @@ def test_an_answer_about_what_uses_a_name_names_what_the_code_shows(
     assert "the code shows `average` used by report; this answer does not name report" in (
         requests[1].prompt_text()
     )
+    # sent back, its next reply is sampled hotter: at its own temperature the model said the
+    # same again (dev jp-walk-callers)
+    from smol_instruments.agent.model import SHAKEN_TEMPERATURE
+
+    assert requests[0].body["temperature"] < SHAKEN_TEMPERATURE == requests[1].body["temperature"]
     assert outcome.status == "completed"
     # what changing it affects reaches one hop further: summary, through report
     outcome, requests = run(repo, settings, [said, said], "if I change average, what breaks?")
     assert "`average` used by report, summary" in requests[1].prompt_text()
     assert outcome.status == "incomplete"
     assert outcome.answer.endswith("Note: from the code, `average` used by report, summary.")
+
+
+def test_an_object_that_prints_otherwise_is_told_as_it_prints(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev sv-prerelease-bump: shown `Version(major=1, ..., prerelease='rc.2', build=None)`
+    alone, the 1.5B model never said the version; how it prints (1.2.3-rc.2) is what is
+    asked, and what the answer is held to."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    (repo / "calc" / "ver.py").write_text(
+        "class Ver:\n    def __init__(self, *parts):\n        self.parts = parts\n\n"
+        "    def __repr__(self):\n        return f'Ver(parts={self.parts!r})'\n\n"
+        "    def __str__(self):\n        return '.'.join(map(str, self.parts)) + '-rc.2'\n\n\n"
+        "def bumped(text):\n    return Ver(*map(int, text.split('.')))\n"
+    )
+    turns = ["It gives a Ver object.", "It gives 1.2.3-rc.2."]
+    outcome, requests = run(repo, settings, turns, "what does bumped('1.2.3') give?")
+    assert "(str() of it, as print shows it: 1.2.3-rc.2)" in requests[0].last_user_text()
+    assert "it was run: bumped('1.2.3') = 1.2.3-rc.2" in requests[1].prompt_text()
+    assert outcome.status == "completed"
 
 
 @pytest.mark.parametrize(

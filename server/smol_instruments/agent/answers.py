@@ -131,6 +131,7 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
     if not wrong:
         return True
     return _sent_back_once(
+        agent,
         watch,
         Nudge.COUNTS_DIFFER,
         f"Note: the tests printed '{shown_line}'; the counts above are the model's and differ.",
@@ -139,14 +140,19 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
     )
 
 
-def _sent_back_once(watch: RunWatch, nudge: Nudge, note: str, **slots: str) -> bool:
-    """The answer is sent back once (`nudge`, raised); the same miss a second time is let
-    through with `note` below it, never alone."""
+def _sent_back_once(agent: Any, watch: RunWatch, nudge: Nudge, note: str, **slots: str) -> bool:
+    """The answer is sent back once (`nudge`, raised), its next reply sampled hotter (at the
+    agent's temperature the 1.5B model gave the same answer again word for word: dev
+    jp-walk-callers, sv-build-equal); the same miss a second time is let through with `note`
+    below it, never alone."""
     if nudge in watch.nudged:
         if note not in watch.corrections:
             watch.corrections.append(note)
         return True
     watch.nudged.add(nudge)
+    shake = getattr(agent, "shake", None)
+    if callable(shake):
+        shake()
     raise ValueError(nudge.says(text=False, **slots))
 
 
@@ -163,6 +169,7 @@ def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) 
         return True
     listed = ", ".join(failed)
     return _sent_back_once(
+        agent,
         watch,
         Nudge.FAILURES_NOT_NAMED,
         f"Note: the test runner reported these tests failing: {listed}.",
@@ -185,6 +192,7 @@ def the_reach_is_named(answer: Any, memory: AgentMemory, agent: Any = None) -> b
         return True
     shown = "; ".join(f"`{name}` used by {', '.join(users)}" for name, users in watch.reach.items())
     return _sent_back_once(
+        agent,
         watch,
         Nudge.REACH_NOT_NAMED,
         f"Note: from the code, {shown}.",
@@ -226,6 +234,7 @@ def the_answer_is_grounded(answer: Any, memory: AgentMemory, agent: Any = None) 
     if watch is None or watch.grounded() or not watch.about_code():
         return True
     return _sent_back_once(
+        agent,
         watch,
         Nudge.READ_FIRST,
         UNGROUNDED,
@@ -256,6 +265,7 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
         return True
     results = "; ".join(missing)
     return _sent_back_once(
+        agent,
         watch,
         Nudge.VALUE_NOT_TOLD,
         f"Note: run with the repository's code, {results}.",

@@ -122,8 +122,7 @@ class Context:
     nested: list[tuple[str, str]] = field(default_factory=list)
     #: The one file of code (not tests) whose definitions are shown, else None.
     code_file: str | None = None
-    #: The names the task mentions that the repository defines (the failing tests' first).
-    asked: list[str] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)  # the names it mentions that are defined
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -491,8 +490,9 @@ class _Gatherer:
             enclosing = self._enclosing(path, line)
             if enclosing is not None and enclosing[0] != name:
                 callers.setdefault(enclosing[0], None)
-            where = f" (in {enclosing[0]})" if enclosing else ""
-            uses.append(f"{path}:{line}{where}: {text.strip()}")
+            # the function first: given "path:line (in f)", dev jp-walk-callers said line numbers
+            where = f"in {enclosing[0]} ({path}:{line})" if enclosing else f"{path}:{line}"
+            uses.append(f"{where}: {text.strip()}")
         if uses:
             more = f" (and {len(uses) - MAX_USES} more)" if len(uses) > MAX_USES else ""
             # the functions, by name, first: asked what calls it, a small model otherwise

@@ -36,7 +36,13 @@ from ..patches.describe import describe_diff
 from ..tools.asserts import wanted_by_assertions
 from ..tools.base import ToolContext
 from ..tools.commands import detect_test_command, runs_unasked
-from ..tools.evaluate import evaluate_code, evaluates_unasked, told, traced_failures
+from ..tools.evaluate import (
+    evaluate_code,
+    evaluates_unasked,
+    printed_as,
+    told,
+    traced_failures,
+)
 from ..tools.files import read_repo_text
 from ..tools.git import GitLogTool, run_git
 from ..tools.imports import method_owners
@@ -176,7 +182,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             call, result = found
         if "exception" in result or "value" in result:
             # what an answer must say: the value, or the exception's name
-            said = str(result.get("value", result.get("exception", "")))
+            said = printed_as(result) or str(result.get("value", result.get("exception", "")))
             ran.append(f"{call} = {said.split(':', 1)[0] if 'exception' in result else said}")
         ran_in.extend(result.get("functions", []))
         if call in intent.symptom_calls:  # named when a proposal changes nothing (patch.py)

@@ -321,7 +321,7 @@ class SmolCodeAgent(PinnedCodeAgent):
             repeated = watch.state.last_loop_call() or "the same tool call"
             raise RunStuck(f"the model kept repeating {repeated}, which had already run", step)
         if watch is not None and watch.loops() > self._loops_seen:
-            self._shake()  # a refused repeat: at a low temperature the next reply is the same
+            self.shake()  # a refused repeat: at a low temperature the next reply is the same
             # it has what it needs and asks for it again: say what to do with it instead
             wanted = Nudge.REPEATED_CALL
             if watch.intent.change and not watch.changed():
@@ -344,7 +344,7 @@ class SmolCodeAgent(PinnedCodeAgent):
         else:
             self._same_failures = 1 if failing else 0
         if self._same_failures == STUCK_AFTER - 1:
-            self._shake()
+            self.shake()
         if self._same_failures >= STUCK_AFTER:
             first = str(step.error).strip().splitlines()
             raise RunStuck(
@@ -378,7 +378,7 @@ class SmolCodeAgent(PinnedCodeAgent):
                 )
             )
 
-    def _shake(self) -> None:
+    def shake(self) -> None:
         """Sample the next reply hotter, once: the same prompt at 0.1 gives the same reply."""
         shake = getattr(self.model, "shake_next_reply", None)
         if callable(shake):

@@ -322,11 +322,23 @@ def gives(result: dict[str, Any], *, where: bool = False) -> str:
     return f"raises {result['exception']}" + (f" (at {at})" if at else "")
 
 
+def printed_as(result: dict[str, Any]) -> str | None:
+    """How a returned object prints, when that is not its repr ("1.2.3-rc.2" for
+    `Version(major=1, ..., prerelease='rc.2')`): what a person asking means by its value (dev
+    sv-prerelease-bump: shown the repr alone, the 1.5B model never said the version)."""
+    text = result.get("text")
+    if "value" not in result or result.get("type") == "str" or not isinstance(text, str):
+        return None
+    return text if text != result["value"] else None
+
+
 def told(call: str, result: dict[str, Any]) -> list[str]:
     """A run of `call` as the model is told it, one formatter for every place that shows one
     (the task's calls, the failing assertions, a symptom's call with a patch): what it gave,
     printed or could not import, then what ran, statement by statement."""
     lines = [f"{call} {gives(result, where=True)}"]
+    if printed_as(result):
+        lines.append(f"  (str() of it, as print shows it: {result['text']})")
     if result.get("hint"):
         lines.append(f"  ({result['hint']})")
     if result.get("printed"):
