@@ -463,6 +463,10 @@ def test_the_value_a_symptom_should_give_is_read_only_when_it_is_a_literal() -> 
         # what it does with one value written is answered first, not a tour of all it does
         ("what does walk do with a '-' on a list?", "answer"),
         ("explain what walk does with a '-'", "explain"),  # asked for in so many words
+        # a file's dot ends no sentence (dev explain-slugify was answered in the "answer" style)
+        ("What does the function slugify in textutils/strings.py do?", "explain"),
+        ("why does parse in calc/ops.py fail?", "bug"),
+        ("what does parse do. It is in calc/ops.py", "explain"),
     ],
 )
 def test_how_a_question_is_answered_is_read_from_what_it_asks(task: str, style: str) -> None:

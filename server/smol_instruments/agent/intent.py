@@ -98,8 +98,7 @@ _LEAD_IN = (
 #: Change verbs that ask for an answer here ("give me the failures", "make a list of ...").
 _TELLING = r"(?!give\s+(?:me|us)\b|make\s+(?:a\s+list|sure|certain)\b|write\s+down\b)"
 _ASKS = re.compile(rf"{_LEAD_IN}{_TELLING}(?:{_CHANGE_VERBS})\b", re.IGNORECASE)
-#: The same after a comma or "and" ("the test fails, fix it"), not a name that is its subject
-#: ("..., and add is wrong").
+#: The same after a comma or "and" ("the test fails, fix it"), not its subject ("and add is")
 _ASKS_THEN = re.compile(
     rf"{_LEAD_IN}{_TELLING}(?:{_CHANGE_VERBS})\b(?!\s*\(|\s+(?:is|are|was|were|does|did|returns?|gives?"
     r"|should|seems?|ha[sd]|have|works?|fails?)\b)",
@@ -126,8 +125,7 @@ _SYMPTOM = re.compile(
     re.IGNORECASE,
 )
 _TELLS = re.compile(r"^\s*(?:explain|tell|show|describe|list|summari[sz]e|find|help)\b", re.I)
-#: How a statement says something is not as it should be ("... still gets colours",
-#: "X should win", "gives the wrong value", "doesn't work").
+#: A statement that something is not as it should be ("still gets colours", "X should win").
 _COMPLAINT = re.compile(
     r"\b(?:should|shouldn'?t|still|instead|wrong|broken|expected|but|not|never|"
     r"(?:does|do|is|are|was|can|won)n'?t)\b",
@@ -156,12 +154,14 @@ _DESTRUCTIVE = re.compile(
     r"|\bstart (?:over|from scratch)\b|\bforce[- ]push\b|\brm\s+-rf\b|\breset\s+--hard\b",
     re.IGNORECASE,
 )
+#: Within a sentence: a dot before a letter is a file's ("strings.py"), not the sentence's end.
+_IN = r"(?:[^.?!]|\.(?=\w))"
 #: "add tests for escape", "write a unit test for average" (not "... so the tests pass").
 _ADDS_TESTS = re.compile(
-    r"\b(?:add|write|create)\b[^.?!]{0,30}?\b(?:unit\s+)?tests?\b(?!\s+(?:pass|fail))", re.I
+    rf"\b(?:add|write|create)\b{_IN}{{0,30}}?\b(?:unit\s+)?tests?\b(?!\s+(?:pass|fail))", re.I
 )
 #: "... so that the tests pass", "make the test pass".
-_TESTS_PASS = re.compile(r"\btests?\b[^.?!]{0,20}\bpass(?:es)?\b", re.IGNORECASE)
+_TESTS_PASS = re.compile(rf"\btests?\b{_IN}{{0,20}}\bpass(?:es)?\b", re.IGNORECASE)
 #: "One of the tests fails", "test_average is failing", "the failing tests"; not "run the tests
 #: and tell me how many fail" (that asks to run them).
 _FAILING = re.compile(
@@ -171,11 +171,11 @@ _FAILING = re.compile(
     re.IGNORECASE,
 )
 #: "which tests fail", "what tests are failing" (not "how many fail").
-_WHICH_FAIL = re.compile(r"\b(?:which|what)\b[^.?!]*\bfail", re.IGNORECASE)
+_WHICH_FAIL = re.compile(rf"\b(?:which|what)\b{_IN}*\bfail", re.IGNORECASE)
 #: The suite's state asked: "anything red in the test suite?" (dev sv-run-tests), "tests pass?"
 _SUITE_STATE = re.compile(
-    r"\b(?:tests?|suite|ci)\b[^.?!]*\b(?:red|green|pass(?:es|ing)?|broken)\b"
-    r"|\b(?:red|green)\b[^.?!]*\b(?:tests?|suite)\b",
+    rf"\b(?:tests?|suite|ci)\b{_IN}*\b(?:red|green|pass(?:es|ing)?|broken)\b"
+    rf"|\b(?:red|green)\b{_IN}*\b(?:tests?|suite)\b",
     re.IGNORECASE,
 )
 _HISTORY = re.compile(
@@ -187,13 +187,13 @@ _LAST_COMMIT = re.compile(
 #: A question about what is wrong: a bug, a failure, an error.
 _BUG = re.compile(
     r"\bbugs?\b|\bbuggy\b|\bwhat(?:'s| is) wrong\b"
-    r"|\bwhy\b[^?.!]*\b(?:fail\w*|break\w*|broken|crash\w*|wrong|error\w*|raise\w*)\b",
+    rf"|\bwhy\b{_IN}*\b(?:fail\w*|break\w*|broken|crash\w*|wrong|error\w*|raise\w*)\b",
     re.IGNORECASE,
 )
 #: A question that asks what code does or how it works ("how do I get ..." asks for a way).
 _EXPLAIN = re.compile(
     r"\b(explain|describe|walk (?:me )?through)\b|\bhow (?:does|do|is)\b(?!\s+(?:i|we)\b)"
-    r"|\bwhat (?:does|do)\b[^?.!]*\bdo\b",
+    rf"|\bwhat (?:does|do)\b{_IN}*\bdo\b",
     re.IGNORECASE,
 )
 #: A question that asks for a way to do something with the code: "how do I get camelCase?"
@@ -205,14 +205,14 @@ _CODE_NOUNS = re.compile(
     r"project|commit|line|variable|import|error|argument|parameter|docstring|readme)s?\b",
     re.IGNORECASE,
 )
-_FILES_QUESTION = re.compile(r"\b(?:which|what|list)\b[^.?!]{0,30}\bfiles\b", re.I)
+_FILES_QUESTION = re.compile(rf"\b(?:which|what|list)\b{_IN}{{0,30}}\bfiles\b", re.I)
 #: "Which Python files ...": the glob list_files is called with.
 _LANGUAGE_GLOBS = {"python": "*.py", "typescript": "*.ts", "javascript": "*.js", "rust": "*.rs"}
 _LANGUAGE_GLOBS |= {"go": "*.go", "java": "*.java", "markdown": "*.md"}
 #: Who uses a name, or what changing it affects: "what calls walk?", "if I change f, what breaks?"
 _CALLERS = re.compile(
     r"\b(?:what|who|which \w+)\s+(?:else\s+)?(?:calls?|uses?|imports?|depends? on|rel(?:y|ies)"
-    r" on)\b|\bcallers?\b|\bwhere\b[^?.!]*\b(?:used|called)\b|\bwhat\b[^?.!]*\b(affect|break|impact)",
+    rf" on)\b|\bcallers?\b|\bwhere\b{_IN}*\b(?:used|called)\b|\bwhat\b{_IN}*\b(affect|break|impact)",
     re.IGNORECASE,
 )
 #: What a request asks outside the repository: publishing, deploying, sending, paying.
