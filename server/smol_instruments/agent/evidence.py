@@ -298,29 +298,37 @@ REACH_NAMES = 8
 def reach(ctx: ToolContext, name: str, files: list[str], *, further: bool) -> list[str]:
     """The functions of the repository's code (tests aside) whose code refers to `name`, and
     when `further`, those referring to them (what a change to it affects), from the syntax
-    trees, not the text (a docstring saying "underscore" is no use of it). Each hop is kept
-    only when the whole has at most `REACH_NAMES` (too many for an answer to be held to)."""
-    uses: dict[str, set[str]] = {}
-    for path in files:
-        if not path.endswith(".py") or is_test_path(path):
-            continue
-        try:
-            tree = parsed(read_repo_text(ctx, path)[1])
-        except ToolError:  # unreadable (a link out of the jail): not its code
-            continue
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                refs = uses.setdefault(node.name, set())
-                for inner in ast.walk(node):
-                    if isinstance(inner, ast.Name):
-                        refs.add(inner.id)
-                    elif isinstance(inner, ast.Attribute):
-                        refs.add(inner.attr)
+    trees of the files ripgrep finds the names in, not from the text (a docstring saying
+    "underscore" is no use of it). Each hop is kept only when the whole has at most
+    `REACH_NAMES` (too many for an answer to be held to)."""
+    trees: dict[str, Any] = {}
+    listed = set(files)
 
     def users(of: list[str]) -> list[str]:
-        return [user for user, refs in uses.items() if refs & set(of) and user not in of]
+        pattern = r"\b(?:" + "|".join(map(re.escape, of)) + r")\b"
+        found = RgSearchTool(ctx).forward(pattern=pattern, glob="*.py", max_results=200)
+        named: dict[str, None] = {}
+        for path in dict.fromkeys(hit["path"] for hit in found.get("matches", [])):
+            if path not in listed or is_test_path(path):
+                continue
+            if path not in trees:
+                try:
+                    trees[path] = parsed(read_repo_text(ctx, path)[1])
+                except ToolError:  # unreadable (a link out of the jail): not its code
+                    trees[path] = None
+            for node in ast.walk(trees[path]) if trees[path] is not None else ():
+                if (
+                    isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and node.name not in of
+                ):
+                    refs = {
+                        getattr(n, "id", None) or getattr(n, "attr", None) for n in ast.walk(node)
+                    }
+                    if refs & set(of):
+                        named.setdefault(node.name, None)
+        return [user for user in named if user != name]
 
     direct = users([name])
-    every = direct + [user for user in users(direct) if user not in direct and user != name]
+    every = direct + [user for user in users(direct) if user not in direct] if direct else []
     hops = [hop for hop in [direct, *[every] * further] if len(hop) <= REACH_NAMES]
     return hops[-1] if hops else []
