@@ -457,6 +457,35 @@ def test_an_answer_about_what_uses_a_name_names_what_the_code_shows(
     assert outcome.answer.endswith("Note: from the code, `average` used by report, summary.")
 
 
+def test_what_uses_a_name_is_searched_once_for_callers_and_never_fails_a_run(
+    tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from smol_instruments.agent import evidence
+    from smol_instruments.tools.repo import list_repo_files
+
+    repo = session_repo(tmp_path)
+    ctx, _ = make_tools(repo, settings)
+    files = list_repo_files(ctx)
+    searched: list[str] = []
+    forward = evidence.RgSearchTool.forward
+
+    def counted(self: Any, pattern: str, glob: Any = None, max_results: Any = None) -> Any:
+        searched.append(pattern)
+        return forward(self, pattern=pattern, glob=glob, max_results=max_results)
+
+    monkeypatch.setattr(evidence.RgSearchTool, "forward", counted)
+    assert evidence.reach(ctx, "add", files, further=False) == ["average"]
+    assert len(searched) == 1  # callers: no second hop
+    assert evidence.reach(ctx, "add", files, further=True) == ["average"]
+    assert len(searched) == 3  # impact: what uses average too (nothing here)
+
+    def broken(self: Any, pattern: str, glob: Any = None, max_results: Any = None) -> Any:
+        raise RuntimeError("ripgrep vanished")
+
+    monkeypatch.setattr(evidence.RgSearchTool, "forward", broken)
+    assert evidence.reach(ctx, "add", files, further=True) == []
+
+
 def test_an_object_that_prints_otherwise_is_told_as_it_prints(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,8 @@ from ..tools.imports import method_owners
 from ..tools.search import RgSearchTool
 from ..tools.shell import gated_run
 from .intent import TaskIntent
+
+log = logging.getLogger(__name__)
 
 #: How long the tests may run for a task's context (the model waits for it).
 TESTS_TIMEOUT_S = 60.0
@@ -328,7 +331,12 @@ def reach(ctx: ToolContext, name: str, files: list[str], *, further: bool) -> li
                         named.setdefault(node.name, None)
         return [user for user in named if user != name]
 
-    direct = users([name])
-    every = direct + [user for user in users(direct) if user not in direct] if direct else []
-    hops = [hop for hop in [direct, *[every] * further] if len(hop) <= REACH_NAMES]
-    return hops[-1] if hops else []
+    try:  # a help for holding an answer to the code, never a reason to fail the run
+        direct = users([name])
+        if not further or not direct or len(direct) > REACH_NAMES:
+            return direct if len(direct) <= REACH_NAMES else []
+        every = direct + [user for user in users(direct) if user not in direct]
+    except Exception:
+        log.exception("finding what uses %s failed", name)
+        return []
+    return every if len(every) <= REACH_NAMES else direct
