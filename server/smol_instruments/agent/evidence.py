@@ -304,7 +304,7 @@ def reach(ctx: ToolContext, name: str, files: list[str], *, further: bool) -> li
     trees of the files ripgrep finds the names in, not from the text (a docstring saying
     "underscore" is no use of it). Each hop is kept only when the whole has at most
     `REACH_NAMES` (too many for an answer to be held to)."""
-    trees: dict[str, Any] = {}
+    refs: dict[str, dict[str, set[str | None]]] = {}  # path -> each function's references
     listed = set(files)
 
     def users(of: list[str]) -> list[str]:
@@ -314,22 +314,13 @@ def reach(ctx: ToolContext, name: str, files: list[str], *, further: bool) -> li
         for path in dict.fromkeys(hit["path"] for hit in found.get("matches", [])):
             if path not in listed or is_test_path(path):
                 continue
-            if path not in trees:
+            if path not in refs:
                 try:
-                    trees[path] = parsed(read_repo_text(ctx, path)[1])
+                    refs[path] = _references(parsed(read_repo_text(ctx, path)[1]))
                 except ToolError:  # unreadable (a link out of the jail): not its code
-                    trees[path] = None
-            for node in ast.walk(trees[path]) if trees[path] is not None else ():
-                if (
-                    isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and node.name not in of
-                ):
-                    refs = {
-                        getattr(n, "id", None) or getattr(n, "attr", None) for n in ast.walk(node)
-                    }
-                    if refs & set(of):
-                        named.setdefault(node.name, None)
-        return [user for user in named if user != name]
+                    refs[path] = {}
+            named.update(dict.fromkeys(f for f, used in refs[path].items() if used & set(of)))
+        return [user for user in named if user not in of and user != name]
 
     try:  # a help for holding an answer to the code, never a reason to fail the run
         direct = users([name])
@@ -340,3 +331,13 @@ def reach(ctx: ToolContext, name: str, files: list[str], *, further: bool) -> li
         log.exception("finding what uses %s failed", name)
         return []
     return every if len(every) <= REACH_NAMES else direct
+
+
+def _references(tree: ast.Module | None) -> dict[str, set[str | None]]:
+    """Each function of `tree`, by name, with the names its code refers to (`x`, `obj.x`)."""
+    refs: dict[str, set[str | None]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            used = refs.setdefault(node.name, set())
+            used.update(getattr(n, "id", None) or getattr(n, "attr", None) for n in ast.walk(node))
+    return refs
