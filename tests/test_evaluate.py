@@ -457,6 +457,43 @@ def test_an_answer_about_what_uses_a_name_names_what_the_code_shows(
     assert outcome.answer.endswith("Note: from the code, `average` used by report, summary.")
 
 
+def test_an_explanation_tells_each_step_of_the_function_it_explains(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev tc-explain-colour said `_can_do_colour` returns True, never naming `os.isatty`;
+    explain-slugify left out the lower-casing and the default of 5 words. An explanation that
+    leaves out a step of the code (a default, a call, a way it ends and its condition) is sent
+    back once with them; left out again, they go below it and the run is not `completed`."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    (repo / "calc" / "words.py").write_text(
+        "import re\n\n\ndef slug(text, limit=5):\n"
+        "    words = re.findall('[a-z]+', text.lower())\n"
+        "    if not words:\n        raise ValueError('nothing to slug')\n"
+        "    return '-'.join(words[:limit])\n"
+    )
+    vague = "It makes a slug out of a title."
+    told = (
+        "It lower-cases the text and finds its words; with none it raises ValueError; "
+        "otherwise it joins the first 5 with '-'."
+    )
+    outcome, requests = run(repo, settings, [vague, told], "explain slug to me")
+    sent = requests[1].prompt_text()
+    assert "This answer does not tell `limit` defaults to 5; " in sent
+    assert "`words = re.findall('[a-z]+', text.lower())`" in sent
+    assert "if not words: `raises ValueError('nothing to slug')`" in sent
+    assert outcome.status == "completed" and outcome.answer == told
+    # the same steps left out again: they go below it, and it is not settled
+    outcome, _ = run(repo, settings, [vague, vague], "explain slug to me")
+    assert outcome.status == "incomplete"
+    assert outcome.answer.startswith(vague)
+    assert "Note: from the code, the steps of `slug`: `limit` defaults to 5; " in outcome.answer
+    # the control: a question that is no request to explain is not held to the steps
+    outcome, requests = run(repo, settings, [vague], "which file defines slug?")
+    assert len(requests) == 1 and outcome.answer == vague
+
+
 def test_what_uses_a_name_is_searched_once_for_callers_and_never_fails_a_run(
     tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

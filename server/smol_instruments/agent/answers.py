@@ -201,6 +201,40 @@ def the_reach_is_named(answer: Any, memory: AgentMemory, agent: Any = None) -> b
     )
 
 
+def the_steps_are_told(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """An explanation of a function tells each of its steps, by a word of its code
+    (agent/evidence.py `function_steps`): sent back once with them (dev tc-explain-colour said
+    `_can_do_colour` returns True, never naming `os.isatty`); the same miss again goes below
+    them."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or not isinstance(answer, str) or watch.steps is None:
+        return True
+    name, steps = watch.steps
+    missing = [step.said for step in steps if not _tells(step.words, answer)]
+    if not missing:
+        return True
+    shown = "; ".join(step.said for step in steps)
+    return _sent_back_once(
+        agent,
+        watch,
+        Nudge.STEPS_NOT_TOLD,
+        f"Note: from the code, the steps of `{name}`: {shown}.",
+        name=name,
+        steps=shown,
+        missing="; ".join(missing),
+    )
+
+
+def _tells(words: frozenset[str], answer: str) -> bool:
+    """Whether `answer` names one of `words`, as a word or the start of one (`no_color` as
+    "no_color", "NO_COLOR" or "no color"; `lower` as "lowercase"); no words, no telling."""
+    for word in words:
+        pattern = re.escape(word.strip("_")).replace("_", "[_ ]?")
+        if re.search(rf"(?<![A-Za-z0-9]){pattern}", answer, re.IGNORECASE):
+            return True
+    return not words
+
+
 def _last_failures(memory: AgentMemory) -> list[str]:
     """The tests the last test run shown to the model reported failing (pytest's short
     summary, however the observation indents it): a tool's output or the task's context (dev

@@ -51,7 +51,7 @@ from .evidence import (
 )
 from .intent import TaskIntent
 from .mentions import asks_which_code
-from .named import file_of_words, meets_word, named_files, word_forms
+from .named import file_of_words, meets_word, named_files, passages, word_forms
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,8 @@ class Context:
     #: The one file of code (not tests) whose definitions are shown, else None.
     code_file: str | None = None
     asked: list[str] = field(default_factory=list)  # the names it mentions that are defined
+    #: (path, name) of each definition shown, in the order shown.
+    definitions: list[tuple[str, str]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -299,16 +301,8 @@ class _Gatherer:
             if path.endswith(".py") and not is_test_path(path):
                 return
             hits = [0]  # its start: a test file's imports, a document's title
-        spans: list[list[int]] = []
-        for hit in hits:
-            start = max(0, hit - PASSAGE_AROUND)
-            end = min(len(lines), max(hit + PASSAGE_AROUND, _nested_end(lines, hit)) + 1)
-            if spans and start <= spans[-1][1]:
-                spans[-1][1] = max(spans[-1][1], end)
-            else:
-                spans.append([start, end])
         room = DEFINITION_LINES
-        for start, end in spans:
+        for start, end in passages(lines, hits, PASSAGE_AROUND):
             end = min(end, start + room)
             if end <= start:
                 break
@@ -573,27 +567,19 @@ class _Gatherer:
         sources = [part.title for part in self.evidence] + [piece.title for piece in self.pieces]
         sources += [use.splitlines()[0] for use in self.uses]
         absent = [name for part in self.evidence if part.kind == "absent" for name in part.names]
-        defined = bool(self.uses) or any(piece.name for piece in self.pieces)
+        definitions = [(piece.path, piece.name) for piece in self.pieces if piece.name]
+        defined = bool(self.uses) or bool(definitions)
         ran = [name for part in self.evidence if part.kind == "computed" for name in part.names]
         unrun = [call for part in self.evidence for call in part.unrun]
         return Context(
-            "\n\n".join(parts), sources, absent=absent, defined=defined, computed=ran, unrun=unrun
+            "\n\n".join(parts),
+            sources,
+            absent=absent,
+            defined=defined,
+            computed=ran,
+            unrun=unrun,
+            definitions=definitions,
         )
-
-
-def _nested_end(lines: list[str], at: int) -> int:
-    """The last line of what line `at` opens: the lines indented deeper below it, and the
-    bracket that closes them (a TOML or JSON list, a YAML mapping)."""
-
-    def indent(line: str) -> int:
-        return len(line) - len(line.lstrip())
-
-    end, depth = at, indent(lines[at])
-    while end + 1 < len(lines) and lines[end + 1].strip() and indent(lines[end + 1]) > depth:
-        end += 1
-    if end + 1 < len(lines) and lines[end + 1].strip()[:1] in ("]", "}", ")"):
-        end += 1
-    return end
 
 
 def _language(path: str) -> str:

@@ -21,13 +21,14 @@ command runs contained, like `run_tests`).
 from __future__ import annotations
 
 import ast
+import builtins
 import difflib
 import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..base.errors import ErrorType, ToolError
 from ..base.pyast import parsed
@@ -341,3 +342,119 @@ def _references(tree: ast.Module | None) -> dict[str, set[str | None]]:
             used = refs.setdefault(node.name, set())
             used.update(getattr(n, "id", None) or getattr(n, "attr", None) for n in ast.walk(node))
     return refs
+
+
+def reaches(
+    ctx: ToolContext, intent: TaskIntent, names: list[str], files: list[str]
+) -> dict[str, list[str]]:
+    """For a question about what uses the names it asks about: each name's `reach`."""
+    if not intent.asks_callers:
+        return {}
+    further = intent.asks_callers == "impact"
+    found = {name: reach(ctx, name, files, further=further) for name in names}
+    return {name: users for name, users in found.items() if users}
+
+
+#: How many steps a function may have for an explanation of it to be held to telling each.
+STEPS = 10
+_NESTED = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
+#: Names an explanation need not repeat: builtins that are not exceptions, the modules every
+#: program uses.
+_PLAIN = {n for n in dir(builtins) if not n[:1].isupper()} | {"self", "cls", "os", "sys"}
+
+
+class Step(NamedTuple):
+    """A step of a function, as shown ("if x: returns y", "`n` defaults to 5"), and the words
+    of its code an explanation names it by (identifiers, strings, numbers)."""
+
+    said: str
+    words: frozenset[str]
+
+
+def function_steps(
+    ctx: ToolContext, intent: TaskIntent, shown: list[tuple[str, str]]
+) -> tuple[str, list[Step]] | None:
+    """For a request to explain code: the first function of the repository's code shown for
+    it, with its steps when it has from two to `STEPS` of them: each default it gives a
+    parameter, each statement that calls something, each way it ends (a `return` or `raise`
+    and the condition it is under). An explanation tells each (dev tc-explain-colour said
+    `_can_do_colour` returns True where it returns `os.isatty(...)`; explain-slugify left out
+    the lower-casing and the default of 5 words)."""
+    if intent.style != "explain":
+        return None
+    code = [(path, name) for path, name in shown if path.endswith(".py") and not is_test_path(path)]
+    if not code:
+        return None
+    path, name = code[0]
+    try:
+        tree = parsed(read_repo_text(ctx, path)[1])
+    except ToolError:
+        return None
+    nodes = ast.walk(tree) if tree is not None else ()
+    funcs = [n for n in nodes if isinstance(n, ast.FunctionDef) and n.name == name]
+    if not funcs:
+        return None  # a class, a constant: no steps of its own
+    func = funcs[0]
+    own = ast.walk(func)
+    local = {n.id for n in own if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    args = func.args
+    found = [
+        Step(f"`{arg.arg}` defaults to {ast.unparse(default)}", frozenset({arg.arg, str(value)}))
+        for arg, default in zip(args.args[::-1], args.defaults[::-1], strict=False)
+        if isinstance(default, ast.Constant) and (value := default.value) is not None
+    ][::-1]
+    _steps(func.body, ("", None), found, _PLAIN | local)
+    return (name, found) if 2 <= len(found) <= STEPS else None
+
+
+def _steps(
+    body: list[ast.stmt], guard: tuple[str, ast.AST | None], found: list[Step], plain: set[str]
+) -> None:
+    """The steps of `body` (not of functions defined in it), under `guard` (as said, and its
+    code), named by words not `plain` (builtins, the function's own variables: "returns
+    result" tells nothing an explanation would repeat)."""
+    for stmt in body:
+        if isinstance(stmt, (ast.Return, ast.Raise)):
+            value = stmt.value if isinstance(stmt, ast.Return) else stmt.exc
+            verb = "returns" if isinstance(stmt, ast.Return) else "raises"
+            said = f"{verb} {ast.unparse(value) if value else 'None' if verb == 'returns' else ''}"
+            words = {w for part in (guard[1], value) if part for w in _words(part, plain)}
+            found.append(
+                Step(f"{guard[0]}: `{said.strip()}`" if guard[0] else f"`{said}`", frozenset(words))
+            )
+        elif isinstance(stmt, _SIMPLE) and not guard[0]:
+            calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+            words = {w for call in calls for w in _words(call, plain | {"None"}, names=False)}
+            if words:
+                found.append(Step(f"`{_cut(ast.unparse(stmt))}`", frozenset(words)))
+        elif isinstance(stmt, ast.If):
+            _steps(stmt.body, (f"if {ast.unparse(stmt.test)}", stmt.test), found, plain)
+            _steps(stmt.orelse, ("otherwise", None), found, plain)
+        elif isinstance(stmt, ast.Try):
+            _steps(stmt.body + stmt.orelse, guard, found, plain)
+            for handler in stmt.handlers:
+                caught = ast.unparse(handler.type) if handler.type else "any exception"
+                _steps(handler.body, (f"on {caught}", handler.type), found, plain)
+            _steps(stmt.finalbody, guard, found, plain)
+        elif isinstance(stmt, _NESTED):
+            _steps(stmt.body + getattr(stmt, "orelse", []), guard, found, plain)
+
+
+def _cut(text: str, width: int = 100) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _words(node: ast.AST, plain: set[str], *, names: bool = True) -> set[str]:
+    """The identifiers (three letters or more, not `plain`; variables only when `names`) and
+    short strings of `node`."""
+    words: set[str] = set()
+    for part in ast.walk(node):
+        name = part.id if isinstance(part, ast.Name) and names else getattr(part, "attr", None)
+        if isinstance(part, ast.Call) and isinstance(part.func, ast.Name):
+            name = part.func.id
+        if isinstance(name, str) and len(name.strip("_")) >= 3 and name not in plain:
+            words.add(name)
+        elif isinstance(part, ast.Constant) and isinstance(part.value, str) and part.value.strip():
+            words.update([part.value.strip()] if len(part.value) <= 30 else [])
+    return words

@@ -61,6 +61,7 @@ from .answers import (
     the_counts_are_the_outputs,
     the_failures_are_named,
     the_reach_is_named,
+    the_steps_are_told,
 )
 from .edits import (
     called_names,
@@ -124,6 +125,7 @@ class SmolCodeAgent(PinnedCodeAgent):
                 the_counts_are_the_outputs,
                 the_failures_are_named,
                 the_reach_is_named,
+                the_steps_are_told,
             ],
         )
         super().__init__(*args, context_tokens=context_tokens, **kwargs)

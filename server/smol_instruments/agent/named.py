@@ -95,3 +95,32 @@ def meets_word(part: str, forms: list[str]) -> bool:
     """A part of a name is one of a word's forms, or starts with one long enough to be more
     than a prefix by chance ("plural" meets `pluralize`)."""
     return any(part == form or (len(form) >= 5 and part.startswith(form)) for form in forms)
+
+
+def passages(lines: list[str], hits: list[int], around: int) -> list[tuple[int, int]]:
+    """The spans (start, end) of `lines` shown for the lines at `hits`: `around` lines either
+    side and down to the end of what a hit line opens, spans that meet joined."""
+    spans: list[list[int]] = []
+    for hit in hits:
+        start = max(0, hit - around)
+        end = min(len(lines), max(hit + around, _nested_end(lines, hit)) + 1)
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return [(start, end) for start, end in spans]
+
+
+def _nested_end(lines: list[str], at: int) -> int:
+    """The last line of what line `at` opens: the lines indented deeper below it, and the
+    bracket that closes them (a TOML or JSON list, a YAML mapping)."""
+
+    def indent(line: str) -> int:
+        return len(line) - len(line.lstrip())
+
+    end, depth = at, indent(lines[at])
+    while end + 1 < len(lines) and lines[end + 1].strip() and indent(lines[end + 1]) > depth:
+        end += 1
+    if end + 1 < len(lines) and lines[end + 1].strip()[:1] in ("]", "}", ")"):
+        end += 1
+    return end

@@ -286,6 +286,11 @@ class Nudge(Enum):
         "the code shows {reach}; this answer does not name {missing}. Answer again, naming each "
         "function that uses it, directly or through another."
     )
+    STEPS_NOT_TOLD = (
+        "the code of `{name}` does this: {steps}. This answer does not tell {missing}. Answer "
+        "again: say in one sentence what it does, then each of these steps in order, in plain "
+        "words."
+    )
     NO_CHANGE = (
         "no change has been proposed for this task yet. Reply with the change: "
         + WRITE_THE_CHANGE

@@ -60,7 +60,7 @@ from .events import (
     ToolEvent,
     Usage,
 )
-from .evidence import reach
+from .evidence import function_steps, reaches
 from .intent import INTENT_SCHEMA, TaskIntent, decide, declined_answer, from_rules
 from .loop import RunStuck, SmolCodeAgent
 from .model import AgentModel, RunCancelled, build_model, context_window, enforces_schemas
@@ -320,10 +320,9 @@ class AgentSession:
             watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
         watch.computed, watch.wants = context.computed, dict(self.ctx.symptom_wants)
         watch.code_file = context.code_file
-        if intent.asks_callers:  # what uses the names it asks about, from the code
-            further = intent.asks_callers == "impact"
-            found = {n: reach(self.ctx, n, self.repo_files, further=further) for n in context.asked}
-            watch.reach = {name: users for name, users in found.items() if users}
+        # what the answer is held to, from the code: what uses a name, a function's steps
+        watch.reach = reaches(self.ctx, intent, context.asked, self.repo_files)
+        watch.steps = function_steps(self.ctx, intent, context.definitions)
         prompt = task_message(intent, context.text, path=watch.change_file, nested=context.nested)
         try:
             self._connect()

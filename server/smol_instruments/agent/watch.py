@@ -13,6 +13,7 @@ from typing import Any
 
 from ..base.errors import ErrorType
 from ..patches.model import Patch
+from .evidence import Step
 from .intent import TaskIntent
 from .prompts import Nudge, writes_text
 from .state import AgentState
@@ -59,6 +60,8 @@ class RunWatch:
     computed: list[str] = field(default_factory=list)
     #: For a question about what uses a name: the functions that reach it (evidence.py `reach`).
     reach: dict[str, list[str]] = field(default_factory=dict)
+    #: For a request to explain a function: its name and its steps (evidence.py `function_steps`).
+    steps: tuple[str, list[Step]] | None = None
     #: The repository's files the task names (agent/context.py).
     named_files: list[str] = field(default_factory=list)
     #: The one file of code whose definitions were shown for the task (agent/context.py).
