@@ -183,8 +183,7 @@ def test_the_agents_note_below_a_wrong_answer_does_not_make_it_right(tmp_path: P
 def test_no_note_of_the_agent_makes_a_wrong_answer_right(tmp_path: Path) -> None:
     # Each note the agent appends is cut before judging (dev jp-run-tests "The test suite is
     # green." had passed on the runner's list below it; sv-prerelease-bump on the value run).
-    from smol_instruments.agent.outcome import MIGHT_CHANGE
-    from smol_instruments.agent.prompts import UNGROUNDED
+    from smol_instruments.agent.prompts import Note
 
     named = checks.names_failing_tests("jsonpointer-escape-bug")
     repo = fixtures.make("jsonpointer-escape-bug", tmp_path)
@@ -202,8 +201,12 @@ def test_no_note_of_the_agent_makes_a_wrong_answer_right(tmp_path: Path) -> None
     vague = f"It raises the prerelease part.\n\n{run}"
     assert not bump.check(tasks.Outcome(repo, [vague], sys.executable)).ok
     assert bump.check(tasks.Outcome(repo, ["It gives 1.2.3-rc.2."], sys.executable)).ok
-    for note in (UNGROUNDED, MIGHT_CHANGE, "Note: from the code, `walk` used by resolve."):
-        assert checks.model_part(f"It is 3.\n\n{note}").strip() == "It is 3."
+    # every note the agent has, filled: one added later is cut too
+    slots = {"shown": "1 passed", "listed": "t.py::test_a", "reach": "`walk` used by resolve"}
+    slots |= {"name": "walk", "steps": "`returns doc`", "results": "f() = 3"}
+    for note in Note:
+        assert checks.model_part(f"It is 3.\n\n{note.says(**slots)}").strip() == "It is 3."
+    assert checks.model_part("It is 3.\n\nNote: it may be 4.") != "It is 3."  # the model's own
 
 
 def test_an_answer_that_repeats_the_question_is_judged_on_its_value(tmp_path: Path) -> None:

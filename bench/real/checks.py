@@ -31,6 +31,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from smol_instruments.agent.prompts import Note
 from smol_instruments.base import pyast
 from smol_instruments.base.testruns import failing_lines, test_summary
 
@@ -72,9 +73,7 @@ Check = Callable[[Outcome], Verdict]
 
 # Notes the agent puts below the model's answer: what follows is the agent's, not the model's.
 _AGENT_NOTE = re.compile(
-    r"^\s*Note: (?:the tests printed |the test runner reported |run with the repository's code"
-    r"|nothing was read or run |nothing was changed\.|from the code, )",
-    re.MULTILINE,
+    r"^\s*(?:" + "|".join(re.escape(opening) for opening in Note.openings()) + ")", re.MULTILINE
 )
 
 

@@ -14,7 +14,7 @@ from smolagents.memory import AgentMemory, TaskStep
 
 from ..base.testruns import COUNT_KINDS, failing_tests
 from .outcome import needs_a_change
-from .prompts import UNGROUNDED, Nudge, is_placeholder
+from .prompts import Note, Nudge, is_placeholder
 from .watch import RunWatch
 
 # smolagents wraps a failing check as "Check <name> failed with error: <message>": the names
@@ -134,20 +134,20 @@ def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = No
         agent,
         watch,
         Nudge.COUNTS_DIFFER,
-        f"Note: the tests printed '{shown_line}'; the counts above are the model's and differ.",
+        Note.COUNTS,
         shown=shown_line,
         said=", ".join(f"{said[kind]} {kind}" for kind in wrong),
     )
 
 
-def _sent_back_once(agent: Any, watch: RunWatch, nudge: Nudge, note: str, **slots: str) -> bool:
+def _sent_back_once(agent: Any, watch: RunWatch, nudge: Nudge, note: Note, **slots: str) -> bool:
     """The answer is sent back once (`nudge`, raised), its next reply sampled hotter (at the
     agent's temperature the 1.5B model gave the same answer again word for word: dev
     jp-walk-callers, sv-build-equal); the same miss a second time is let through with `note`
     below it, never alone."""
     if nudge in watch.nudged:
-        if note not in watch.corrections:
-            watch.corrections.append(note)
+        if (said := note.says(**slots)) not in watch.corrections:
+            watch.corrections.append(said)
         return True
     watch.nudged.add(nudge)
     shake = getattr(agent, "shake", None)
@@ -172,7 +172,7 @@ def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) 
         agent,
         watch,
         Nudge.FAILURES_NOT_NAMED,
-        f"Note: the test runner reported these tests failing: {listed}.",
+        Note.FAILURES,
         listed=listed,
         missing=", ".join(test.rsplit("::", 1)[-1] for test in missing),
     )
@@ -195,7 +195,7 @@ def the_reach_is_named(answer: Any, memory: AgentMemory, agent: Any = None) -> b
         agent,
         watch,
         Nudge.REACH_NOT_NAMED,
-        f"Note: from the code, {shown}.",
+        Note.REACH,
         reach=shown,
         missing=", ".join(missing),
     )
@@ -218,7 +218,7 @@ def the_steps_are_told(answer: Any, memory: AgentMemory, agent: Any = None) -> b
         agent,
         watch,
         Nudge.STEPS_NOT_TOLD,
-        f"Note: from the code, the steps of `{name}`: {shown}.",
+        Note.STEPS,
         name=name,
         steps=shown,
         missing="; ".join(missing),
@@ -271,7 +271,7 @@ def the_answer_is_grounded(answer: Any, memory: AgentMemory, agent: Any = None) 
         agent,
         watch,
         Nudge.READ_FIRST,
-        UNGROUNDED,
+        Note.UNGROUNDED,
         what="what the code gives" if watch.intent.asks_value else "the repository's code",
         done="run" if watch.intent.asks_value else "read",
         call=watch.first_read(),
@@ -302,7 +302,7 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
         agent,
         watch,
         Nudge.VALUE_NOT_TOLD,
-        f"Note: run with the repository's code, {results}.",
+        Note.VALUES,
         results=results,
     )
 

@@ -18,6 +18,7 @@ from ..patches.model import Patch
 from ..patches.pysource import DEFINITIONS, first_line, last_line
 from .events import RunStatus
 from .intent import Held, TaskIntent
+from .prompts import Note
 from .watch import RunWatch
 
 _CLAIMS = re.compile(
@@ -32,10 +33,6 @@ _CLAIMS = re.compile(
 
 NOT_DONE = "Not done: no change was proposed or made in this run."
 NOT_VERIFIED = "Not done: the proposed change fails its checks."
-MIGHT_CHANGE = (
-    "Note: nothing was changed. If you meant this as a request for a change, ask for it "
-    'plainly (for example "change <function> so that ...") and I will propose it.'
-)
 REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
     "(shown below); it does not answer this one. Try asking it differently."
@@ -59,7 +56,7 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
         status = "incomplete"
     if status == "completed" and intent.might_change and not watch.changed():
         status = "incomplete"
-        watch.corrections.append(MIGHT_CHANGE)
+        watch.corrections.append(Note.MIGHT_CHANGE.says())
     if watch.corrections and answer:
         answer = "\n\n".join([answer.rstrip(), *watch.corrections])
     if status == "completed" and needs_a_change(intent, answer) and not watch.changed():

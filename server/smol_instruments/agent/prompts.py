@@ -170,10 +170,34 @@ HOW_TO_CHANGE_UNREAD = (
     "Read the code you need first; then reply with the change: " + WRITE_THE_CHANGE + "."
 )
 
-UNGROUNDED = (
-    "Note: nothing was read or run to check this answer against the repository's code; it is "
-    "the model's own reading."
-)
+
+class Note(Enum):
+    """Every note the agent puts below an answer (agent/answers.py, agent/outcome.py): what ran
+    that the answer still misses, or what the run did not do. Owned here, so that what judges
+    the model's own words can cut each one first (bench/real/checks.py `model_part`)."""
+
+    COUNTS = "Note: the tests printed '{shown}'; the counts above are the model's and differ."
+    FAILURES = "Note: the test runner reported these tests failing: {listed}."
+    REACH = "Note: from the code, {reach}."
+    STEPS = "Note: from the code, the steps of `{name}`: {steps}."
+    VALUES = "Note: run with the repository's code, {results}."
+    UNGROUNDED = (
+        "Note: nothing was read or run to check this answer against the repository's code; it "
+        "is the model's own reading."
+    )
+    MIGHT_CHANGE = (
+        "Note: nothing was changed. If you meant this as a request for a change, ask for it "
+        'plainly (for example "change <function> so that ...") and I will propose it.'
+    )
+
+    def says(self, **slots: str) -> str:
+        return str(self.value).format(**slots)
+
+    @classmethod
+    def openings(cls) -> tuple[str, ...]:
+        """How each note begins: its words up to its first slot."""
+        return tuple(str(note.value).split("{", 1)[0] for note in cls)
+
 
 #: What the model copies from our instructions instead of answering.
 PLACEHOLDERS = frozenset(
