@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from . import wording
 from .mentions import code_names, literal_at, literal_calls, naming_style, written_in
 
 IntentKind = Literal["question", "change", "command", "decline"]
@@ -81,156 +82,8 @@ INTENT_QUESTION = (
     '"<function>(<value>)"); else none.'
 )
 
-# --- the rules (the fallback) ---------------------------------------------------------------
+# --- the rules (the fallback): their words are in agent/wording.py ------------------------
 
-_CHANGE_VERBS = (
-    r"fix|add|implement|change|update|refactor|rename|write|create|remove|delete|modify|"
-    r"make|replace|edit|correct|patch|convert|move|extract|append|insert|improve|rewrite|give|"
-    r"document|support|allow|handle|repair|resolve|debug"
-)
-# An imperative at the start, or after a polite lead-in: "fix the test", "please add ...",
-# "can you update ...". A question about a change ("why does fix() fail?") is not one.
-_LEAD_IN = (
-    r"^\s*(?:(?:please|pls|now|then|ok|okay|so|go ahead and|also|and)[,\s]+)*"
-    r"(?:(?:can|could|would|will) you\s+(?:please\s+)?|i (?:want|need|would like) you to\s+"
-    r"|let'?s\s+)?"
-)
-#: Change verbs that ask for an answer here ("give me the failures", "make a list of ...").
-_TELLING = r"(?!give\s+(?:me|us)\b|make\s+(?:a\s+list|sure|certain)\b|write\s+down\b)"
-_ASKS = re.compile(rf"{_LEAD_IN}{_TELLING}(?:{_CHANGE_VERBS})\b", re.IGNORECASE)
-#: The same after a comma or "and" ("the test fails, fix it"), not its subject ("and add is")
-_ASKS_THEN = re.compile(
-    rf"{_LEAD_IN}{_TELLING}(?:{_CHANGE_VERBS})\b(?!\s*\(|\s+(?:is|are|was|were|does|did|returns?|gives?"
-    r"|should|seems?|ha[sd]|have|works?|fails?)\b)",
-    re.IGNORECASE,
-)
-#: Verbs that say plainly to edit files ("make this repository new" is for the model to read).
-_EDIT_VERBS = (
-    r"fix|add|implement|change|update|refactor|rename|write|create|remove|modify|replace|edit|"
-    r"correct|convert|move|extract|insert|rewrite|give|document|repair"
-)
-_PLAIN_CHANGE = re.compile(rf"{_LEAD_IN}(?:{_EDIT_VERBS})\b", re.IGNORECASE)
-#: A bug told by its symptom: "slug('A B') gives 'a_b', it should be 'a-b'".
-_SHOULD = re.compile(
-    r"\b(?:it|that|this|but)\s+should\s+(?:be|give|return|print|say|raise)\b|\binstead of\b",
-    re.IGNORECASE,
-)
-#: The same, or a default a feature keeps, told as a statement ("... a step? default stays 1").
-_WANTS = re.compile(_SHOULD.pattern + r"|\bdefaults?\s+(?:stays?|remains?|should|must)\b", re.I)
-#: A bug told as a statement of what happens ("with NO_COLOR set I still get colours. NO_COLOR
-#: should win"): a request to fix it, as a symptom with a call is. Not in a question, nor in a
-#: request to tell ("explain why it still ...").
-_SYMPTOM = re.compile(
-    r"\b(?:should(?:n'?t| not)?|still|instead|wrong|broken|needs|(?:does|do|is|are)n'?t work(?:ing)?)\b",
-    re.IGNORECASE,
-)
-_TELLS = re.compile(r"^\s*(?:explain|tell|show|describe|list|summari[sz]e|find|help)\b", re.I)
-#: A statement that something is not as it should be ("still gets colours", "X should win").
-_COMPLAINT = re.compile(
-    r"\b(?:should|shouldn'?t|still|instead|wrong|broken|expected|but|not|never|"
-    r"(?:does|do|is|are|was|can|won)n'?t)\b",
-    re.IGNORECASE,
-)
-#: A change asked for inside a sentence ("how do I add a user?", "is it possible to make ...",
-#: "run the tests and fix what fails"); not a function named like one ("what does add do?").
-_CHANGE_WORD = re.compile(rf"\b(?:to|i|you|we|please|and|then)\s+(?:{_CHANGE_VERBS})\b", re.I)
-#: A message phrased as a question.
-_QUESTION_FORM = re.compile(
-    r"^\s*(?:what|which|where|why|how|who|when|is|are|does|do|did)\b|\?\s*$", re.IGNORECASE
-)
-#: A question about what could be ("can slugify take a separator?", "is there a way to ..."):
-#: a feature asked as a question as often as a question about behaviour.
-_ABLE = re.compile(
-    r"^\s*(?:can|could|would|will|is (?:it|there) (?:possible|a way|an option)|any way)\b",
-    re.IGNORECASE,
-)
-_ASKS_TO_RUN = re.compile(rf"{_LEAD_IN}(?:run|execute|start)\b", re.IGNORECASE)
-#: A change that is a fix: what was broken must work afterwards.
-_ASKS_TO_FIX = re.compile(rf"{_LEAD_IN}(?:fix|repair|correct|resolve|debug)\b", re.IGNORECASE)
-#: What no agent of a repository does on a message's say-so.
-_DESTRUCTIVE = re.compile(
-    r"\b(?:delete|remove|wipe|erase|destroy|nuke|drop)\s+(?:\w+\s+){0,2}(?:everything|all\b"
-    r"|the (?:whole|entire) (?:repo|repository|project)|(?:the\s+)?(?:git\s+)?history)"
-    r"|\bstart (?:over|from scratch)\b|\bforce[- ]push\b|\brm\s+-rf\b|\breset\s+--hard\b",
-    re.IGNORECASE,
-)
-#: Within a sentence: a dot before a letter is a file's ("strings.py"), not the sentence's end.
-_IN = r"(?:[^.?!]|\.(?=\w))"
-#: "add tests for escape", "write a unit test for average" (not "... so the tests pass").
-_ADDS_TESTS = re.compile(
-    rf"\b(?:add|write|create)\b{_IN}{{0,30}}?\b(?:unit\s+)?tests?\b(?!\s+(?:pass|fail))", re.I
-)
-#: "... so that the tests pass", "make the test pass".
-_TESTS_PASS = re.compile(rf"\btests?\b{_IN}{{0,20}}\bpass(?:es)?\b", re.IGNORECASE)
-#: "One of the tests fails", "test_average is failing", "the failing tests"; not "run the tests
-#: and tell me how many fail" (that asks to run them).
-_FAILING = re.compile(
-    r"\b(?:tests?|specs?|test_\w+)\s+(?:\w+\s+){0,2}(?:fails?|failing|failed|errors?|breaks?"
-    r"|broke|(?:is|are)\s+(?:broken|red))\b"
-    r"|\b(?:failing|failed|broken)\s+(?:\w+\s+)?(?:tests?|specs?|test_\w+)\b",
-    re.IGNORECASE,
-)
-#: "which tests fail", "what tests are failing" (not "how many fail").
-_WHICH_FAIL = re.compile(rf"\b(?:which|what)\b{_IN}*\bfail", re.IGNORECASE)
-#: The suite's state asked: "anything red in the test suite?" (dev sv-run-tests), "tests pass?"
-_SUITE_STATE = re.compile(
-    rf"\b(?:tests?|suite|ci)\b{_IN}*\b(?:red|green|pass(?:es|ing)?|broken)\b"
-    rf"|\b(?:red|green)\b{_IN}*\b(?:tests?|suite)\b",
-    re.IGNORECASE,
-)
-_HISTORY = re.compile(
-    r"\b(?:commits?|committed|history|git log|(?:last|latest|recent)\s+changes?)\b", re.I
-)
-_LAST_COMMIT = re.compile(
-    r"\b(?:last|latest|recent|newest|previous|head)\s+commit\b|\bHEAD\b", re.IGNORECASE
-)
-#: A question about what is wrong: a bug, a failure, an error.
-_BUG = re.compile(
-    r"\bbugs?\b|\bbuggy\b|\bwhat(?:'s| is) wrong\b"
-    rf"|\bwhy\b{_IN}*\b(?:fail\w*|break\w*|broken|crash\w*|wrong|error\w*|raise\w*)\b",
-    re.IGNORECASE,
-)
-#: A question that asks what code does or how it works ("how do I get ..." asks for a way).
-_EXPLAIN = re.compile(
-    r"\b(explain|describe|walk (?:me )?through)\b|\bhow (?:does|do|is)\b(?!\s+(?:i|we)\b)"
-    rf"|\bwhat (?:does|do)\b{_IN}*\bdo\b",
-    re.IGNORECASE,
-)
-#: A question that asks for a way to do something with the code: "how do I get camelCase?"
-_USE = re.compile(r"\bhow (?:do|can|could|should|would) (?:i|we)\b", re.IGNORECASE)
-#: A follow-up that points back at what the conversation was about ("it", "that function").
-_REFERS_BACK = re.compile(r"\b(?:it|its|this|that|these|those|them|they|the same)\b", re.I)
-_CODE_NOUNS = re.compile(
-    r"\b(?:function|method|class|module|file|files|test|tests|bug|code|repo|repository|"
-    r"project|commit|line|variable|import|error|argument|parameter|docstring|readme)s?\b",
-    re.IGNORECASE,
-)
-_FILES_QUESTION = re.compile(rf"\b(?:which|what|list)\b{_IN}{{0,30}}\bfiles\b", re.I)
-#: "Which Python files ...": the glob list_files is called with.
-_LANGUAGE_GLOBS = {"python": "*.py", "typescript": "*.ts", "javascript": "*.js", "rust": "*.rs"}
-_LANGUAGE_GLOBS |= {"go": "*.go", "java": "*.java", "markdown": "*.md"}
-#: Who uses a name, or what changing it affects: "what calls walk?", "if I change f, what breaks?"
-_CALLERS = re.compile(
-    r"\b(?:what|who|which \w+)\s+(?:else\s+)?(?:calls?|uses?|imports?|depends? on|rel(?:y|ies)"
-    rf" on)\b|\bcallers?\b|\bwhere\b{_IN}*\b(?:used|called)\b|\bwhat\b{_IN}*\b(affect|break|impact)",
-    re.IGNORECASE,
-)
-#: What a request asks outside the repository: publishing, deploying, sending, paying.
-_OUTSIDE = re.compile(
-    rf"{_LEAD_IN}(?:publish|deploy|upload|release|push|send|e-?mail|post|tweet|pay|buy)\b",
-    re.IGNORECASE,
-)
-#: The same after "and", "then" or a comma ("commit it and push"), and what is made on a
-#: forge: the verbs that are no words of code ("release the lock", "send the header" are).
-_OUTSIDE_THEN = re.compile(
-    rf"{_LEAD_IN}(?:(?:git\s+)?push|publish|deploy|upload|e-?mail|tweet"
-    r"|(?:open|create|file|submit|raise|make)\s+(?:a|an|the)?\s*(?:new\s+)?(?:pull request|pr"
-    r"|merge request|(?:github|gitlab) (?:issue|release)|issue on (?:github|gitlab)))\b",
-    re.IGNORECASE,
-)
-#: A path in the user's home folder ("~/.aws/credentials", "$HOME/.pypirc"), not one quoted
-#: as a value: outside the repository, where the tools cannot reach (safety/jail.py).
-_HOME_PATH = re.compile(r"(?<![\w/'\"])(?:~|\$HOME)/")
 DECLINED = "I won't do that: {reason} Nothing was changed."
 DESTRUCTIVE_REASON = (
     "it would destroy work or history that cannot be recovered from here. If you mean it, do "
@@ -245,20 +98,6 @@ OUTSIDE_REASON = (
 
 
 #: "rename slugify to make_slug", "rename it everywhere to make_slug".
-_RENAME = re.compile(
-    r"\brename\s+(?:the\s+)?(?:function|method|class)?\s*`?([A-Za-z_][\w.]*)`?(?:\(\))?"
-    r"(?:\s+\w+){0,3}?\s+(?:to|as|into)\s+`?([A-Za-z_]\w*)",
-    re.IGNORECASE,
-)
-_POINTERS = frozenset({"it", "this", "that", "them"})
-#: A change to a file that is not Python: a README, docs, configuration, JavaScript.
-_TEXT_FILE = re.compile(
-    r"\b(?:readme|changelog|docs?|toml|ya?ml|json|ini|cfg|markdown|javascript)\b"
-    r"|\.(?:md|rst|txt|js|ts|toml|ya?ml|json|cfg|ini)\b",
-    re.IGNORECASE,
-)
-#: A value a question writes: a quoted string, or a number after "for", "pass", "with", "of".
-_LITERAL = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\b(?:for|pass|with|of|on) (-?\d+(?:\.\d+)?)\b""")
 
 
 def _sentences(task: str) -> list[str]:
@@ -290,7 +129,8 @@ class TaskIntent:
     def fix(self) -> bool:
         """A change that repairs something (a fix, a symptom to correct)."""
         return self.change and (
-            any(_ASKS_TO_FIX.match(s) for s in _sentences(self.task)) or _reports_symptom(self.task)
+            any(wording.ASKS_TO_FIX.match(s) for s in _sentences(self.task))
+            or _reports_symptom(self.task)
         )
 
     @property
@@ -298,7 +138,7 @@ class TaskIntent:
         """The calls a change told by its symptom writes ("ordinalize(-1021) gives '-1021th',
         it should be '-1021st'"): a fix must change what they give (tools/patch.py checks
         each proposal by them)."""
-        return self.calls if self.change and _SHOULD.search(self.task) else ()
+        return self.calls if self.change and wording.SHOULD.search(self.task) else ()
 
     @property
     def symptom_wants(self) -> dict[str, str]:
@@ -307,7 +147,7 @@ class TaskIntent:
         by that value, not only by a change. {} for several calls, or a value that is no
         literal ("it should be plural")."""
         calls = self.symptom_calls
-        found = _SHOULD.search(self.task)
+        found = wording.SHOULD.search(self.task)
         wanted = literal_at(self.task[found.end() :]) if found and len(calls) == 1 else None
         return {calls[0]: wanted} if wanted is not None else {}
 
@@ -316,65 +156,67 @@ class TaskIntent:
         """Which failures that were there before a change still count against it:
         "all" when the task speaks of failing tests or asks for them to pass; "related" for a
         fix (a failing test using a file the change touches); "none" for other changes."""
-        if self.failing_tests or _TESTS_PASS.search(self.task) is not None:
+        if self.failing_tests or wording.TESTS_PASS.search(self.task) is not None:
             return "all"
         return "related" if self.fix else "none"
 
     @property
     def adds_tests(self) -> bool:
         """A change that writes new tests ("add tests for escape"): they go with the tests."""
-        return self.change and _ADDS_TESTS.search(self.task) is not None
+        return self.change and wording.ADDS_TESTS.search(self.task) is not None
 
     @property
     def failing_tests(self) -> bool:
         """The task speaks of tests that fail, or asks which do (their output is read first)."""
-        return self.asks_which_fail or _FAILING.search(self.task) is not None
+        return self.asks_which_fail or wording.FAILING.search(self.task) is not None
 
     @property
     def asks_which_fail(self) -> bool:
         """The task asks which tests fail or if they pass (the answer names those run reports)."""
-        state = self.kind == "question" and _SUITE_STATE.search(self.task) is not None
-        return state or _WHICH_FAIL.search(self.task) is not None
+        state = self.kind == "question" and wording.SUITE_STATE.search(self.task) is not None
+        return state or wording.WHICH_FAIL.search(self.task) is not None
 
     @property
     def asks_callers(self) -> Literal["callers", "impact", None]:
         """Asks what uses a name ("callers"), or what changing it would affect ("impact")."""
-        found = _CALLERS.search(self.task) if self.kind == "question" else None
+        found = wording.CALLERS.search(self.task) if self.kind == "question" else None
         return None if found is None else "impact" if found[1] else "callers"
 
     @property
     def history(self) -> bool:
-        return _HISTORY.search(self.task) is not None
+        return wording.HISTORY.search(self.task) is not None
 
     @property
     def last_commit(self) -> bool:
-        return _LAST_COMMIT.search(self.task) is not None
+        return wording.LAST_COMMIT.search(self.task) is not None
 
     @property
     def refers_back(self) -> bool:
-        return _REFERS_BACK.search(self.task) is not None
+        return wording.REFERS_BACK.search(self.task) is not None
 
     @property
     def style(self) -> AnswerStyle:
         """How a question's answer is asked for."""
         if self.history:
             return "history"
-        if _BUG.search(self.task):
+        if wording.BUG.search(self.task):
             return "bug"
-        found = _EXPLAIN.search(self.task)  # what it does with a value written is answered first
+        found = wording.EXPLAIN.search(
+            self.task
+        )  # what it does with a value written is answered first
         if found and (found[1] or not self.asks_value):
             return "explain"
-        return "use" if _USE.search(self.task) else "answer"
+        return "use" if wording.USE.search(self.task) else "answer"
 
     @property
     def rename(self) -> tuple[str, str] | None:
         """(old, new) when the change renames a function, class or method; a pointer ("rename
         it") is the name the conversation established."""
-        found = _RENAME.search(self.task) if self.change else None
+        found = wording.RENAME.search(self.task) if self.change else None
         if found is None:
             return None
         old = found.group(1)
-        if old.lower() in _POINTERS:
+        if old.lower() in wording.POINTERS:
             pointed = [*self.carried, *self.names]
             if not pointed:
                 return None
@@ -387,7 +229,7 @@ class TaskIntent:
         if I pass '3rd' to ordinalize", "what does it give for 'egg_and_ham'?")."""
         if self.calls or self.kind != "question":
             return None
-        found = [m.group(1) or m.group(0) for m in _LITERAL.finditer(self.task)]
+        found = [m.group(1) or m.group(0) for m in wording.LITERAL.finditer(self.task)]
         return found[0] if len(found) == 1 else None
 
     @property
@@ -404,13 +246,17 @@ class TaskIntent:
             return False
         if _open_to_change(self.task):
             return True
-        statement = _QUESTION_FORM.search(self.task) is None
-        return self.kind == "question" and statement and _COMPLAINT.search(self.task) is not None
+        statement = wording.QUESTION_FORM.search(self.task) is None
+        return (
+            self.kind == "question"
+            and statement
+            and wording.COMPLAINT.search(self.task) is not None
+        )
 
     @property
     def edits_text(self) -> bool:
         """The change is to a file that is not Python (it is written as SEARCH/REPLACE)."""
-        return self.change and _TEXT_FILE.search(self.task) is not None
+        return self.change and wording.TEXT_FILE.search(self.task) is not None
 
     def about_code(self, repo_files: list[str]) -> bool:
         """The task names something of this repository (a path, a file, an identifier)."""
@@ -422,7 +268,7 @@ class TaskIntent:
             or self.names
             or self.asks_value
             or self.calls
-            or _CODE_NOUNS.search(self.task)
+            or wording.CODE_NOUNS.search(self.task)
         )
 
     def first_call(self) -> str | None:
@@ -431,9 +277,9 @@ class TaskIntent:
             return "run_tests()"
         if self.history:
             return "git_log(max_count=3)"
-        if _FILES_QUESTION.search(self.task):
+        if wording.FILES_QUESTION.search(self.task):
             words = {word.lower() for word in re.findall(r"\w+", self.task)}
-            glob = next((g for lang, g in _LANGUAGE_GLOBS.items() if lang in words), "*")
+            glob = next((g for lang, g in wording.LANGUAGE_GLOBS.items() if lang in words), "*")
             return f'list_files(pattern="{glob}")'
         return None
 
@@ -458,12 +304,14 @@ class TaskIntent:
 def rules_kind(task: str) -> IntentKind:
     """The kind of request by the rules (the fallback when no model decides)."""
     sentences = _sentences(task)
-    if _DESTRUCTIVE.search(task) or _acts_outside(task):
+    if wording.DESTRUCTIVE.search(task) or _acts_outside(task):
         return "decline"
-    asks = any(_ASKS.match(s) for s in sentences) or any(map(_ASKS_THEN.match, _clauses(sentences)))
+    asks = any(wording.ASKS.match(s) for s in sentences) or any(
+        map(wording.ASKS_THEN.match, _clauses(sentences))
+    )
     if asks or _reports_symptom(task):
         return "change"
-    if any(_ASKS_TO_RUN.match(sentence) for sentence in sentences):
+    if any(wording.ASKS_TO_RUN.match(sentence) for sentence in sentences):
         return "command"
     return "question"
 
@@ -472,20 +320,20 @@ def _reports_symptom(task: str) -> bool:
     """It tells a bug by its symptom ("... it should be '-1021st'", "I still get colours"), not
     in a question ("how do i get camelCase instead of CamelCase out of camelize?", dev)."""
     sentences = _sentences(task)
-    if any(_WANTS.search(s) and not _QUESTION_FORM.search(s) for s in sentences):
+    if any(wording.WANTS.search(s) and not wording.QUESTION_FORM.search(s) for s in sentences):
         return True
     return (
-        _SYMPTOM.search(task) is not None
-        and not any(_QUESTION_FORM.search(sentence) for sentence in sentences)
-        and _TELLS.match(task) is None
+        wording.SYMPTOM.search(task) is not None
+        and not any(wording.QUESTION_FORM.search(sentence) for sentence in sentences)
+        and wording.TELLS.match(task) is None
     )
 
 
 def plain_change(task: str) -> bool:
     """A sentence of `task` asks in the imperative for an edit ("Fix the bug ...", "can you
     add ..."): a change, whatever a model's reading of it."""
-    return _DESTRUCTIVE.search(task) is None and any(
-        _PLAIN_CHANGE.match(sentence) for sentence in _sentences(task)
+    return wording.DESTRUCTIVE.search(task) is None and any(
+        wording.PLAIN_CHANGE.match(sentence) for sentence in _sentences(task)
     )
 
 
@@ -496,7 +344,7 @@ def from_rules(task: str, *, carried: tuple[str, ...] = ()) -> TaskIntent:
         kind=rules_kind(task),
         names=tuple(code_names(task)),
         calls=tuple(literal_calls(task)),
-        carried=carried if _REFERS_BACK.search(task) else (),
+        carried=carried if wording.REFERS_BACK.search(task) else (),
     )
 
 
@@ -504,12 +352,13 @@ def _acts_outside(task: str) -> bool:
     """It asks to act outside the repository: publish, send, or use the user's own files."""
     sentences = _sentences(task)
     return (
-        _HOME_PATH.search(task) is not None
+        wording.HOME_PATH.search(task) is not None
         # "send the header first in write()": a word of code where the sentence names code
         or any(
-            _OUTSIDE.match(s) and (_OUTSIDE_THEN.match(s) or not code_names(s)) for s in sentences
+            wording.OUTSIDE.match(s) and (wording.OUTSIDE_THEN.match(s) or not code_names(s))
+            for s in sentences
         )
-        or any(_OUTSIDE_THEN.match(clause) for clause in _clauses(sentences))
+        or any(wording.OUTSIDE_THEN.match(clause) for clause in _clauses(sentences))
     )
 
 
@@ -521,19 +370,22 @@ def settled(intent: TaskIntent, *, follow_up: bool) -> bool:
         return False  # "it": the model reads what the conversation established
     if intent.kind == "change":
         return plain_change(intent.task)  # a symptom, "make ...": the model reads it
-    plain = intent.kind == "command" or _QUESTION_FORM.search(intent.task) is not None
+    plain = intent.kind == "command" or wording.QUESTION_FORM.search(intent.task) is not None
     return plain and not _open_to_change(intent.task)
 
 
 def _open_to_change(task: str) -> bool:
     """A change word inside a question or command, or a question about what could be."""
-    return _CHANGE_WORD.search(task) is not None or _ABLE.search(task) is not None
+    return wording.CHANGE_WORD.search(task) is not None or wording.ABLE.search(task) is not None
 
 
-Asker = Callable[[str], tuple[str, str] | None]
-
-
-def decide(task: str, *, follow_up: bool, carried: tuple[str, ...] = (), ask: Asker) -> TaskIntent:
+def decide(
+    task: str,
+    *,
+    follow_up: bool,
+    carried: tuple[str, ...] = (),
+    ask: Callable[[str], tuple[str, str] | None],
+) -> TaskIntent:
     """The task's intent: by the rules where they settle it, else by the model (`ask` gets the
     question, returns its schema-held reply with the conversation's text, or None), or rules."""
     ruled = from_rules(task, carried=carried)
@@ -596,5 +448,5 @@ def from_model_reply(
 def declined_answer(intent: TaskIntent) -> str:
     """The one-step answer to a request the agent declines, with why: it acts outside the
     repository, else it destroys work."""
-    outside = not _DESTRUCTIVE.search(intent.task) and _acts_outside(intent.task)
+    outside = not wording.DESTRUCTIVE.search(intent.task) and _acts_outside(intent.task)
     return DECLINED.format(reason=OUTSIDE_REASON if outside else DESTRUCTIVE_REASON)
