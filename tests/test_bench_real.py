@@ -203,7 +203,7 @@ def test_no_note_of_the_agent_makes_a_wrong_answer_right(tmp_path: Path) -> None
     assert bump.check(tasks.Outcome(repo, ["It gives 1.2.3-rc.2."], sys.executable)).ok
     # every note the agent has, filled: one added later is cut too
     slots = {"shown": "1 passed", "listed": "t.py::test_a", "reach": "`walk` used by resolve"}
-    slots |= {"name": "walk", "steps": "`returns doc`", "results": "f() = 3"}
+    slots |= {"name": "walk", "steps": "`returns doc`", "results": "f() = 3", "gave": "n % 10 = 9"}
     for note in Note:
         assert checks.model_part(f"It is 3.\n\n{note.says(**slots)}").strip() == "It is 3."
     assert checks.model_part("It is 3.\n\nNote: it may be 4.") != "It is 3."  # the model's own

@@ -266,7 +266,9 @@ def test_a_question_how_or_why_a_call_gives_its_value_gets_its_trace(
     from tests.test_agent import run
 
     repo = session_repo(tmp_path)
-    _, requests = run(repo, settings, ["add subtracts, so average gives -3.0."], task)
+    # (asked why, an answer citing nothing of what ran is sent back once: the second cites it)
+    said = ["add subtracts, so average gives -3.0.", "add gives a - b = -6, so it gives -3.0."]
+    _, requests = run(repo, settings, said, task)
     prompt = requests[0].last_user_text()
     assert "average([2, 4]) returns -3.0" in prompt
     assert "calc/ops.py:6 (add) return a - b  # a - b = -6" in prompt, prompt
@@ -492,6 +494,31 @@ def test_an_explanation_tells_each_step_of_the_function_it_explains(
     # the control: a question that is no request to explain is not held to the steps
     outcome, requests = run(repo, settings, [vague], "which file defines slug?")
     assert len(requests) == 1 and outcome.answer == vague
+
+
+def test_an_answer_to_why_cites_what_ran(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev infl-why-ordinal was shown `number % 10 = 9` in the trace of the call it asked
+    about and answered that ordinal "checks if the number is divisible by 100": an answer to
+    why that cites nothing the run's expressions gave is sent back once with them; citing
+    none again, they go below it and the run is not `completed`."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    guessed = "It gives -3.0 because average divides the sum of the values by their count."
+    cited = "It gives -3.0: add(0, 6) computes a - b, which is -6, and -6 / 2 is -3.0."
+    question = "why does average([2, 4]) give -3.0?"
+    outcome, requests = run(repo, settings, [guessed, cited], question)
+    sent = requests[1].prompt_text()
+    assert "its expressions gave: " in sent and "a - b = -6" in sent
+    assert outcome.status == "completed" and outcome.answer == cited
+    outcome, _ = run(repo, settings, [guessed, guessed], question)
+    assert outcome.status == "incomplete"
+    assert outcome.answer.startswith(guessed) and "Note: as it ran, " in outcome.answer
+    # the control: the same call asked for its value is held to the value, not to the trace
+    outcome, requests = run(repo, settings, ["It gives -3.0."], "what does average([2, 4]) give?")
+    assert len(requests) == 1 and outcome.status == "completed"
 
 
 def test_what_uses_a_name_is_searched_once_for_callers_and_never_fails_a_run(

@@ -225,6 +225,41 @@ def the_steps_are_told(answer: Any, memory: AgentMemory, agent: Any = None) -> b
     )
 
 
+#: How many of what a run's expressions gave a why-answer is shown, and how long each.
+GAVE_SHOWN, GAVE_CHARS = 8, 80
+
+
+def the_why_is_what_ran(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """An answer to why code gives what it gives cites what ran: an expression the trace of
+    the call shows, or a value one gave (dev infl-why-ordinal was shown `number % 10 = 9` and
+    answered that ordinal "checks if the number is divisible by 100"): sent back once with
+    them; the same miss again goes below them."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or not isinstance(answer, str) or not watch.gave:
+        return True
+    # what the call gave counts too, where the task does not say it ("It raises KeyError")
+    if any(_cites(said, answer, watch.intent.task) for said in watch.gave + watch.computed):
+        return True
+    shown = "; ".join(said[:GAVE_CHARS] for said in watch.gave[:GAVE_SHOWN])
+    return _sent_back_once(agent, watch, Nudge.WHY_NOT_FROM_RUN, Note.GAVE, gave=shown)
+
+
+def _cites(said: str, answer: str, task: str) -> bool:
+    """Whether `answer` writes the expression of `said` ("number % 10 = 9"), spaces aside, or
+    its value, where the task does not: a string in quotes, anything else as written (True,
+    False and None tell nothing)."""
+    expression, _, value = said.partition(" = ")
+    flat, written = re.sub(r"[\s`]", "", answer), re.sub(r"\s", "", expression)
+    if not expression.isidentifier() and written in flat and written not in task.replace(" ", ""):
+        return True
+    value = value.strip()
+    if value in ("", "True", "False", "None") or value.strip("'\"") in task:
+        return False
+    if value[:1] in ("'", '"') and value[-1:] == value[:1]:
+        return any(f"{q}{value[1:-1]}{q}" in answer for q in "'\"`")
+    return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", answer) is not None
+
+
 def _tells(words: frozenset[str], answer: str) -> bool:
     """Whether `answer` names one of `words`, as a word or the start of one (`no_color` as
     "no_color", "NO_COLOR" or "no color"; `lower` as "lowercase"); no words, no telling."""

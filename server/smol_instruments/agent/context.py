@@ -123,6 +123,8 @@ class Context:
     #: The one file of code (not tests) whose definitions are shown, else None.
     code_file: str | None = None
     asked: list[str] = field(default_factory=list)  # the names it mentions that are defined
+    #: What the expressions of the calls run for it gave, "expr = value" (agent/evidence.py).
+    gave: list[str] = field(default_factory=list)
     #: (path, name) of each definition shown, in the order shown.
     definitions: list[tuple[str, str]] = field(default_factory=list)
 
@@ -579,6 +581,7 @@ class _Gatherer:
             computed=ran,
             unrun=unrun,
             definitions=definitions,
+            gave=[said for part in self.evidence for said in part.gave],
         )
 
 

@@ -98,6 +98,8 @@ class Evidence:
     unrun: list[str] = field(default_factory=list)
     #: the repository's functions the calls ran through, "name (path)"
     ran_in: list[str] = field(default_factory=list)
+    #: what the expressions of the statements that ran gave, "expr = value" (tools/runner.py)
+    gave: list[str] = field(default_factory=list)
 
 
 def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
@@ -162,6 +164,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     if not intent.calls or not evaluates_unasked(ctx):
         return None
     lines, ran, unrun, ran_in = [], [], [], []
+    gave: list[str] = []
     for call in intent.calls:
         # a bug told by its symptom, or any question that writes a call: where the value
         # comes from, as it ran, is what the fix or the answer needs ("where does the extra 0
@@ -189,11 +192,15 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             said = printed_as(result) or str(result.get("value", result.get("exception", "")))
             ran.append(f"{call} = {said.split(':', 1)[0] if 'exception' in result else said}")
         ran_in.extend(result.get("functions", []))
+        steps = [step.split("  # ", 1) for step in result.get("trace", [])]
+        gave.extend(said for step in steps if len(step) == 2 for said in step[1].split("; "))
         if call in intent.symptom_calls:  # named when a proposal changes nothing (patch.py)
             ctx.symptom_functions[call] = list(result.get("functions", []))
         lines.extend(told(call, result))
     title = "Run just now with the repository's code as it is (these are real results, not guesses)"
-    return Evidence(title, "\n".join(lines), ran, kind="computed", unrun=unrun, ran_in=ran_in)
+    return Evidence(
+        title, "\n".join(lines), ran, kind="computed", unrun=unrun, ran_in=ran_in, gave=gave
+    )
 
 
 def missing_names(

@@ -177,6 +177,11 @@ class TaskIntent:
         return state or wording.WHICH_FAIL.search(self.task) is not None
 
     @property
+    def asks_why(self) -> bool:
+        """Asks why code gives what it gives (or where a part of it comes from)."""
+        return self.kind == "question" and wording.WHY.search(self.task) is not None
+
+    @property
     def asks_callers(self) -> Literal["callers", "impact", None]:
         """Asks what uses a name ("callers"), or what changing it would affect ("impact")."""
         found = wording.CALLERS.search(self.task) if self.kind == "question" else None

@@ -62,6 +62,7 @@ from .answers import (
     the_failures_are_named,
     the_reach_is_named,
     the_steps_are_told,
+    the_why_is_what_ran,
 )
 from .edits import (
     called_names,
@@ -126,6 +127,7 @@ class SmolCodeAgent(PinnedCodeAgent):
                 the_failures_are_named,
                 the_reach_is_named,
                 the_steps_are_told,
+                the_why_is_what_ran,
             ],
         )
         super().__init__(*args, context_tokens=context_tokens, **kwargs)

@@ -180,6 +180,7 @@ class Note(Enum):
     FAILURES = "Note: the test runner reported these tests failing: {listed}."
     REACH = "Note: from the code, {reach}."
     STEPS = "Note: from the code, the steps of `{name}`: {steps}."
+    GAVE = "Note: as it ran, {gave}."
     VALUES = "Note: run with the repository's code, {results}."
     UNGROUNDED = (
         "Note: nothing was read or run to check this answer against the repository's code; it "
@@ -309,6 +310,10 @@ class Nudge(Enum):
     REACH_NOT_NAMED = (
         "the code shows {reach}; this answer does not name {missing}. Answer again, naming each "
         "function that uses it, directly or through another."
+    )
+    WHY_NOT_FROM_RUN = (
+        "it was run above, and its expressions gave: {gave}. This answer names none of them. "
+        "Answer again: say which of these makes it give what it gave, and why."
     )
     STEPS_NOT_TOLD = (
         "the code of `{name}` does this: {steps}. This answer does not tell {missing}. Answer "

@@ -323,6 +323,7 @@ class AgentSession:
         # what the answer is held to, from the code: what uses a name, a function's steps
         watch.reach = reaches(self.ctx, intent, context.asked, self.repo_files)
         watch.steps = function_steps(self.ctx, intent, context.definitions)
+        watch.gave = context.gave if intent.asks_why else []
         prompt = task_message(intent, context.text, path=watch.change_file, nested=context.nested)
         try:
             self._connect()

@@ -140,6 +140,8 @@ LANGUAGE_GLOBS = {
     "java": "*.java",
     "markdown": "*.md",
 }
+#: Asks why code gives what it gives: "why does f(x) come out as y?", "where does the 0 come from?"
+WHY = re.compile(r"\bwhy\b|\bhow come\b|\bwhere (?:does|do|did)\b.*\bcome from\b", re.IGNORECASE)
 #: Who uses a name, or what changing it affects: "what calls walk?", "if I change f, what breaks?"
 CALLERS = re.compile(
     r"\b(?:what|who|which \w+)\s+(?:else\s+)?(?:calls?|uses?|imports?|depends? on|rel(?:y|ies)"
