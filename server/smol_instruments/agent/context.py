@@ -45,6 +45,7 @@ from .evidence import (
     defined_name,
     every_definition,
     missing_names,
+    reach,
     recent_history,
     test_failures,
     tests_for,
@@ -495,16 +496,12 @@ class _Gatherer:
             # answers with the line numbers
             inside = f", inside {', '.join(callers)}" if callers else ""
             # one hop further, by name: "if I change _can_do_colour, what does that affect?"
-            # reaches cprint through colored (dev tc-colour-impact)
-            code = [caller for caller in callers if not caller.startswith("test")][:2]
-            further = {
-                outer[0]: None
-                for caller in code
-                for path, line, _ in self._lines_using(caller)
-                if (outer := self._enclosing(path, line))
-                and outer[0] not in (name, *callers)
-                and not outer[0].startswith("test")
-            }
+            # reaches cprint through colored (dev tc-colour-impact); from the syntax trees, as
+            # an answer about it is held to (agent/evidence.py `reach`)
+            code = [caller for caller in callers if not caller.startswith("test")]
+            direct = {*callers, *reach(self.ctx, name, self.files, further=False)}
+            every = reach(self.ctx, name, self.files, further=True)
+            further = [user for user in every if user not in direct]
             inside += f", and through {' and '.join(code)}: {', '.join(further)}" * bool(further)
             head = f"Where `{name}` is used{more}{inside}:\n"
             self.uses.append(head + "\n".join(uses[:MAX_USES]))
