@@ -482,7 +482,7 @@ def test_an_explanation_tells_each_step_of_the_function_it_explains(
     )
     outcome, requests = run(repo, settings, [vague, told], "explain slug to me")
     sent = requests[1].prompt_text()
-    assert "This answer does not tell `limit` defaults to 5; " in sent
+    assert "this answer leaves out these steps of `slug`: `limit` defaults to 5; " in sent
     assert "`words = re.findall('[a-z]+', text.lower())`" in sent
     assert "if not words: `raises ValueError('nothing to slug')`" in sent
     assert outcome.status == "completed" and outcome.answer == told

@@ -316,9 +316,8 @@ class Nudge(Enum):
         "Answer again: say which of these makes it give what it gave, and why."
     )
     STEPS_NOT_TOLD = (
-        "the code of `{name}` does this: {steps}. This answer does not tell {missing}. Answer "
-        "again: say in one sentence what it does, then each of these steps in order, in plain "
-        "words."
+        "this answer leaves out these steps of `{name}`: {missing}. Write the answer again "
+        "with one more sentence for each of them, saying in plain words what it does."
     )
     NO_CHANGE = (
         "no change has been proposed for this task yet. Reply with the change: "
