@@ -506,8 +506,9 @@ def test_an_answer_to_why_cites_what_ran(
     from tests.test_agent import run
 
     repo = session_repo(tmp_path)
-    guessed = "It gives -3.0 because average divides the sum of the values by their count."
-    cited = "It gives -3.0: add(0, 6) computes a - b, which is -6, and -6 / 2 is -3.0."
+    # the value the question says itself (-3.0) need not be said again: asked why, not what
+    guessed = "Because average divides the sum of the values by their count."
+    cited = "add(0, 6) computes a - b, which is -6, and -6 / 2 is -3.0."
     question = "why does average([2, 4]) give -3.0?"
     outcome, requests = run(repo, settings, [guessed, cited], question)
     sent = requests[1].prompt_text()

@@ -326,9 +326,15 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
     if watch is None or not isinstance(answer, str) or watch.intent.kind != "question":
         return True
     values = [(line, _bare(line.split(" = ", 1)[1])) for line in watch.computed]
-    # a long value (a whole document) is not asked to be copied out
+    # a long value (a whole document) is not asked to be copied out, nor one the question
+    # says itself ("why does ordinalize(-1021) come out as -1021th?": asked why, not what)
+    task = watch.intent.task
     missing = [
-        line for line, value in values if len(value) <= TOLD_CHARS and not value_told(value, answer)
+        line
+        for line, value in values
+        if len(value) <= TOLD_CHARS
+        and not value_told(value, answer)
+        and not value_told(value, task)
     ]
     if not missing:
         return True
