@@ -88,9 +88,16 @@ AFTER_STILL_FAILING = (
 )
 
 #: How to write a change, said where the model needs it ({path}: the file, or a slot).
+ONE_BLOCK = "one ```python block whose first line is `# file: {path}`"
 WRITE_THE_CHANGE = (
-    "one ```python block whose first line is `# file: {path}`, then the complete new version "
+    ONE_BLOCK + ", then the complete new version "
     "of each function or class you change or add (with any import it needs)"
+)
+#: A fix sampled again in the function a symptom's trace ran through (agent/search.py).
+CHANGE_THERE = (
+    "\nThe wrong value may come from `{name}`: reply with "
+    + ONE_BLOCK
+    + ", then the complete new version of `{name}` with the fix in it."
 )
 
 #: The last line of a task's message: how to reply to it, by what the task asks.

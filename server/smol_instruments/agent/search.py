@@ -34,6 +34,7 @@ from ..tools.patch import confirms_symptom, patch_checks
 from .edits import file_header
 from .intent import Held
 from .outcome import failed_checks
+from .prompts import CHANGE_THERE
 
 #: Versions sampled at most, once per run.
 SAMPLES = 6
@@ -41,11 +42,6 @@ SAMPLES = 6
 TEMPERATURE = 0.9
 #: Functions of the call's trace the versions are spread over, at most.
 PLACES = 3
-#: How a sampled request ends when the call ran through several functions.
-CHANGE_THERE = (
-    "\nThe wrong value may come from `{name}`: reply with one ```python block whose first line "
-    "is `# file: {path}`, then the complete new version of `{name}` with the fix in it."
-)
 #: A function of a trace, as tools/evaluate.py TRACER names it: "ordinal (inflection.py)".
 _RAN = re.compile(r"^(?P<name>[A-Za-z_]\w*) \((?P<path>[^()]+\.py)\)$")
 
