@@ -45,7 +45,7 @@ from .evidence import (
     defined_name,
     every_definition,
     missing_names,
-    reach,
+    reach_hops,
     recent_history,
     test_failures,
     tests_for,
@@ -497,11 +497,10 @@ class _Gatherer:
             inside = f", inside {', '.join(callers)}" if callers else ""
             # one hop further, by name: "if I change _can_do_colour, what does that affect?"
             # reaches cprint through colored (dev tc-colour-impact); from the syntax trees, as
-            # an answer about it is held to (agent/evidence.py `reach`)
+            # an answer about it is held to (agent/evidence.py `reach_hops`)
             code = [caller for caller in callers if not caller.startswith("test")]
-            direct = {*callers, *reach(self.ctx, name, self.files, further=False)}
-            every = reach(self.ctx, name, self.files, further=True)
-            further = [user for user in every if user not in direct]
+            _, hop = reach_hops(self.ctx, name, self.files, further=True)
+            further = [user for user in hop if user not in callers]
             inside += f", and through {' and '.join(code)}: {', '.join(further)}" * bool(further)
             head = f"Where `{name}` is used{more}{inside}:\n"
             self.uses.append(head + "\n".join(uses[:MAX_USES]))

@@ -307,10 +307,19 @@ REACH_NAMES = 8
 
 
 def reach(ctx: ToolContext, name: str, files: list[str], *, further: bool) -> list[str]:
+    """The functions of the repository's code that use `name`, and when `further` those one hop
+    further (`reach_hops`), in one list."""
+    direct, more = reach_hops(ctx, name, files, further=further)
+    return direct + more
+
+
+def reach_hops(
+    ctx: ToolContext, name: str, files: list[str], *, further: bool
+) -> tuple[list[str], list[str]]:
     """The functions of the repository's code (tests aside) whose code refers to `name`, and
-    when `further`, those referring to them (what a change to it affects), from the syntax
-    trees of the files ripgrep finds the names in, not from the text (a docstring saying
-    "underscore" is no use of it). Each hop is kept only when the whole has at most
+    when `further`, those referring to them (what a change to it affects), apart, from the
+    syntax trees of the files ripgrep finds the names in, not from the text (a docstring
+    saying "underscore" is no use of it). Each hop is kept only when the whole has at most
     `REACH_NAMES` (too many for an answer to be held to)."""
     refs: dict[str, dict[str, set[str | None]]] = {}  # path -> each function's references
     listed = set(files)
@@ -332,13 +341,15 @@ def reach(ctx: ToolContext, name: str, files: list[str], *, further: bool) -> li
 
     try:  # a help for holding an answer to the code, never a reason to fail the run
         direct = users([name])
-        if not further or not direct or len(direct) > REACH_NAMES:
-            return direct if len(direct) <= REACH_NAMES else []
-        every = direct + [user for user in users(direct) if user not in direct]
+        if len(direct) > REACH_NAMES:
+            return [], []
+        if not further or not direct:
+            return direct, []
+        more = [user for user in users(direct) if user not in direct]
     except Exception:
         log.exception("finding what uses %s failed", name)
-        return []
-    return every if len(every) <= REACH_NAMES else direct
+        return [], []
+    return (direct, more) if len(direct) + len(more) <= REACH_NAMES else (direct, [])
 
 
 def _references(tree: ast.Module | None) -> dict[str, set[str | None]]:
@@ -426,9 +437,10 @@ def _steps(
             value = stmt.value if isinstance(stmt, ast.Return) else stmt.exc
             verb = "returns" if isinstance(stmt, ast.Return) else "raises"
             said = f"{verb} {ast.unparse(value) if value else 'None' if verb == 'returns' else ''}"
+            said = said.strip()  # a bare `raise`: "raises"
             words = {w for part in (guard[1], value) if part for w in _words(part, plain)}
             found.append(
-                Step(f"{guard[0]}: `{said.strip()}`" if guard[0] else f"`{said}`", frozenset(words))
+                Step(f"{guard[0]}: `{said}`" if guard[0] else f"`{said}`", frozenset(words))
             )
         elif isinstance(stmt, _SIMPLE) and not guard[0]:
             calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)]
