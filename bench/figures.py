@@ -655,3 +655,12 @@ def _first_answer(quick: bool = False) -> list[Figure]:
 
 
 FIGURES.append(Measure("first_answer", "the first answer against the floor", _first_answer))
+
+
+def _stream_watch(quick: bool = False) -> list[Figure]:
+    from .streaming import stream_watch
+
+    return stream_watch(quick)
+
+
+FIGURES.append(Measure("stream_watch", "watching a streamed reply for repeats", _stream_watch))
