@@ -463,31 +463,54 @@ def test_an_explanation_tells_each_step_of_the_function_it_explains(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:
     """Dev tc-explain-colour said `_can_do_colour` returns True, never naming `os.isatty`;
-    explain-slugify left out the lower-casing and the default of 5 words. An explanation that
-    leaves out a step of the code (a default, a call, a way it ends and its condition) is sent
-    back once with them; left out again, they go below it and the run is not `completed`."""
+    explain-slugify left out the lower-casing, and sent its answer back with it, wrote the
+    same answer again. The steps an explanation leaves out (a default, a call, a way it ends
+    and its condition) are asked about one at a time, with the function's code, and the
+    sentences that tell them follow the answer; those still untold, it is sent back once with
+    them; left out again, they go below it and the run is not `completed`."""
     from tests.test_agent import run
 
     repo = session_repo(tmp_path)
     (repo / "calc" / "words.py").write_text(
-        "import re\n\n\ndef slug(text, limit=5):\n"
-        "    words = re.findall('[a-z]+', text.lower())\n"
-        "    if not words:\n        raise ValueError('nothing to slug')\n"
-        "    return '-'.join(words[:limit])\n"
+        "import re\n\n\nclass Slugs:\n    def slug(self, text, limit=5):\n"
+        "        words = re.findall('[a-z]+', text.lower())\n"
+        "        if not words:\n            raise ValueError('nothing to slug')\n"
+        "        return '-'.join(words[:limit])\n"
     )
     vague = "It makes a slug out of a title."
-    told = (
+    sentences = [
+        "The limit parameter defaults to 5 words.",
+        "```python\nwords = ...\n```\nIt lower-cases the text and finds its words. Then more.",
+        "It raises ValueError when there are no words.",
+        "It joins the first words with a dash.",
+    ]
+    outcome, requests = run(repo, settings, [vague, *sentences], "explain slug to me")
+    asked = requests[1].prompt_text()
+    assert (
+        "def slug(self, text, limit=5):\n    words = re.findall(" in asked
+    )  # the method, dedented
+    assert "In `slug` above, what does this step do: `limit` defaults to 5" in asked
+    assert "`words = re.findall('[a-z]+', text.lower())`" in requests[2].prompt_text()
+    assert "if not words: `raises ValueError('nothing to slug')`" in requests[3].prompt_text()
+    assert len(requests) == 5 and outcome.status == "completed"
+    told = " ".join(sentences).replace("```python\nwords = ...\n```\n", "")
+    assert outcome.answer == f"{vague} {told.replace(' Then more.', '')}"
+    # asked, a sentence that tells nothing of its step is not kept; the answer is sent back
+    # with the steps still untold, and a second answer that tells them is the answer
+    whole = (
         "It lower-cases the text and finds its words; with none it raises ValueError; "
         "otherwise it joins the first 5 with '-'."
     )
-    outcome, requests = run(repo, settings, [vague, told], "explain slug to me")
-    sent = requests[1].prompt_text()
-    assert "this answer leaves out these steps of `slug`: `limit` defaults to 5; " in sent
-    assert "`words = re.findall('[a-z]+', text.lower())`" in sent
-    assert "if not words: `raises ValueError('nothing to slug')`" in sent
-    assert outcome.status == "completed" and outcome.answer == told
+    nothing = "It does what the code says."
+    turns = [vague, sentences[0], nothing, nothing, nothing, whole]
+    outcome, requests = run(repo, settings, turns, "explain slug to me")
+    sent = requests[5].prompt_text()
+    assert "this answer leaves out these steps of `slug`: `words = re.findall(" in sent
+    assert "`limit` defaults to 5; `words" not in sent  # told by its sentence
+    assert outcome.status == "completed"
+    assert outcome.answer == f"{whole} {sentences[0]}"
     # the same steps left out again: they go below it, and it is not settled
-    outcome, _ = run(repo, settings, [vague, vague], "explain slug to me")
+    outcome, _ = run(repo, settings, [vague, *[nothing] * 4, vague], "explain slug to me")
     assert outcome.status == "incomplete"
     assert outcome.answer.startswith(vague)
     assert "Note: from the code, the steps of `slug`: `limit` defaults to 5; " in outcome.answer

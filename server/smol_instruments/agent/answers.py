@@ -6,16 +6,22 @@ at most once per run where the model may simply be right; the session judges the
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
 from smolagents import ActionStep
 from smolagents.memory import AgentMemory, TaskStep
+from smolagents.models import ChatMessage, MessageRole
 
 from ..base.testruns import COUNT_KINDS, failing_tests
+from .evidence import Step, Steps
+from .model import RunCancelled
 from .outcome import needs_a_change
-from .prompts import Note, Nudge, is_placeholder
+from .prompts import TELL_ONE_STEP, Note, Nudge, is_placeholder
 from .watch import RunWatch
+
+log = logging.getLogger(__name__)
 
 # smolagents wraps a failing check as "Check <name> failed with error: <message>": the names
 # below are written to be read by the model in that sentence.
@@ -203,26 +209,77 @@ def the_reach_is_named(answer: Any, memory: AgentMemory, agent: Any = None) -> b
 
 def the_steps_are_told(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
     """An explanation of a function tells each of its steps, by a word of its code
-    (agent/evidence.py `function_steps`): sent back once with them (dev tc-explain-colour said
-    `_can_do_colour` returns True, never naming `os.isatty`); the same miss again goes below
-    them."""
+    (agent/evidence.py `function_steps`; dev tc-explain-colour said `_can_do_colour` returns
+    True, never naming `os.isatty`). The steps it leaves out are asked about one at a time, and
+    the sentences that tell them follow the answer; any still untold, it is sent back once with
+    them, and the same miss again goes below them."""
     watch: RunWatch | None = getattr(agent, "watch", None)
     if watch is None or not isinstance(answer, str) or watch.steps is None:
         return True
-    name, steps = watch.steps
-    missing = [step.said for step in steps if not _tells(step.words, answer)]
+    name, _, steps = watch.steps
+
+    def untold() -> list[Step]:
+        said = " ".join([answer, *watch.told])
+        return [step for step in steps if not _tells(step.words, said)]
+
+    if (missing := untold()) and not watch.steps_asked:
+        watch.steps_asked = True
+        watch.told.extend(_asked_one_at_a_time(agent, watch.steps, missing[:STEPS_ASKED]))
+        missing = untold()
     if not missing:
         return True
-    shown = "; ".join(step.said for step in steps)
     return _sent_back_once(
         agent,
         watch,
         Nudge.STEPS_NOT_TOLD,
         Note.STEPS,
         name=name,
-        steps=shown,
-        missing="; ".join(missing),
+        steps="; ".join(step.said for step in steps),
+        missing="; ".join(step.said for step in missing),
     )
+
+
+#: The most steps an explanation left out that are asked about one at a time, and the longest
+#: reply to each.
+STEPS_ASKED, STEP_REPLY_TOKENS = 4, 80
+#: A sentence: up to its full stop, question or exclamation mark and a space, or the end.
+_FIRST_SENTENCE = re.compile(r".+?[.!?](?=\s|$)|.+", re.DOTALL)
+
+
+def _asked_one_at_a_time(agent: Any, function: Steps, missing: list[Step]) -> list[str]:
+    """The model's sentence for each of the `missing` steps, asked about on its own with the
+    function's code (`TELL_ONE_STEP`): the small model answers a narrow question where, sent
+    its whole answer back, it wrote the same one again (dev explain-slugify). Only a sentence
+    that tells its step is kept; a failed call ends the asking."""
+    model = getattr(agent, "model", None)
+    if model is None:
+        return []
+    saved = dict(model.kwargs)
+    model.kwargs["max_tokens"] = STEP_REPLY_TOKENS
+    kept: list[str] = []
+    try:
+        for step in missing:
+            question = TELL_ONE_STEP.format(code=function.code, name=function.name, step=step.said)
+            message = model.generate(
+                [ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": question}])]
+            )
+            sentence = _one_sentence(message.content if isinstance(message.content, str) else "")
+            if sentence and _tells(step.words, sentence):
+                kept.append(sentence)
+    except RunCancelled:
+        raise
+    except Exception as exc:  # the answer is judged without the sentences not had
+        log.info("asking about a step failed: %s", exc)
+    finally:
+        model.kwargs = saved
+    return kept
+
+
+def _one_sentence(reply: str) -> str:
+    """The first sentence of `reply`'s prose (its code blocks left out), on one line."""
+    prose = " ".join(re.sub(r"```.*?(?:```|$)", " ", reply, flags=re.DOTALL).split())
+    found = _FIRST_SENTENCE.match(prose)
+    return found.group(0).strip() if found else ""
 
 
 #: How many of what a run's expressions gave a why-answer is shown, and how long each.

@@ -25,6 +25,7 @@ import builtins
 import difflib
 import logging
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -390,9 +391,17 @@ class Step(NamedTuple):
     words: frozenset[str]
 
 
+class Steps(NamedTuple):
+    """A function's name, its code, and its steps."""
+
+    name: str
+    code: str
+    steps: list[Step]
+
+
 def function_steps(
     ctx: ToolContext, intent: TaskIntent, shown: list[tuple[str, str]]
-) -> tuple[str, list[Step]] | None:
+) -> Steps | None:
     """For a request to explain code: the first function of the repository's code shown for
     it, with its steps when it has from two to `STEPS` of them: each default it gives a
     parameter, each statement that calls something, each way it ends (a `return` or `raise`
@@ -406,9 +415,10 @@ def function_steps(
         return None
     path, name = code[0]
     try:
-        tree = parsed(read_repo_text(ctx, path)[1])
+        text = read_repo_text(ctx, path)[1]
     except ToolError:
         return None
+    tree = parsed(text)
     nodes = ast.walk(tree) if tree is not None else ()
     funcs = [n for n in nodes if isinstance(n, ast.FunctionDef) and n.name == name]
     if not funcs:
@@ -423,7 +433,10 @@ def function_steps(
         if isinstance(default, ast.Constant) and (value := default.value) is not None
     ][::-1]
     _steps(func.body, ("", None), found, _PLAIN | local)
-    return (name, found) if 2 <= len(found) <= STEPS else None
+    if not 2 <= len(found) <= STEPS:
+        return None
+    source = ast.get_source_segment(text, func, padded=True)  # a method: as indented
+    return Steps(name, textwrap.dedent(source) if source else ast.unparse(func), found)
 
 
 def _steps(

@@ -47,6 +47,8 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
     told from its diff and its checks, the model's words only following, as its words."""
     status: RunStatus = "completed"
     intent = watch.intent
+    if watch.told and answer:  # its sentences for the steps it left out, asked one at a time
+        answer = " ".join([answer.rstrip(), *watch.told])
     if watch.repeated:
         status, answer = "incomplete", f"{REPEATED} {answer}".strip()
     # an answer still missing, after being told once, what ran showed (a value, the failing

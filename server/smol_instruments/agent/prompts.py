@@ -118,6 +118,13 @@ HOW_TO_EXPLAIN = (
     "what it does, then each step it takes in order, one short sentence each (the checks, "
     "values and defaults it uses), down to what it returns. Otherwise make a call to read more."
 )
+#: A step an explanation left out is asked about on its own (agent/answers.py): sent the
+#: whole answer back with the steps it missed, the 1.5B model wrote the same answer again word
+#: for word, even sampled hotter (dev explain-slugify left out `text.lower()` twice).
+TELL_ONE_STEP = (
+    "```python\n{code}\n```\nIn `{name}` above, what does this step do: {step}\n"
+    "Answer with one plain sentence, no code, that names what it calls or uses."
+)
 #: Asked "how do i get camelCase instead of CamelCase out of camelize?", the 1.5B model told
 #: how to rewrite camelize, given its code whose docstring names the argument that does it
 #: (dev infl-camel-lower): a question how to do something is answered with the code as it is.

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..base.errors import ErrorType
 from ..patches.model import Patch
-from .evidence import Step
+from .evidence import Steps
 from .intent import TaskIntent
 from .prompts import Nudge, writes_text
 from .state import AgentState
@@ -63,7 +63,11 @@ class RunWatch:
     #: For a question about what uses a name: the functions that reach it (evidence.py `reach`).
     reach: dict[str, list[str]] = field(default_factory=dict)
     #: For a request to explain a function: its name and its steps (evidence.py `function_steps`).
-    steps: tuple[str, list[Step]] | None = None
+    steps: Steps | None = None
+    #: The model's sentences for the steps its explanation left out, asked one at a time
+    #: (agent/answers.py); they follow its answer. Asked once in a run.
+    told: list[str] = field(default_factory=list)
+    steps_asked: bool = False
     #: The repository's files the task names (agent/context.py).
     named_files: list[str] = field(default_factory=list)
     #: The one file of code whose definitions were shown for the task (agent/context.py).
