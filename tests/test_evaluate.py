@@ -519,6 +519,33 @@ def test_an_explanation_tells_each_step_of_the_function_it_explains(
     assert len(requests) == 1 and outcome.answer == vague
 
 
+def test_a_step_is_told_by_the_words_that_tell_it_apart(tmp_path: Path, settings: Settings) -> None:
+    """Dev tc-explain-colour: "it checks sys.stdout.fileno ... otherwise it returns True" told
+    the `hasattr(sys.stdout, 'fileno')` check and, by the same words, the
+    `return os.isatty(sys.stdout.fileno())` it got wrong. A step is named by the words no other
+    step has, else by those beyond a step whose words it holds all of."""
+    from smol_instruments.agent.evidence import function_steps
+    from smol_instruments.agent.intent import from_rules
+
+    repo = session_repo(tmp_path)
+    (repo / "calc" / "tty.py").write_text(
+        "import os\nimport sys\n\n\ndef can_colour(force=False):\n"
+        "    if force:\n        return True\n"
+        "    if not hasattr(sys.stdout, 'fileno'):\n        return False\n"
+        "    return os.isatty(sys.stdout.fileno())\n"
+    )
+    ctx, _ = make_tools(repo, settings)
+    found = function_steps(ctx, from_rules("explain can_colour"), [("calc/tty.py", "can_colour")])
+    assert found is not None and found.name == "can_colour"
+    words = {step.said: set(step.words) for step in found.steps}
+    assert words == {
+        "`force` defaults to False": {"False"},  # `force` is the next step's too
+        "if force: `returns True`": {"force"},
+        "if not hasattr(sys.stdout, 'fileno'): `returns False`": {"fileno", "stdout"},
+        "`returns os.isatty(sys.stdout.fileno())`": {"isatty"},
+    }
+
+
 def test_an_answer_to_why_cites_what_ran(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:

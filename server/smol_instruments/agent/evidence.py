@@ -26,6 +26,7 @@ import difflib
 import logging
 import re
 import textwrap
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -436,7 +437,22 @@ def function_steps(
     if not 2 <= len(found) <= STEPS:
         return None
     source = ast.get_source_segment(text, func, padded=True)  # a method: as indented
-    return Steps(name, textwrap.dedent(source) if source else ast.unparse(func), found)
+    return Steps(name, textwrap.dedent(source) if source else ast.unparse(func), _own(found))
+
+
+def _own(steps: list[Step]) -> list[Step]:
+    """Each step named by the words that tell it apart: those no other step has, else those
+    beyond another step's that it holds all of (dev tc-explain-colour: "checks
+    sys.stdout.fileno" told the `hasattr(sys.stdout, 'fileno')` check and, by the same words,
+    the `return os.isatty(sys.stdout.fileno())` that the answer had as "returns True")."""
+    counts = Counter(word for step in steps for word in step.words)
+    own = []
+    for step in steps:
+        alone = frozenset(word for word in step.words if counts[word] == 1)
+        within = [other.words for other in steps if other.words < step.words]
+        beyond = step.words.difference(*within)
+        own.append(step._replace(words=alone or beyond or step.words))
+    return own
 
 
 def _steps(
