@@ -123,7 +123,8 @@ HOW_TO_EXPLAIN = (
 #: for word, even sampled hotter (dev explain-slugify left out `text.lower()` twice).
 TELL_ONE_STEP = (
     "```python\n{code}\n```\nIn `{name}` above, what does this step do: {step}\n"
-    "Answer with one plain sentence, no code, that names what it calls or uses."
+    'Answer with one plain sentence that starts with "It", no code, and names what it calls '
+    "or uses."
 )
 #: Asked "how do i get camelCase instead of CamelCase out of camelize?", the 1.5B model told
 #: how to rewrite camelize, given its code whose docstring names the argument that does it
