@@ -62,7 +62,7 @@ class RunWatch:
     gave: list[str] = field(default_factory=list)
     #: For a question about what uses a name: the functions that reach it (evidence.py `reach`).
     reach: dict[str, list[str]] = field(default_factory=dict)
-    #: For a request to explain a function: its name and its steps (evidence.py `function_steps`).
+    #: For a request to explain a function: its name, code and steps (evidence.py `function_steps`).
     steps: Steps | None = None
     #: The model's sentences for the steps its explanation left out, asked one at a time
     #: (agent/answers.py); they follow its answer. Asked once in a run.
