@@ -47,7 +47,8 @@ def stream_watch(quick: bool = False) -> list[Figure]:
         settings = _scripted_settings(scripted, model_max_tokens=4 * chars)
         model = build_model(settings)
         messages = [{"role": "user", "content": "go on"}]
-        _read_whole(model, messages, rambling), _read_whole(model, messages, sentences)
+        _read_whole(model, messages, rambling)  # warm up both
+        _read_whole(model, messages, sentences)
         ours, baseline = _median_alternating(
             lambda: _read_whole(model, messages, rambling),
             lambda: _read_whole(model, messages, sentences),

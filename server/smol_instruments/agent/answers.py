@@ -16,7 +16,8 @@ from smolagents.models import ChatMessage, MessageRole
 
 from ..base.testruns import COUNT_KINDS, failing_tests
 from .evidence import Step, Steps
-from .model import RunCancelled
+from .mentions import FENCED
+from .model import RunCancelled, for_one_call
 from .outcome import needs_a_change
 from .prompts import TELL_ONE_STEP, Note, Nudge, is_placeholder
 from .watch import RunWatch
@@ -254,30 +255,34 @@ def _asked_one_at_a_time(agent: Any, function: Steps, missing: list[Step]) -> li
     model = getattr(agent, "model", None)
     if model is None:
         return []
-    saved = dict(model.kwargs)
-    model.kwargs["max_tokens"] = STEP_REPLY_TOKENS
     kept: list[str] = []
     try:
-        for step in missing:
-            question = TELL_ONE_STEP.format(code=function.code, name=function.name, step=step.said)
-            message = model.generate(
-                [ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": question}])]
-            )
-            sentence = _one_sentence(message.content if isinstance(message.content, str) else "")
-            if sentence and _tells(step.words, sentence):
-                kept.append(sentence)
+        with for_one_call(model, max_tokens=STEP_REPLY_TOKENS):
+            for step in missing:
+                question = TELL_ONE_STEP.format(
+                    code=function.code, name=function.name, step=step.said
+                )
+                message = model.generate(
+                    [
+                        ChatMessage(
+                            role=MessageRole.USER, content=[{"type": "text", "text": question}]
+                        )
+                    ]
+                )
+                reply = message.content if isinstance(message.content, str) else ""
+                sentence = _one_sentence(reply)
+                if sentence and _tells(step.words, sentence):
+                    kept.append(sentence)
     except RunCancelled:
         raise
     except Exception as exc:  # the answer is judged without the sentences not had
         log.info("asking about a step failed: %s", exc)
-    finally:
-        model.kwargs = saved
     return kept
 
 
 def _one_sentence(reply: str) -> str:
     """The first sentence of `reply`'s prose (its code blocks left out), on one line."""
-    prose = " ".join(re.sub(r"```.*?(?:```|$)", " ", reply, flags=re.DOTALL).split())
+    prose = " ".join(FENCED.sub(" ", reply).split())
     found = _FIRST_SENTENCE.match(prose)
     return found.group(0).strip() if found else ""
 

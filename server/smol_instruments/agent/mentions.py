@@ -49,7 +49,7 @@ def asks_which_code(text: str) -> bool:
 
 
 #: A fenced block: code the message quotes (an editor's selection), not a call it asks about.
-_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 #: A name that is a file's (`config.toml`), not code's.
 _FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)$|\.$")
 
@@ -84,7 +84,7 @@ def literal_calls(text: str) -> list[str]:
     `slugify("A b", max_words=2)`): what can be computed rather than imagined. Calls inside
     a fenced block are the quoted code's own (`raise ValueError("...")` in a selection), not
     the question's."""
-    text = _FENCED.sub(lambda block: " " * len(block.group()), text)
+    text = FENCED.sub(lambda block: " " * len(block.group()), text)
     calls: list[str] = []
     taken = 0  # a call inside one already taken is part of it
     for match in _CALL_START.finditer(text):

@@ -37,7 +37,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
@@ -446,17 +447,16 @@ class AgentModel(LiteLLMModel):
         `format`, both from `response_format` through LiteLLM), at temperature 0; None when the
         server refuses the request or the call fails (the caller falls back)."""
         self._check_cancel()
-        saved = dict(self.kwargs)
-        self.kwargs.update(temperature=0.0, max_tokens=max_tokens)
         try:
-            message = LiteLLMModel.generate(
-                self,
-                messages,
-                response_format={
-                    "type": "json_schema",
-                    "json_schema": {"name": "reply", "schema": schema, "strict": True},
-                },
-            )
+            with for_one_call(self, temperature=0.0, max_tokens=max_tokens):
+                message = LiteLLMModel.generate(
+                    self,
+                    messages,
+                    response_format={
+                        "type": "json_schema",
+                        "json_schema": {"name": "reply", "schema": schema, "strict": True},
+                    },
+                )
         except Exception as exc:  # any failure: the caller decides without the model
             if self.cancel.is_set():
                 raise RunCancelled("cancelled while the model was answering") from None
@@ -464,9 +464,19 @@ class AgentModel(LiteLLMModel):
                 "constrained reply failed: %s", str(exc).splitlines()[0][:200] if str(exc) else exc
             )
             return None
-        finally:
-            self.kwargs = saved
         return message.content if isinstance(message.content, str) else None
+
+
+@contextmanager
+def for_one_call(model: Any, **settings: Any) -> Iterator[None]:
+    """`model`'s call settings (`temperature`, `max_tokens`, `seed`) changed for what runs
+    inside, and restored after it, whatever happens."""
+    saved = dict(model.kwargs)
+    model.kwargs.update(settings)
+    try:
+        yield
+    finally:
+        model.kwargs = saved
 
 
 def build_model(settings: Settings, cancel: threading.Event | None = None) -> AgentModel:

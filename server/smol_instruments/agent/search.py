@@ -33,6 +33,7 @@ from ..tools.base import ToolContext
 from ..tools.patch import confirms_symptom, patch_checks
 from .edits import file_header
 from .intent import Held
+from .model import for_one_call
 from .outcome import failed_checks
 from .prompts import CHANGE_THERE
 
@@ -127,10 +128,6 @@ def _passes(ctx: ToolContext, diff: str, held: Held) -> bool:
 
 def _sample(model: Any, messages: list[Any], seed: int) -> str:
     """One reply to `messages` at `TEMPERATURE` with `seed` (the model's settings restored)."""
-    saved = dict(model.kwargs)
-    model.kwargs.update(temperature=TEMPERATURE, seed=seed)
-    try:
+    with for_one_call(model, temperature=TEMPERATURE, seed=seed):
         message = model.generate(messages, stop_sequences=["Observation:", "Calling tools:"])
-    finally:
-        model.kwargs = saved
     return message.content if isinstance(message.content, str) else ""
