@@ -151,9 +151,7 @@ def host_file_operations(quick: bool = False) -> list[Figure]:
             (root / rel).write_text(SOURCE)
             return elapsed
 
-        safe, plain = _median_alternating(
-            lambda: accept(False), lambda: accept(True), rounds * 2
-        )
+        safe, plain = _median_alternating(lambda: accept(False), lambda: accept(True), rounds * 2)
         figures.append(
             Figure(
                 "hostfs_accept",

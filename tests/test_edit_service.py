@@ -174,7 +174,11 @@ def test_a_block_whose_search_lines_no_file_holds_is_still_refused(
     block = block.replace("A tiny project for tests.\n=", "Not in any file.\n=")
     replies = ["# app/main.py\n" + block, "I could not.", "I could not."]
     outcome, requests, patches = run_keeping_patches(repo, settings, replies, "Add a Usage section")
-    assert outcome.status == "incomplete" and patches == [] and "does not occur" in requests[1].last_user_text()
+    assert (
+        outcome.status == "incomplete"
+        and patches == []
+        and "does not occur" in requests[1].last_user_text()
+    )
 
 
 @pytest.mark.parametrize("llama", [True, False], ids=["llama.cpp", "other-server"])

@@ -314,7 +314,7 @@ def test_new_test_methods_without_their_class_get_a_new_class_where_several_coul
     )
     result = merge_definitions(CASES, block, "tests/test_cases.py")
     assert result.text == CASES.replace(
-        'if __name__',
+        "if __name__",
         "class EscapeTests(unittest.TestCase):\n"
         "    def test_escape(self):\n        self.assertEqual(escape('~'), '~0')\n\n"
         "    def test_unescape(self):\n        self.assertEqual(unescape('~0'), '~')\n\n\n"

@@ -30,7 +30,13 @@ AGENTS = ("ours", "baseline")
 _SETTING_PREFIXES = ("MODEL_", "AGENT_", "PHOENIX_", "SANDBOX_", "OTEL_", "LOG_", "APPROVAL_")
 # Variables that change what the fixtures' own code and tests do (termcolor reads the colour
 # ones, dj_database_url DATABASE_URL): the agent's test runs must see what the harness sees.
-_FIXTURE_VARIABLES = ("NO_COLOR", "FORCE_COLOR", "ANSI_COLORS_DISABLED", "DATABASE_URL", "PYTHONPATH")
+_FIXTURE_VARIABLES = (
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "ANSI_COLORS_DISABLED",
+    "DATABASE_URL",
+    "PYTHONPATH",
+)
 
 
 @dataclass

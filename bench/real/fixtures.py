@@ -323,7 +323,10 @@ VENDORED: dict[str, Vendored] = {
         Vendored(
             "dj_database_url",
             (
-                ("Parse DATABASE_URL into a Django DATABASES entry", ("dj_database_url/", "LICENSE")),
+                (
+                    "Parse DATABASE_URL into a Django DATABASES entry",
+                    ("dj_database_url/", "LICENSE"),
+                ),
                 ("Add tests for every scheme", ("tests/",)),
                 ("Packaging and README", ()),
             ),
@@ -333,7 +336,10 @@ VENDORED: dict[str, Vendored] = {
             (
                 ("ANSI colours for terminal output", ("src/", "COPYING.txt")),
                 ("Add the test suite", ("tests/",)),
-                ("CI: tests on every Python, lint with pre-commit", (".github/", ".pre-commit-config.yaml", "tox.ini")),
+                (
+                    "CI: tests on every Python, lint with pre-commit",
+                    (".github/", ".pre-commit-config.yaml", "tox.ini"),
+                ),
                 ("Packaging, README and changelog", ()),
             ),
         ),

@@ -63,7 +63,8 @@ def _written(reply: str | None, task: str) -> dict[str, list[str]]:
         return {}
     return {
         field: [
-            f"{item}{'' if str(item).split('(')[0] in task else ' *'}" for item in data.get(field) or []
+            f"{item}{'' if str(item).split('(')[0] in task else ' *'}"
+            for item in data.get(field) or []
         ]
         for field in ("names", "calls")
     }

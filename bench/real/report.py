@@ -107,8 +107,22 @@ class Record:
 
 # What a held-out record keeps in the results file: figures, nothing a tuner could learn from.
 _FIGURES = (
-    "task", "kind", "split", "rep", "agent", "result", "claimed_success", "timed_out", "statuses",
-    "exit_code", "traceback", "steps", "calls", "seconds", "tokens", "model_seconds",
+    "task",
+    "kind",
+    "split",
+    "rep",
+    "agent",
+    "result",
+    "claimed_success",
+    "timed_out",
+    "statuses",
+    "exit_code",
+    "traceback",
+    "steps",
+    "calls",
+    "seconds",
+    "tokens",
+    "model_seconds",
     "abandoned_calls",
 )
 
@@ -176,8 +190,7 @@ def table(records: list[dict[str, Any]], tasks: list[Task], agents: tuple[str, .
         if task.split != "dev":
             continue
         cells = [
-            _cell([r for r in records if r["task"] == task.key and r["agent"] == a])
-            for a in agents
+            _cell([r for r in records if r["task"] == task.key and r["agent"] == a]) for a in agents
         ]
         rows.append(f"{task.key:<{width}}" + "  │ ".join(cells))
     rows.append(
@@ -188,7 +201,9 @@ def table(records: list[dict[str, Any]], tasks: list[Task], agents: tuple[str, .
     return "\n".join(rows)
 
 
-def _figures_row(label: str, width: int, records: list[dict[str, Any]], agents: tuple[str, ...]) -> str:
+def _figures_row(
+    label: str, width: int, records: list[dict[str, Any]], agents: tuple[str, ...]
+) -> str:
     cells = []
     for agent in agents:
         c = _counts([r for r in records if r["agent"] == agent])
@@ -216,7 +231,9 @@ def summary(records: list[dict[str, Any]], agents: tuple[str, ...]) -> str:
         rows.append(_figures_row(split, width, mine, agents))
         kinds = sorted({r["kind"] for r in mine})
         for kind in kinds:
-            rows.append(_figures_row(f"  {kind}", width, [r for r in mine if r["kind"] == kind], agents))
+            rows.append(
+                _figures_row(f"  {kind}", width, [r for r in mine if r["kind"] == kind], agents)
+            )
         rows.append("─" * len(header))
     rows.append(_figures_row("all", width, records, agents))
     rows.append(

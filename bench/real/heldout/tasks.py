@@ -177,7 +177,9 @@ TASKS: tuple[Task, ...] = _held(
         ("what happens if I encode -1",),
         all_of(answer_says(r"empty string|''|\"\""), answer_lacks(r"ValueError|\braises\b")),
         "answer: an empty string (encode refuses negatives quietly), no exception",
-        answers("You get an empty string: encode returns '' unless every value is a natural number."),
+        answers(
+            "You get an empty string: encode returns '' unless every value is a natural number."
+        ),
     ),
     Task(
         "hx-short-alphabet",
@@ -254,7 +256,11 @@ TASKS: tuple[Task, ...] = _held(
         ),
         "hidden test: encode(1) unchanged, encode(1, min_length=10) at least 10 long",
         _edits(
-            (HASHIDS, "    def encode(self, *values):", "    def encode(self, *values, min_length=None):"),
+            (
+                HASHIDS,
+                "    def encode(self, *values):",
+                "    def encode(self, *values, min_length=None):",
+            ),
             (
                 HASHIDS,
                 "        return _encode(values, self._salt, self._min_length, self._alphabet,",
@@ -277,7 +283,13 @@ TASKS: tuple[Task, ...] = _held(
             tests_pass(60),
         ),
         "`encode_hex` in no .py file; hidden test calls hex_encode; 60 tests pass",
-        _rename(HASHIDS, "test/test_hashids.py", "test/test_legacy.py", old="encode_hex", new="hex_encode"),
+        _rename(
+            HASHIDS,
+            "test/test_hashids.py",
+            "test/test_legacy.py",
+            old="encode_hex",
+            new="hex_encode",
+        ),
     ),
     Task(
         "hx-decode-strip",
@@ -311,8 +323,10 @@ TASKS: tuple[Task, ...] = _held(
             parsed_file(
                 "pyproject.toml",
                 tomllib.loads,
-                lambda d: "Programming Language :: Python :: 3.12" in _flit_classifiers(d)
-                and "Programming Language :: Python :: 3.8" in _flit_classifiers(d),
+                lambda d: (
+                    "Programming Language :: Python :: 3.12" in _flit_classifiers(d)
+                    and "Programming Language :: Python :: 3.8" in _flit_classifiers(d)
+                ),
                 "classifiers list 3.12 and still 3.8",
             ),
             lines_kept("hashids", "pyproject.toml"),
@@ -355,7 +369,11 @@ TASKS: tuple[Task, ...] = _held(
         "behaviour",
         ("parse('postgres://user:p%40ss@host:5432/db') - what's PASSWORD?",),
         all_of(
-            answer_gives("dj_database_url", "dj_database_url.parse('postgres://user:p%40ss@host:5432/db')['PASSWORD']", setup=_SETUP_DJ),
+            answer_gives(
+                "dj_database_url",
+                "dj_database_url.parse('postgres://user:p%40ss@host:5432/db')['PASSWORD']",
+                setup=_SETUP_DJ,
+            ),
             answer_lacks(r"p%40ss['\"`]?\s*$|is\s+['\"`]?p%40ss"),
         ),
         "answer gives the password, computed (unquoted: p@ss)",
@@ -366,7 +384,9 @@ TASKS: tuple[Task, ...] = _held(
         "dj_database_url",
         "behaviour",
         ("what NAME do i get for parse('sqlite://')",),
-        answer_gives("dj_database_url", "dj_database_url.parse('sqlite://')['NAME']", setup=_SETUP_DJ),
+        answer_gives(
+            "dj_database_url", "dj_database_url.parse('sqlite://')['NAME']", setup=_SETUP_DJ
+        ),
         "answer gives NAME, computed (':memory:')",
         answers("':memory:' - an in-memory database."),
     ),
@@ -375,7 +395,9 @@ TASKS: tuple[Task, ...] = _held(
         "dj_database_url",
         "behaviour",
         ("what happens with a mongodb:// url?",),
-        answer_raises("dj_database_url", "dj_database_url.parse('mongodb://localhost/db')", setup=_SETUP_DJ),
+        answer_raises(
+            "dj_database_url", "dj_database_url.parse('mongodb://localhost/db')", setup=_SETUP_DJ
+        ),
         "answer names the exception an unknown scheme raises, found by running it",
         answers("parse raises ValueError: No support for 'mongodb'."),
     ),
@@ -413,7 +435,11 @@ TASKS: tuple[Task, ...] = _held(
         ),
         "hidden test: no OPTIONS by default; options= merged with the query's; 49 tests pass",
         _edits(
-            (DJ, "    test_options: Optional[Dict[str, Any]] = None,\n) -> DBConfig:\n    \"\"\"Parses", "    test_options: Optional[Dict[str, Any]] = None,\n    options: Optional[Dict[str, Any]] = None,\n) -> DBConfig:\n    \"\"\"Parses"),
+            (
+                DJ,
+                '    test_options: Optional[Dict[str, Any]] = None,\n) -> DBConfig:\n    """Parses',
+                '    test_options: Optional[Dict[str, Any]] = None,\n    options: Optional[Dict[str, Any]] = None,\n) -> DBConfig:\n    """Parses',
+            ),
             (DJ, "    options: Dict[str, Any] = {}\n", "    options = dict(options or {})\n"),
         ),
     ),
@@ -421,7 +447,9 @@ TASKS: tuple[Task, ...] = _held(
         "dj-bool-option",
         "dj_database_url-bool-bug",
         "fix",
-        ("parse('postgres://h/db?autocommit=True') gives OPTIONS {'autocommit': False}, it should be True",),
+        (
+            "parse('postgres://h/db?autocommit=True') gives OPTIONS {'autocommit': False}, it should be True",
+        ),
         all_of(
             untouched("tests"),
             hidden_test(
@@ -440,7 +468,7 @@ TASKS: tuple[Task, ...] = _held(
         "find-bug",
         ("boolean query params come out wrong sometimes - which line is it?",),
         answer_says(r"value\s*==\s*[\"']true|lower\(\)|case"),
-        "answer points at the comparison that ignores case (value == \"true\")",
+        'answer points at the comparison that ignores case (value == "true")',
         answers("options[key] = value == \"true\" compares without lower(), so 'True' is False."),
     ),
     Task(
@@ -484,7 +512,9 @@ TASKS: tuple[Task, ...] = _held(
         "chat",
         ("which engine does a postgis:// url get?", "and redshift?"),
         all_of(
-            answer_gives("dj_database_url", "dj_database_url.SCHEMES['postgis']", setup=_SETUP_DJ, turn=0),
+            answer_gives(
+                "dj_database_url", "dj_database_url.SCHEMES['postgis']", setup=_SETUP_DJ, turn=0
+            ),
             answer_gives("dj_database_url", "dj_database_url.SCHEMES['redshift']", setup=_SETUP_DJ),
             answer_lacks(r"postgis"),
         ),
@@ -553,8 +583,16 @@ TASKS: tuple[Task, ...] = _held(
         ),
         "hidden test: pluralize(w) unchanged; count=1 keeps the word; count=2 pluralizes",
         _edits(
-            (INFLECTION, "def pluralize(word: str) -> str:", "def pluralize(word: str, count=None) -> str:"),
-            (INFLECTION, "    if not word or word.lower() in UNCOUNTABLES:", "    if count == 1 or not word or word.lower() in UNCOUNTABLES:"),
+            (
+                INFLECTION,
+                "def pluralize(word: str) -> str:",
+                "def pluralize(word: str, count=None) -> str:",
+            ),
+            (
+                INFLECTION,
+                "    if not word or word.lower() in UNCOUNTABLES:",
+                "    if count == 1 or not word or word.lower() in UNCOUNTABLES:",
+            ),
         ),
     ),
     Task(
@@ -578,7 +616,9 @@ TASKS: tuple[Task, ...] = _held(
         "inflection",
         "add-test",
         ("write a test for transliterate",),
-        all_of(untouched("inflection"), new_test_for("inflection", "transliterate"), tests_pass(456)),
+        all_of(
+            untouched("inflection"), new_test_for("inflection", "transliterate"), tests_pass(456)
+        ),
         "a new test calls transliterate(); the tests pass; inflection/ unchanged",
         _append(
             "test_inflection.py",
@@ -600,8 +640,12 @@ TASKS: tuple[Task, ...] = _held(
         "chat",
         ("what's pluralize('person')?", "and singularize('octopi')?"),
         all_of(
-            answer_gives("inflection", "inflection.pluralize('person')", setup="import inflection", turn=0),
-            answer_gives("inflection", "inflection.singularize('octopi')", setup="import inflection"),
+            answer_gives(
+                "inflection", "inflection.pluralize('person')", setup="import inflection", turn=0
+            ),
+            answer_gives(
+                "inflection", "inflection.singularize('octopi')", setup="import inflection"
+            ),
             answer_lacks(r"\bpeople\b"),
         ),
         "each turn's value, computed; turn 2 does not repeat turn 1's",
@@ -625,7 +669,11 @@ TASKS: tuple[Task, ...] = _held(
         "jsonpointer",
         "behaviour",
         ("what does set_pointer({'a': 1}, '', 5) do",),
-        answer_raises("jsonpointer", "set_pointer({'a': 1}, '', 5)", setup="from jsonpointer import set_pointer"),
+        answer_raises(
+            "jsonpointer",
+            "set_pointer({'a': 1}, '', 5)",
+            setup="from jsonpointer import set_pointer",
+        ),
         "answer names the exception setting the root in place raises, found by running it",
         answers("It raises JsonPointerException('Cannot set root in place')."),
     ),
@@ -705,7 +753,11 @@ TASKS: tuple[Task, ...] = _held(
         "docs",
         ("the README needs a Usage section showing the command line",),
         all_of(
-            file_says("README.md", r"^#+\s*Usage\b|^Usage\s*\n[-=]{3,}", r"jsonpointer\s+(-\S+\s+)*['\"]?/"),
+            file_says(
+                "README.md",
+                r"^#+\s*Usage\b|^Usage\s*\n[-=]{3,}",
+                r"jsonpointer\s+(-\S+\s+)*['\"]?/",
+            ),
             lines_kept("jsonpointer", "README.md"),
         ),
         "README.md has a Usage heading and a `jsonpointer /pointer file` example; no line lost",
@@ -739,7 +791,11 @@ TASKS: tuple[Task, ...] = _held(
         "behaviour",
         ("colored('hi', 'green', no_color=True, force_color=True) - what comes out",),
         all_of(
-            answer_gives("termcolor", "colored('hi', 'green', no_color=True, force_color=True)", setup="from termcolor import colored"),
+            answer_gives(
+                "termcolor",
+                "colored('hi', 'green', no_color=True, force_color=True)",
+                setup="from termcolor import colored",
+            ),
             answer_lacks(r"\[32m"),
         ),
         "answer: plain 'hi' (no_color wins), computed; no green code",
@@ -766,7 +822,9 @@ TASKS: tuple[Task, ...] = _held(
         "tc-reset-flag",
         "termcolor",
         "feature",
-        ("give colored a reset flag (default True) - with reset=False skip the reset code at the end",),
+        (
+            "give colored a reset flag (default True) - with reset=False skip the reset code at the end",
+        ),
         all_of(
             hidden_test(
                 "from termcolor import colored\n\n\ndef test_reset():\n"
@@ -777,7 +835,11 @@ TASKS: tuple[Task, ...] = _held(
         ),
         "hidden test: default unchanged; reset=False leaves off ESC[0m; 66 tests pass",
         _edits(
-            (TERMCOLOR, "    force_color: bool | None = None,\n) -> str:", "    force_color: bool | None = None,\n    reset: bool = True,\n) -> str:"),
+            (
+                TERMCOLOR,
+                "    force_color: bool | None = None,\n) -> str:",
+                "    force_color: bool | None = None,\n    reset: bool = True,\n) -> str:",
+            ),
             (TERMCOLOR, "    result += RESET\n", "    if reset:\n        result += RESET\n"),
         ),
     ),
@@ -785,7 +847,9 @@ TASKS: tuple[Task, ...] = _held(
         "tc-bold-loses-colour",
         "termcolor-attrs-bug",
         "fix",
-        ("with attrs=['bold'] the colour disappears: colored('hi', 'red', attrs=['bold'], force_color=True) is just bold",),
+        (
+            "with attrs=['bold'] the colour disappears: colored('hi', 'red', attrs=['bold'], force_color=True) is just bold",
+        ),
         all_of(
             untouched("tests"),
             hidden_test(
@@ -797,6 +861,12 @@ TASKS: tuple[Task, ...] = _held(
             tests_pass(66),
         ),
         "hidden test: attributes wrap the coloured text; 66 tests pass; tests/ unchanged",
-        _edits((TERMCOLOR, "result = fmt_str % (ATTRIBUTES[attr], text)", "result = fmt_str % (ATTRIBUTES[attr], result)")),
+        _edits(
+            (
+                TERMCOLOR,
+                "result = fmt_str % (ATTRIBUTES[attr], text)",
+                "result = fmt_str % (ATTRIBUTES[attr], result)",
+            )
+        ),
     ),
 )
