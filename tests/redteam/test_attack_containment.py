@@ -18,6 +18,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,8 +143,8 @@ def _read_fifo(path: Path, into: bytearray, stop: threading.Event) -> None:
         os.close(fd)
 
 
-@pytest.fixture
-def machine(tmp_path: Path) -> Iterator[Machine]:
+@contextmanager
+def machine_in(tmp_path: Path) -> Iterator[Machine]:
     with Elsewhere.create() as elsewhere:
         abstract_name = f"\0redteam-{os.getpid()}-{time.monotonic_ns()}"
         fifo = elsewhere.dir.parent / "control.fifo"
@@ -195,26 +196,49 @@ def settle(machine: Machine) -> None:
     time.sleep(LATE_S + 3)
 
 
+# One run serves every attempt: the conftest makes all of them in that run, and each detector
+# is independent of the others (a run per attempt was the same run eight times over, twice).
+@pytest.fixture(scope="module")
+def contained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Machine, list[str]]]:
+    """The armed repository's tests run unasked through the tool, contained; what the
+    conftest said it did."""
+    tmp_path = tmp_path_factory.mktemp("contained")
+    victim = Victim.create(tmp_path / "home")
+    with machine_in(tmp_path) as machine:
+        repo = armed_repo(tmp_path / "repo", machine)
+        result = tool(repo, victim, "run_tests", {"command": "python -m pytest -q -s"})
+        settle(machine)
+        said = [
+            line for line in output_of(result).splitlines() if "done:" in line or "refused:" in line
+        ]
+        yield machine, said
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Machine, str]]:
+    """Control: the same conftest run bare, as the user's own pytest would."""
+    tmp_path = tmp_path_factory.mktemp("bare")
+    victim = Victim.create(tmp_path / "home")
+    with machine_in(tmp_path) as machine:
+        repo = armed_repo(tmp_path / "repo", machine)
+        output = bare_tests(repo, victim, "-s")
+        settle(machine)
+        yield machine, output
+
+
 @pytest.mark.parametrize("attempt", marked(ATTEMPTS, ESCAPING, ESCAPES))
 def test_a_contained_test_run_reaches_nothing_outside(
-    attempt: Attempt, tmp_path: Path, victim: Victim, machine: Machine
+    attempt: Attempt, contained: tuple[Machine, list[str]]
 ) -> None:
-    repo = armed_repo(tmp_path / "repo", machine)
-    result = tool(repo, victim, "run_tests", {"command": "python -m pytest -q -s"})
-    settle(machine)
-    said = [
-        line for line in output_of(result).splitlines() if "done:" in line or "refused:" in line
-    ]
+    machine, said = contained
     assert not attempt.reached(machine), f"{attempt.name} got through; the conftest said: {said}"
 
 
 @pytest.mark.parametrize("attempt", ATTEMPTS, ids=lambda a: a.name)
 def test_control_the_same_conftest_bare_reaches_everything(
-    attempt: Attempt, tmp_path: Path, victim: Victim, machine: Machine
+    attempt: Attempt, bare: tuple[Machine, str]
 ) -> None:
-    repo = armed_repo(tmp_path / "repo", machine)
-    output = bare_tests(repo, victim, "-s")
-    settle(machine)
+    machine, output = bare
     assert attempt.reached(machine), output[-1500:]
 
 

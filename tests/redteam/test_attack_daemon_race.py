@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -159,15 +161,22 @@ FRAMES = {
     "body-not-json": b"Content-Length: 2\r\n\r\n{]",
 }
 
-#: How long the editor keeps the pipe open after the frame (the daemon may end before).
+#: How long the editor waits, after the frame, for the daemon to answer its next request or end.
 WAIT_S = 15
+
+#: The editor's next request after the frame: a daemon still serving answers it.
+NEXT_REQUEST = json.dumps(
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+).encode()
 
 
 def send_frame(
     frame: bytes, tmp_path: Path, victim: Victim, *, hang_up: bool = False
-) -> tuple[int | None, str]:
-    """Start the daemon, send `frame`, keep the pipe open (or close it, with `hang_up`); its
-    exit status (None: still serving) and what it wrote to stderr."""
+) -> tuple[int | None, bool, str]:
+    """Start the daemon, send `frame`, then a valid `initialize` request (or close the pipe,
+    with `hang_up`); its exit status (None: it did not end), whether it answered that
+    request, and what it wrote to stderr. A daemon that answers is serving: no need to wait
+    out `WAIT_S` to tell it from one that ended."""
     daemon = subprocess.Popen(
         [sys.executable, "-m", "smol_instruments", "serve"],
         cwd=tmp_path,
@@ -180,22 +189,36 @@ def send_frame(
     errors: list[bytes] = []
     reader = threading.Thread(target=lambda: errors.append(daemon.stderr.read()), daemon=True)  # type: ignore[union-attr]
     reader.start()
-    threading.Thread(target=daemon.stdout.read, daemon=True).start()
+    answered = threading.Event()
+
+    def read_answers() -> None:
+        seen = b""
+        while chunk := daemon.stdout.read1(65536):  # type: ignore[union-attr]
+            seen += chunk
+            if b'"result"' in seen and re.search(rb'"id":\s*1\b', seen):
+                answered.set()
+
+    threading.Thread(target=read_answers, daemon=True).start()
     daemon.stdin.write(frame)
-    daemon.stdin.flush()
     if hang_up:
         daemon.stdin.close()
+    else:
+        daemon.stdin.write(b"Content-Length: %d\r\n\r\n" % len(NEXT_REQUEST) + NEXT_REQUEST)
+        daemon.stdin.flush()
+    code: int | None = None
     try:
-        code: int | None = daemon.wait(timeout=WAIT_S)
-    except subprocess.TimeoutExpired:
-        code = None
+        end = time.monotonic() + WAIT_S
+        while time.monotonic() < end and not answered.is_set():
+            if (code := daemon.poll()) is not None:
+                break
+            time.sleep(0.05)
     finally:
         daemon.stdin.close()
         if daemon.poll() is None:
             daemon.kill()
         daemon.wait(timeout=30)
         reader.join(timeout=10)
-    return code, b"".join(errors).decode(errors="replace")
+    return code, answered.is_set(), b"".join(errors).decode(errors="replace")
 
 
 @pytest.mark.parametrize(
@@ -205,13 +228,18 @@ def send_frame(
 def test_a_frame_the_daemon_cannot_read_does_not_end_it_silently(
     name: str, tmp_path: Path, victim: Victim
 ) -> None:
-    code, stderr = send_frame(FRAMES[name], tmp_path, victim)
+    code, answered, stderr = send_frame(FRAMES[name], tmp_path, victim)
     assert code != 0, (
         f"the daemon ended with status 0 on a bad frame while the editor was still connected; "
         f"stderr: {stderr[-800:]!r}"
     )
     if code is not None:
         assert stderr.strip(), f"the daemon ended with status {code} and said nothing"
+    else:
+        assert answered, (
+            f"the daemon neither ended nor answered the next request within {WAIT_S} s; "
+            f"stderr: {stderr[-800:]!r}"
+        )
 
 
 def test_control_a_closed_pipe_ends_the_daemon_with_status_0(
@@ -219,5 +247,5 @@ def test_control_a_closed_pipe_ends_the_daemon_with_status_0(
 ) -> None:
     """Control: the detector tells a silent clean exit from one still serving — a daemon whose
     editor closes the pipe ends with status 0 within the wait."""
-    code, _ = send_frame(b"", tmp_path, victim, hang_up=True)
+    code, _, _ = send_frame(b"", tmp_path, victim, hang_up=True)
     assert code == 0
