@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.phoenix import PhoenixServer, require_phoenix_python
 
 from smol_instruments.base.config import Settings, load_settings
 from smol_instruments.llm.catalog import SMALL_MODEL
@@ -105,6 +106,14 @@ def yes_tools(repo: Path, settings: Settings) -> dict[str, RepoTool]:
     """Every tool bound to `repo`, with an approver that says yes (like --yes)."""
     _, bound = make_tools(repo, settings, AutoApprover())
     return bound
+
+
+@pytest.fixture(scope="session")
+def phoenix() -> Iterator[PhoenixServer]:
+    """One real `phoenix serve` for the session, on ports of its own (10 s to start); each test
+    reads back its own trace by id."""
+    with PhoenixServer(require_phoenix_python()) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
-from tests.support.phoenix import PhoenixServer, require_phoenix_python
+from tests.support.phoenix import PhoenixServer
 
 pytestmark = [pytest.mark.phoenix, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def phoenix() -> Iterator[PhoenixServer]:
-    with PhoenixServer(require_phoenix_python()) as server:
-        yield server
 
 
 def test_exported_span_is_read_back_with_its_attributes(phoenix: PhoenixServer) -> None:

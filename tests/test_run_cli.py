@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from tests.support import transcripts
+from tests.support.phoenix import PhoenixServer
 from tests.support.scripted_model import ScriptedModel, Turn
 
 pytestmark = pytest.mark.timeout(300)
@@ -106,21 +107,9 @@ def test_failed_run_exits_non_zero(repo: Path) -> None:
     assert "max_steps" in result.stderr
 
 
-def _require_phoenix() -> None:
-    from tests.support.phoenix import phoenix_python
-
-    if phoenix_python() is None:
-        if os.environ.get("CI"):
-            pytest.fail("Phoenix is not installed: .ci/phoenix.sh should have installed it")
-        pytest.skip("Phoenix is not installed (run bash .ci/phoenix.sh)")
-
-
 @pytest.mark.phoenix
-def test_spans_arrive_at_a_real_phoenix(repo: Path) -> None:
-    from tests.support.phoenix import PhoenixServer
-
-    _require_phoenix()
-    with PhoenixServer() as phoenix, ScriptedModel(transcripts.five_step_fix()) as model:
+def test_spans_arrive_at_a_real_phoenix(repo: Path, phoenix: PhoenixServer) -> None:
+    with ScriptedModel(transcripts.five_step_fix()) as model:
         result = run_cli(repo, "--json", "fix add()", env=model.env() | phoenix.env())
         assert result.returncode == 0, result.stderr
         trace_id = json.loads(result.stdout)["traceId"]
@@ -156,15 +145,12 @@ def test_spans_arrive_at_a_real_phoenix(repo: Path) -> None:
 
 
 @pytest.mark.phoenix
-def test_a_prose_answer_is_no_error_in_the_trace(repo: Path) -> None:
+def test_a_prose_answer_is_no_error_in_the_trace(repo: Path, phoenix: PhoenixServer) -> None:
     """A question answered in plain sentences completes, and Phoenix shows it so: no span of
     its trace is an error (the upstream step marks a reply without code as a parsing error)."""
-    from tests.support.phoenix import PhoenixServer
-
-    _require_phoenix()
     answer = "A decorator wraps a function to add behaviour before or after it runs."
     script = transcripts.conversational_prose(answer)
-    with PhoenixServer() as phoenix, ScriptedModel(script) as model:
+    with ScriptedModel(script) as model:
         question = "what is a python decorator, in one sentence?"
         result = run_cli(repo, "--json", question, env=model.env() | phoenix.env())
         assert result.returncode == 0, result.stderr
@@ -184,12 +170,11 @@ def test_a_prose_answer_is_no_error_in_the_trace(repo: Path) -> None:
 
 
 @pytest.mark.phoenix
-def test_a_failed_run_is_an_error_in_the_trace_with_its_reason(repo: Path) -> None:
-    from tests.support.phoenix import PhoenixServer
-
-    _require_phoenix()
+def test_a_failed_run_is_an_error_in_the_trace_with_its_reason(
+    repo: Path, phoenix: PhoenixServer
+) -> None:
     broken = Turn(status=500, error="the model server broke")
-    with PhoenixServer() as phoenix, ScriptedModel([broken]) as model:
+    with ScriptedModel([broken]) as model:
         result = run_cli(repo, "--json", "What is a unit test?", env=model.env() | phoenix.env())
         outcome = json.loads(result.stdout)
         assert outcome["status"] == "failed", outcome
