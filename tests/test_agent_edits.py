@@ -939,7 +939,7 @@ def test_a_change_is_told_how_to_give_a_function_nested_in_one_it_shows(
         repo, settings, turns, "add a docstring to the helper inside rules in app/words.py"
     )
     first = requests[0].last_user_text().rstrip()
-    said = "To change `upper` (nested in `rules`), give only `def upper` with its body"
+    said = "The task is about `upper`, the function nested in `rules`: give only `def upper`"
     assert (said in first) is nested
     if nested:
         (change,) = patches[0].files
@@ -947,6 +947,26 @@ def test_a_change_is_told_how_to_give_a_function_nested_in_one_it_shows(
             "    def upper(text):\n", '    def upper(text):\n        """Upper-case text."""\n'
         )
     assert (repo / "app" / "words.py").read_text() == text  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("task", "said"),
+    [
+        ("the little helper in rules needs a docstring", "The task is about `upper`, the"),
+        ("give rules a docstring", "To change `upper` (nested in `rules`), give only"),
+        ("document the helper in words.py", "To change `upper` (nested in `rules`), give only"),
+    ],
+    ids=["helper-of-a-named-function", "the-outer-one", "no-function-named"],
+)
+def test_a_task_that_means_the_helper_in_a_function_is_told_it_is_about_that_helper(
+    task: str, said: str
+) -> None:
+    """Told only how to give a nested function, the 1.5B model gave the outer function the
+    docstring its helper was asked for. When the task's words mean a nested function and it
+    names the function around it, the instruction says the change is about the nested one.
+    Controls: the outer function asked for, and no function named, keep the general line."""
+    message = task_message(from_rules(task), "CODE", nested=[("upper", "rules")])
+    assert said in message, message
 
 
 @pytest.mark.parametrize(

@@ -181,6 +181,26 @@ CHANGE_NESTED = (
     " To change `{inner}` (nested in `{outer}`), give only `def {inner}` with its body: it is "
     "merged there."
 )
+#: Said instead when the task means a function nested in one it names ("the little helper in
+#: _nat_cmp needs a docstring"): told only how to give a nested function, the 1.5B model gave
+#: `_nat_cmp` itself the docstring and left its helper as it was (dev sv-nested-docstring).
+CHANGE_INNER = (
+    " The task is about `{inner}`, the function nested in `{outer}`: give only `def {inner}` "
+    "with its body (it is merged there)."
+)
+#: Words by which a task means a function defined inside another.
+_INNER_WORDS = re.compile(r"\b(?:helpers?|inner|nested|closure)\b", re.IGNORECASE)
+
+
+def _meant_inner(task: str, nested: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+    """The one (inner, outer) pair the task means by a word for a nested function and the
+    name of the function it is in; None when it has no such word or means no one pair."""
+    if not _INNER_WORDS.search(task):
+        return None
+    named = {(i, o) for i, o in nested if re.search(rf"\b{re.escape(o)}\b", task)}
+    return named.pop() if len(named) == 1 else None
+
+
 HOW_TO_CHANGE_UNREAD = (
     "Read the code you need first; then reply with the change: " + WRITE_THE_CHANGE + "."
 )
@@ -406,7 +426,10 @@ def task_message(
         how = HOW_TO_CHANGE_TEXT
     elif intent.change:
         how = (HOW_TO_CHANGE if context else HOW_TO_CHANGE_UNREAD).format(path=path or "<path>")
-        how += "".join(CHANGE_NESTED.format(inner=i, outer=o) for i, o in nested[:2])
+        if meant := _meant_inner(task, nested):
+            how += CHANGE_INNER.format(inner=meant[0], outer=meant[1])
+        else:
+            how += "".join(CHANGE_NESTED.format(inner=i, outer=o) for i, o in nested[:2])
     elif context:
         how = _HOW_TO[intent.style]
     else:
