@@ -949,6 +949,33 @@ def test_a_change_is_told_how_to_give_a_function_nested_in_one_it_shows(
     assert (repo / "app" / "words.py").read_text() == text  # nothing written
 
 
+@pytest.mark.parametrize("right", [False, True], ids=["outer-documented", "control-helper"])
+def test_a_change_that_leaves_the_helper_it_was_asked_for_as_it_was_is_not_done(
+    repo: Path, settings: Settings, right: bool
+) -> None:
+    """Asked for a docstring on the helper inside `rules`, the model gives `rules` one and
+    copies `upper` as it was (the 1.5B model, dev sv-nested-docstring): the change is
+    proposed as written, and the run is not `completed` — the answer says the helper is as it
+    was. Control: the helper given its docstring completes."""
+    from tests.conftest import git
+
+    (repo / "app" / "words.py").write_text(NESTED)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "words")
+    if right:
+        reply = 'def upper(text):\n    """Upper-case text."""\n    return text.upper()\n'
+    else:
+        reply = NESTED.replace('"""The rules for a word."""', '"""The rules, upper-cased."""')
+    turns = [f"```python\n# file: app/words.py\n{reply}```", "Added the docstring."]
+    outcome, _, patches = run_keeping_patches(
+        repo, settings, turns, "the little helper in rules needs a docstring"
+    )
+    assert len(patches) == 1
+    missed = "the task is about `upper` (nested in `rules`), and this change leaves it as it was"
+    assert (missed in outcome.answer) is not right, outcome.answer
+    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+
+
 @pytest.mark.parametrize(
     ("task", "said"),
     [

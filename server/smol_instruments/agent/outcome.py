@@ -33,6 +33,7 @@ _CLAIMS = re.compile(
 
 NOT_DONE = "Not done: no change was proposed or made in this run."
 NOT_VERIFIED = "Not done: the proposed change fails its checks."
+MISSED = "Not done: the task is about `{inner}` (nested in `{outer}`), and this change leaves it as it was."
 REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
     "(shown below); it does not answer this one. Try asking it differently."
@@ -75,6 +76,9 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
             said += f"\n\nThe model's summary{against}: {rest}"
         if failed_checks(last.validation, held=intent.held):
             status, said = "incomplete", f"{NOT_VERIFIED} {said}"
+        elif (meant := watch.meant) and not changes(last, meant[0]):
+            # the helper's docstring given to the function around it (dev sv-nested-docstring)
+            status, said = "incomplete", f"{MISSED.format(inner=meant[0], outer=meant[1])} {said}"
         answer = said
     return status, answer
 
@@ -152,6 +156,15 @@ def definitions_of(text: str | None) -> dict[str, str]:
 
     visit(tree.body, "")
     return found
+
+
+def changes(patch: Patch, name: str) -> bool:
+    """Whether the patch adds or changes a function called `name` (nested or not)."""
+    for change in patch.files:
+        before, after = definitions_of(change.original), definitions_of(change.proposed)
+        if any(q.split(".")[-1] == name and before.get(q) != own for q, own in after.items()):
+            return True
+    return False
 
 
 def what_changed(patch: Patch) -> str:

@@ -192,7 +192,7 @@ CHANGE_INNER = (
 _INNER_WORDS = re.compile(r"\b(?:helpers?|inner|nested|closure)\b", re.IGNORECASE)
 
 
-def _meant_inner(task: str, nested: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+def meant_inner(task: str, nested: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
     """The one (inner, outer) pair the task means by a word for a nested function and the
     name of the function it is in; None when it has no such word or means no one pair."""
     if not _INNER_WORDS.search(task):
@@ -426,7 +426,7 @@ def task_message(
         how = HOW_TO_CHANGE_TEXT
     elif intent.change:
         how = (HOW_TO_CHANGE if context else HOW_TO_CHANGE_UNREAD).format(path=path or "<path>")
-        if meant := _meant_inner(task, nested):
+        if meant := meant_inner(task, nested):
             how += CHANGE_INNER.format(inner=meant[0], outer=meant[1])
         else:
             how += "".join(CHANGE_NESTED.format(inner=i, outer=o) for i, o in nested[:2])

@@ -319,12 +319,12 @@ class AgentSession:
         if intent.change and watch.writes_text and context.named_files and self._llama_server():
             watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
         watch.computed, watch.wants = context.computed, dict(self.ctx.symptom_wants)
-        watch.code_file = context.code_file
+        watch.code_file, watch.nested = context.code_file, context.nested
         # what the answer is held to, from the code: what uses a name, a function's steps
         watch.reach = reaches(self.ctx, intent, context.asked, self.repo_files)
         watch.steps = function_steps(self.ctx, intent, context.definitions)
         watch.gave = context.gave if intent.asks_why else []
-        prompt = task_message(intent, context.text, path=watch.change_file, nested=context.nested)
+        prompt = task_message(intent, context.text, path=watch.change_file, nested=watch.nested)
         try:
             self._connect()
             stream = self.agent.run(

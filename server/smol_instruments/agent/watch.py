@@ -15,7 +15,7 @@ from ..base.errors import ErrorType
 from ..patches.model import Patch
 from .evidence import Steps
 from .intent import TaskIntent
-from .prompts import Nudge, writes_text
+from .prompts import Nudge, meant_inner, writes_text
 from .state import AgentState
 
 #: The tools whose result is what code really gives (not what it says).
@@ -75,6 +75,8 @@ class RunWatch:
     #: The grammar a text change's reply is held to once it has missed the blocks' form
     #: (llama.cpp's server only; agent/loop.py), or "".
     edit_grammar: str = ""
+    #: (inner, outer) of each function shown nested in another (agent/context.py).
+    nested: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def named_file(self) -> str | None:
@@ -90,6 +92,12 @@ class RunWatch:
         if self.named_file or self.intent.adds_tests or _FILE_NAME.search(self.intent.task):
             return self.named_file
         return self.code_file
+
+    @property
+    def meant(self) -> tuple[str, str] | None:
+        """The function nested in another that a change is about ("the helper in f"), if the
+        task means one (prompts.py `meant_inner`)."""
+        return meant_inner(self.intent.task, self.nested) if self.intent.change else None
 
     @property
     def writes_text(self) -> bool:
