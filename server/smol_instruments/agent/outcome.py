@@ -14,7 +14,7 @@ from typing import Any
 
 from ..base.pyast import parsed
 from ..base.testruns import test_summary
-from ..patches.model import Patch
+from ..patches.model import FileChange, Patch
 from ..patches.pysource import DEFINITIONS, first_line, last_line
 from .events import RunStatus
 from .intent import Held, TaskIntent
@@ -33,7 +33,10 @@ _CLAIMS = re.compile(
 
 NOT_DONE = "Not done: no change was proposed or made in this run."
 NOT_VERIFIED = "Not done: the proposed change fails its checks."
-MISSED = "Not done: the task is about `{inner}` (nested in `{outer}`), and this change leaves it as it was."
+MISSED = (
+    "Not done: the task is about `{inner}` (nested in `{outer}`), and this change leaves it as "
+    "it was."
+)
 REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
     "(shown below); it does not answer this one. Try asking it differently."
@@ -158,13 +161,26 @@ def definitions_of(text: str | None) -> dict[str, str]:
     return found
 
 
+def definition_changes(change: FileChange) -> dict[str, list[str]]:
+    """The qualified names of the definitions one file's change adds, changes and removes."""
+    before, after = definitions_of(change.original), definitions_of(change.proposed)
+    return {
+        "adds": [name for name in after if name not in before],
+        "changes": [name for name in after if name in before and after[name] != before[name]],
+        "removes": [name for name in before if name not in after],
+    }
+
+
 def changes(patch: Patch, name: str) -> bool:
     """Whether the patch adds or changes a function called `name` (nested or not)."""
-    for change in patch.files:
-        before, after = definitions_of(change.original), definitions_of(change.proposed)
-        if any(q.split(".")[-1] == name and before.get(q) != own for q, own in after.items()):
-            return True
-    return False
+    return any(
+        qualified.split(".")[-1] == name
+        for change in patch.files
+        if change.path.endswith(".py")
+        for verb, names in definition_changes(change).items()
+        if verb != "removes"
+        for qualified in names
+    )
 
 
 def what_changed(patch: Patch) -> str:
@@ -177,13 +193,9 @@ def what_changed(patch: Patch) -> str:
             verb = "creates" if change.original is None else "edits"
             parts.append(f"it {verb} {change.path}")
             continue
-        before, after = definitions_of(change.original), definitions_of(change.proposed)
-        added = [name for name in after if name not in before]
-        removed = [name for name in before if name not in after]
-        changed = [name for name in after if name in before and after[name] != before[name]]
         said = [
             f"{verb} {', '.join(f'`{n}`' for n in names)}"
-            for verb, names in (("adds", added), ("changes", changed), ("removes", removed))
+            for verb, names in definition_changes(change).items()
             if names
         ]
         said_all = "; ".join(said) if said else "changes lines outside any function"
