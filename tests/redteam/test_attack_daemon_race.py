@@ -170,6 +170,35 @@ NEXT_REQUEST = json.dumps(
 ).encode()
 
 
+def split_frames(data: bytes) -> tuple[list[dict[str, Any]], bytes]:
+    """The whole LSP messages at the start of `data` (headers, then a JSON body of
+    Content-Length bytes), decoded, and the bytes of the message not yet complete."""
+    messages: list[dict[str, Any]] = []
+    while (end := data.find(b"\r\n\r\n")) >= 0:
+        found = re.search(rb"Content-Length:\s*(\d+)", data[:end], re.IGNORECASE)
+        assert found, f"a frame without Content-Length: {data[:end]!r}"
+        start, length = end + 4, int(found.group(1))
+        if len(data) < start + length:
+            break
+        messages.append(json.loads(data[start : start + length]))
+        data = data[start + length :]
+    return messages, data
+
+
+def test_split_frames_reads_message_by_message() -> None:
+    """The answer is told from a whole message: an id of 1 in a notification's text or a
+    "result" in another message's body is not the answer (the control), one split across
+    reads is read once complete."""
+    note = json.dumps({"jsonrpc": "2.0", "method": "log", "params": {"text": '"id": 1 "result"'}})
+    answer = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {}}).encode()
+    first = b"Content-Length: %d\r\n\r\n%s" % (len(note), note.encode())
+    whole = first + b"Content-Length: %d\r\n\r\n" % len(answer) + answer
+    messages, rest = split_frames(first + whole[len(first) : -5])
+    assert [m.get("id") for m in messages] == [None] and rest
+    messages, rest = split_frames(rest + whole[-5:])
+    assert messages == [{"jsonrpc": "2.0", "id": 1, "result": {}}] and rest == b""
+
+
 def send_frame(
     frame: bytes, tmp_path: Path, victim: Victim, *, hang_up: bool = False
 ) -> tuple[int | None, bool, str]:
@@ -195,7 +224,8 @@ def send_frame(
         seen = b""
         while chunk := daemon.stdout.read1(65536):  # type: ignore[union-attr]
             seen += chunk
-            if b'"result"' in seen and re.search(rb'"id":\s*1\b', seen):
+            messages, seen = split_frames(seen)
+            if any(m.get("id") == 1 and "result" in m for m in messages):
                 answered.set()
 
     threading.Thread(target=read_answers, daemon=True).start()
