@@ -1166,3 +1166,38 @@ def test_a_sampled_request_asks_for_the_place_at_the_end_of_what_the_model_reads
     assert asked[:3] == messages[:3] and messages[3].content == text("Observation: it fails")
     first = search._ending_with(messages[:2], "\nChange `ordinal`.")
     assert first[1].content == [*text("the task"), *text("\nChange `ordinal`.")]
+
+
+@pytest.mark.parametrize(
+    ("readme", "added", "right"),
+    [
+        ("README.md", "```python\nadd(1, 2)\n```", False),
+        ("README.md", "## Usage\n\n```python\nadd(1, 2)\n```", True),
+        ("README.rst", "Usage\n-----\n\n::\n\n    add(1, 2)", True),
+    ],
+    ids=["examples-alone", "control-markdown-heading", "control-rest-underline"],
+)
+def test_a_section_asked_for_with_no_heading_for_it_is_not_done(
+    repo: Path, settings: Settings, readme: str, added: str, right: bool
+) -> None:
+    """Asked for a Usage section, the model appends examples with no heading over them (the
+    1.5B model, dev infl-readme-usage): the change is proposed as written, told as what it is,
+    and the run is not `completed`. Controls: the same examples under a Markdown heading, and
+    under a reStructuredText underline, complete; the task's words alone are no heading."""
+    from tests.conftest import git
+
+    (repo / readme).write_text("Calc\n====\n\nA calculator.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "readme")
+    block = f"{readme}\n<<<<<<< SEARCH\nA calculator.\n=======\nA calculator.\n\n{added}\n"
+    block += ">>>>>>> REPLACE"
+    turns = [block, "I added a Usage section."]
+    task = f"add a Usage section to {readme} with an example"
+    outcome, requests, patches = run_keeping_patches(repo, settings, turns, task)
+    assert len(patches) == 1 and "add(1, 2)" in patches[0].files[0].proposed
+    asked = "The new section starts with its heading, Usage"
+    assert any(asked in request.last_user_text() for request in requests)
+    missing = "the task asks for a `Usage` section, and this change adds no such heading"
+    assert (missing in outcome.answer) is not right, outcome.answer
+    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+    assert (repo / readme).read_text() == "Calc\n====\n\nA calculator.\n"  # nothing written

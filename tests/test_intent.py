@@ -12,6 +12,7 @@ from tests.test_agent import session_for, tree_digest
 
 from smol_instruments.agent.intent import (
     INTENT_SCHEMA,
+    TaskIntent,
     declined_answer,
     from_model_reply,
     from_rules,
@@ -508,3 +509,23 @@ def test_a_follow_up_about_it_gets_the_code_the_conversation_was_about(
     assert "bin/pointer" in asked and "--indent" in asked
     assert "test_resolve" not in asked
     assert outcome.answer == "Pass --indent 2."
+
+
+@pytest.mark.parametrize(
+    ("task", "section"),
+    [
+        ("add a Usage section to the README with a couple of examples", "Usage"),
+        ("add a short Installation section", "Installation"),
+        ("add a new section called Getting Started to the README", "Getting Started"),
+        ('put a "Contributing" heading in README.md', "Contributing"),
+        ("write an FAQ section in docs/index.md, please", "FAQ"),
+        # no title, or a section that is there: no heading to add
+        ("add a section to the readme", None),
+        ("add an example to the Usage section", None),
+        ('add a line under the "Install" heading', None),
+        ("the usage section is wrong, add an example", None),
+    ],
+)
+def test_the_section_a_change_adds_is_its_title(task: str, section: str | None) -> None:
+    assert TaskIntent(task=task, kind="change").section == section
+    assert TaskIntent(task=task, kind="question").section is None

@@ -259,6 +259,17 @@ class TaskIntent:
         )
 
     @property
+    def section(self) -> str | None:
+        """The title of the section a change adds to a document ("add a Usage section"): the
+        change must add a heading with it (agent/outcome.py `adds_heading`)."""
+        found = wording.SECTION.search(self.task) if self.change else None
+        if found is None or wording.IN_SECTION.search(
+            self.task, 0, found.start(found.lastindex or 0)
+        ):
+            return None  # "add an example to the Usage section": one that is there
+        return (found.group(1) or found.group(2)).strip()
+
+    @property
     def edits_text(self) -> bool:
         """The change is to a file that is not Python (it is written as SEARCH/REPLACE)."""
         return self.change and wording.TEXT_FILE.search(self.task) is not None

@@ -37,6 +37,7 @@ MISSED = (
     "Not done: the task is about `{inner}` (nested in `{outer}`), and this change leaves it as "
     "it was."
 )
+NO_HEADING = "Not done: the task asks for a `{title}` section, and this change adds no such heading."
 REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
     "(shown below); it does not answer this one. Try asking it differently."
@@ -82,6 +83,9 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
         elif (meant := watch.meant) and not changes(last, meant[0]):
             # the helper's docstring given to the function around it (dev sv-nested-docstring)
             status, said = "incomplete", f"{MISSED.format(inner=meant[0], outer=meant[1])} {said}"
+        elif (title := intent.section) and not adds_heading(last, title):
+            # a "Usage section" of examples with no heading (dev infl-readme-usage)
+            status, said = "incomplete", f"{NO_HEADING.format(title=title)} {said}"
         answer = said
     return status, answer
 
@@ -181,6 +185,28 @@ def changes(patch: Patch, name: str) -> bool:
         if verb != "removes"
         for qualified in names
     )
+
+
+#: A line under a heading that makes it one (reStructuredText, Markdown's setext style).
+_UNDERLINE = re.compile(r"""([=\-~^"'`#*+:.])\1{2,}\s*""")
+
+
+def adds_heading(patch: Patch, title: str) -> bool:
+    """Whether the patch adds a heading that names `title`: a Markdown `#` line, a line with
+    an underline, or the title alone on its line (`**Usage**`, `Usage:`)."""
+    wanted = title.casefold()
+    for change in patch.files:
+        before = set((change.original or "").splitlines())
+        lines = (change.proposed or "").splitlines()
+        for line, under in zip(lines, [*lines[1:], ""], strict=True):
+            text = line.strip()
+            if line in before or wanted not in text.casefold():
+                continue
+            if text.startswith("#") or _UNDERLINE.fullmatch(under.strip()):
+                return True
+            if text.strip("*_:= ").casefold() == wanted:
+                return True
+    return False
 
 
 def what_changed(patch: Patch) -> str:

@@ -173,6 +173,11 @@ WRITE_A_TEXT_CHANGE = (
     "the new lines at the end of the file, or creates it)"
 )
 HOW_TO_CHANGE_TEXT = "Make the change now: reply with " + WRITE_A_TEXT_CHANGE + "."
+#: Said when the task asks for a section: the 1.5B model added the examples of a "Usage
+#: section" with no heading over them (dev infl-readme-usage).
+SECTION_HEADING = (
+    " The new section starts with its heading, {title}, marked as the file's other headings are."
+)
 HOW_TO_CHANGE = "Make the change now: reply with " + WRITE_THE_CHANGE + "."
 #: Said of each function shown nested in another, for a change: given the outer function, the
 #: 1.5B model copied it down to the nested one unchanged (dev infl-nested-docstring, first
@@ -423,7 +428,9 @@ def task_message(
     another."""
     task = intent.task
     if intent.change and writes_text(intent, path):
-        how = HOW_TO_CHANGE_TEXT
+        how = HOW_TO_CHANGE_TEXT + SECTION_HEADING.format(title=intent.section) * bool(
+            intent.section
+        )
     elif intent.change:
         how = (HOW_TO_CHANGE if context else HOW_TO_CHANGE_UNREAD).format(path=path or "<path>")
         if meant := meant_inner(task, nested):

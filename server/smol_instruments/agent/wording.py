@@ -178,3 +178,20 @@ TEXT_FILE = re.compile(
 )
 #: A value a question writes: a quoted string, or a number after "for", "pass", "with", "of".
 LITERAL = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\b(?:for|pass|with|of|on) (-?\d+(?:\.\d+)?)\b""")
+#: A section a change is to add to a document ("add a Usage section to the README", "a section
+#: called Installation"): the title, one word before "section" or the words after "called".
+#: The 1.5B model added a code example with no heading for it (dev infl-readme-usage).
+SECTION = re.compile(
+    r"\b(?:add|write|put|include|create|insert|append|start)\b[^.?!]*?"
+    r"(?:\b(?!(?:an?|new|short|small|brief|little|quick|separate|dedicated|whole|another|extra|"
+    r"the|this|that|each|every|one)\b)[\"'`]?([A-Za-z][\w-]*)[\"'`]?\s+(?:section|heading)\b"
+    r"|\b(?:section|heading)\s+(?:called|named|titled)\s+[\"'`]?([A-Za-z][\w -]*?)[\"'`]?"
+    r"(?=\s+(?:to|in|on|at|with)\b|[.,;:!?]|$))",
+    re.IGNORECASE,
+)
+#: Words that put a change in a section that is there: "add an example to the Usage section".
+IN_SECTION = re.compile(
+    r"\b(?:to|in|into|under|of|from|below|above|after|before)\s+(?:the|its|this|that|our)\s+"
+    r"[\"'`]?$",
+    re.IGNORECASE,
+)
