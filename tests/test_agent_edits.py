@@ -1201,3 +1201,27 @@ def test_a_section_asked_for_with_no_heading_for_it_is_not_done(
     assert (missing in outcome.answer) is not right, outcome.answer
     assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
     assert (repo / readme).read_text() == "Calc\n====\n\nA calculator.\n"  # nothing written
+
+
+@pytest.mark.parametrize("right", [False, True], ids=["name-never-written", "control-added"])
+def test_a_change_that_never_writes_the_new_name_its_task_names_is_not_done(
+    repo: Path, settings: Settings, right: bool
+) -> None:
+    """Asked to give `mul` a `times` argument the repository does not have, the model is told
+    the name is in no file yet and is written as the task writes it (not "say so; do not
+    describe it", a question's words); a change that never writes `times` (here: a docstring)
+    is proposed as written, and the run is not `completed`. Control: `times` added completes."""
+    if right:
+        reply = "def mul(a, b, times=1):\n    return a * b * times\n"
+    else:
+        reply = 'def mul(a, b):\n    """Multiply."""\n    return a * b\n'
+    turns = [f"```python\n# file: app/calc.py\n{reply}```", "Added the argument."]
+    task = "give mul an optional `times` argument, default 1"
+    outcome, requests, patches = run_keeping_patches(repo, settings, turns, task)
+    first = requests[0].last_user_text()
+    assert "`times` is in no file of this repository yet" in first, first
+    assert "do not describe it" not in first
+    assert len(patches) == 1
+    missing = "Not done: the task names `times`, which this change does not add."
+    assert (missing in outcome.answer) is not right, outcome.answer
+    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer

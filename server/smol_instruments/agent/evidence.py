@@ -206,16 +206,19 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
 
 
 def missing_names(
-    ctx: ToolContext, names: list[str], defined: set[str], files: list[str]
+    ctx: ToolContext, names: list[str], defined: set[str], files: list[str], change: bool = False
 ) -> Evidence | None:
     """Names the task writes as code that occur nowhere in the repository's files: said
-    plainly, so a question about a function that does not exist is not answered by invention.
-    A file's name ("setup.cfg", one of `files`) is not a missing code name."""
+    plainly, so a question about a function that does not exist is not answered by invention;
+    for a `change`, the names it adds ("add a `max_length` argument to parameterize"), to be
+    written as the task writes them. A file's name ("setup.cfg", one of `files`) or its stem is
+    not a missing code name."""
     absent = []
     basenames = {path.rsplit("/", 1)[-1] for path in files} | set(files)
+    stems = {name.rsplit(".", 1)[0] for name in basenames}  # "tests/test_units.py" names one
     for name in names:
         word = name.rsplit(".", 1)[-1]
-        if word in defined or name in basenames:
+        if word in defined or name in basenames or word in stems:
             continue
         found = RgSearchTool(ctx).forward(pattern=rf"\b{re.escape(word)}\b", max_results=1)
         if found.get("error") == ErrorType.NO_MATCH:
@@ -223,9 +226,18 @@ def missing_names(
     if not absent:
         return None
     said = ", ".join(f"`{name}`" for name in absent)
+    if change:  # a question's instruction made a feature's new argument a thing to decline
+        title = (
+            f"Searched every file: {said} is in no file of this repository yet. What the change "
+            f"adds by that name is written {said}, as the task writes it"
+        )
+    else:
+        title = (
+            f"Searched every file: {said} occurs nowhere in this repository (no function, class "
+            "or variable has that name). Say so; do not describe it"
+        )
     return Evidence(
-        f"Searched every file: {said} occurs nowhere in this repository (no function, class or "
-        "variable has that name). Say so; do not describe it",
+        title,
         "",
         absent,
         kind="absent",

@@ -37,7 +37,10 @@ MISSED = (
     "Not done: the task is about `{inner}` (nested in `{outer}`), and this change leaves it as "
     "it was."
 )
-NO_HEADING = "Not done: the task asks for a `{title}` section, and this change adds no such heading."
+NO_HEADING = (
+    "Not done: the task asks for a `{title}` section, and this change adds no such heading."
+)
+NOT_ADDED = "Not done: the task names {names}, which this change does not add."
 REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
     "(shown below); it does not answer this one. Try asking it differently."
@@ -86,6 +89,10 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
         elif (title := intent.section) and not adds_heading(last, title):
             # a "Usage section" of examples with no heading (dev infl-readme-usage)
             status, said = "incomplete", f"{NO_HEADING.format(title=title)} {said}"
+        elif new := [name for name in watch.absent if name in intent.task and not adds(last, name)]:
+            # "add a `max_length` argument to parameterize": a change that never writes it
+            names = ", ".join(f"`{name}`" for name in new)
+            status, said = "incomplete", f"{NOT_ADDED.format(names=names)} {said}"
         answer = said
     return status, answer
 
@@ -189,6 +196,22 @@ def changes(patch: Patch, name: str) -> bool:
 
 #: A line under a heading that makes it one (reStructuredText, Markdown's setext style).
 _UNDERLINE = re.compile(r"""([=\-~^"'`#*+:.])\1{2,}\s*""")
+
+
+def added_lines(change: FileChange) -> list[str]:
+    """The lines of a file's change that were not lines of the file before it."""
+    before = set((change.original or "").splitlines())
+    return [line for line in (change.proposed or "").splitlines() if line not in before]
+
+
+def adds(patch: Patch, name: str) -> bool:
+    """Whether the patch writes `name` (its last dotted part) on a line it adds, or makes a
+    file of that name (`test_words` of tests/test_words.py)."""
+    last = name.rsplit(".", 1)[-1]
+    word = re.compile(rf"(?<![\w]){re.escape(last)}(?![\w])")
+    files = {change.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] for change in patch.files}
+    lines = (line for change in patch.files for line in added_lines(change))
+    return last in files or any(word.search(line) for line in lines)
 
 
 def adds_heading(patch: Patch, title: str) -> bool:

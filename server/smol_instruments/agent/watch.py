@@ -77,6 +77,9 @@ class RunWatch:
     edit_grammar: str = ""
     #: (inner, outer) of each function shown nested in another (agent/context.py).
     nested: list[tuple[str, str]] = field(default_factory=list)
+    #: Names the task writes as code that occur nowhere in the repository (agent/context.py):
+    #: for a change, what it adds by those names.
+    absent: list[str] = field(default_factory=list)
 
     @property
     def named_file(self) -> str | None:
