@@ -117,6 +117,19 @@ def _dasherize_separator(repo: Path) -> list[str]:
     return ["dasherize takes separator='-'."]
 
 
+def _parameterize_max_length(repo: Path) -> list[str]:
+    edit(
+        repo,
+        INFLECTION,
+        "def parameterize(string: str, separator: str = '-') -> str:",
+        "def parameterize(string: str, separator: str = '-', max_length=None) -> str:",
+    )
+    edit(
+        repo, INFLECTION, "    return string.lower()\n", "    return string.lower()[:max_length]\n"
+    )
+    return ["parameterize takes max_length=None."]
+
+
 def _rename_everywhere(*files: str, old: str, new: str) -> Reference:
     def solve(repo: Path) -> list[str]:
         import re
@@ -345,6 +358,26 @@ TASKS: tuple[Task, ...] = (
         ),
         "hidden test: dasherize(w) unchanged, dasherize(w, separator='+'); 455 tests pass",
         _dasherize_separator,
+    ),
+    Task(
+        "infl-slug-max-length",
+        "inflection",
+        "feature",
+        (
+            "add a `max_length` argument to parameterize so slugs can be cut short. leave it "
+            "off and nothing changes",
+        ),
+        all_of(
+            hidden_test(
+                "import inflection\n\n\ndef test_max_length():\n"
+                "    assert inflection.parameterize('Donald E. Knuth') == 'donald-e-knuth'\n"
+                "    assert inflection.parameterize('Donald E. Knuth', max_length=8) == 'donald-e'\n"
+                "    assert inflection.parameterize('Donald E. Knuth', '_', max_length=6) == 'donald'\n"
+            ),
+            tests_pass(455),
+        ),
+        "hidden test: parameterize(s) unchanged, parameterize(s, max_length=8); 455 tests pass",
+        _parameterize_max_length,
     ),
     Task(
         "infl-rename-parameterize",
