@@ -1045,3 +1045,56 @@ def test_a_lookup_that_raises_is_said_with_what_was_there_to_look_up(
     # controls: a KeyError raised by name, and a lookup that works, say nothing more
     assert "hint" not in evaluate(tmp_path, settings, "first('red')")
     assert "hint" not in evaluate(tmp_path, settings, "lookup('on_red')")
+
+
+STATS = '''"""Statistics."""
+
+
+def median(values):
+    """The middle value.
+
+    >>> median([3, 1, 2])
+    2
+    >>> median([4, 1, 3, 2])
+    2.5
+    >>> median([])
+    Traceback (most recent call last):
+    ValueError: no values
+    """
+    if not values:
+        raise ValueError("no values")
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle]
+'''
+
+
+@pytest.mark.parametrize(
+    ("task", "told"),
+    [
+        ("find the bug in median", True),
+        ("median([4, 1, 3, 2]) gives 3, it should be 2.5", True),
+        ("what does median do?", False),  # control: no bug sought or told
+    ],
+)
+def test_a_bug_sought_or_told_comes_with_what_its_docstring_examples_give(
+    tmp_path: Path, settings: Settings, python_on_path: None, task: str, told: bool
+) -> None:
+    """The examples a shown function's docstring writes are run in order with the code as it
+    is, before the first step, for a bug sought or told: the one that does not give what the
+    docstring says is where the bug shows (an expected exception counts as given); the model
+    need not run them in its head."""
+    from smol_instruments.agent.context import gather
+    from smol_instruments.agent.intent import from_rules
+    from smol_instruments.tools.repo import list_repo_files
+
+    repo = make_repo(tmp_path / "repo", {**FILES, "calc/stats.py": STATS})
+    ctx, _ = make_tools(repo, settings)
+    prompt = gather(ctx, from_rules(task), list_repo_files(ctx)).text
+    said = "The examples in the docstrings of `median`, run just now with the repository's code"
+    assert (said in prompt) is told, prompt
+    wrong = "median([4, 1, 3, 2]) gives 3; median's docstring says 2.5"
+    assert (wrong in prompt) is told
+    if told:
+        assert "2 of 3 give what the docstring says" in prompt
+        assert "median([3, 1, 2]) gives" not in prompt and "median([]) gives" not in prompt

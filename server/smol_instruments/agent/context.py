@@ -43,6 +43,7 @@ from .evidence import (
     closest_names,
     computed_calls,
     defined_name,
+    docstring_examples,
     every_definition,
     missing_names,
     reach_hops,
@@ -281,6 +282,10 @@ class _Gatherer:
         called = self._called_names() if not self.whole else []
         for name, path, line in self._definitions(called)[:2]:
             self._add_definition(name, path, line)
+        if intent.fix or intent.style == "bug":  # a bug told or sought: what its examples give
+            shown = [(p.name, p.body) for p in self.pieces if p.name and p.language == "python"]
+            if examples := docstring_examples(self.ctx, shown[:MAX_DEFINITIONS]):
+                self.evidence.append(examples)
         context = self._render()
         context.named_files, context.near, context.nested = named, near, self.nested
         context.asked = [name for name in names if name in defined]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import doctest
 import logging
 import re
 import textwrap
@@ -44,6 +45,7 @@ from ..tools.evaluate import (
     evaluate_code,
     evaluates_unasked,
     printed_as,
+    same_value,
     told,
     traced_failures,
 )
@@ -203,6 +205,74 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     return Evidence(
         title, "\n".join(lines), ran, kind="computed", unrun=unrun, ran_in=ran_in, gave=gave
     )
+
+
+#: The examples of docstrings run for a bug, found or told: at most this many.
+EXAMPLES_RUN = 12
+
+
+def docstring_examples(ctx: ToolContext, definitions: list[tuple[str, str]]) -> Evidence | None:
+    """The examples the docstrings of the shown `definitions` ((name, source)) write, run in
+    order with the repository's code as it is: one that does not give what its docstring says
+    is where a bug shows (dev infl-ordinal-negative: `ordinal`'s says -1021 gets 'st'; it
+    gives 'th'). None when there are none, or nothing runs unasked."""
+    examples: list[tuple[str, doctest.Example]] = []
+    for name, source in definitions:
+        tree = parsed(textwrap.dedent(source))
+        node = tree.body[0] if tree is not None and tree.body else None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            try:
+                found = doctest.DocTestParser().get_examples(ast.get_docstring(node) or "")
+            except ValueError:  # an example the parser cannot read: the docstring is prose
+                continue
+            examples += [(name, example) for example in found]
+    examples = examples[:EXAMPLES_RUN]
+    if not examples or not evaluates_unasked(ctx):
+        return None
+    code, told_by = ["__said = []"], []
+    for name, example in examples:
+        source = example.source.strip()
+        if example.want.strip() and _expression(source):
+            told_by.append((name, source, example.want.strip()))
+            source = f"__said.append(repr({source}))"
+            caught = "__said.append('raises ' + type(__e).__name__)"
+        else:
+            caught = "pass"  # a step ("v = Version.parse(...)"): what follows needs it
+        code += ["try:", textwrap.indent(source, "    "), "except Exception as __e:"]
+        code.append(f"    {caught}")
+    try:
+        result = evaluate_code(ctx, "\n".join([*code, "__said"]), timeout=CALL_TIMEOUT_S)
+        gave = ast.literal_eval(str(result.get("value")))
+    except (ToolError, ValueError, SyntaxError):
+        return None
+    if not isinstance(gave, list) or len(gave) != len(told_by):
+        return None
+    wrong = [
+        f"{source} gives {got}; {name}'s docstring says {want}"
+        for (name, source, want), got in zip(told_by, gave, strict=True)
+        if not _gives_as_said(str(got), want)
+    ]
+    names = ", ".join(dict.fromkeys(f"`{name}`" for name, _, _ in told_by))
+    title = (
+        f"The examples in the docstrings of {names}, run just now with the repository's code "
+        f"as it is: {len(told_by) - len(wrong)} of {len(told_by)} give what the docstring says"
+    )
+    return Evidence(title, "\n".join(wrong), kind="computed")
+
+
+def _expression(source: str) -> bool:
+    try:
+        ast.parse(source, mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _gives_as_said(got: str, want: str) -> bool:
+    """Whether a run example's value (its repr, or "raises E") is what its docstring shows."""
+    if want.startswith("Traceback"):
+        return got.startswith("raises ") and got.split()[-1] in want.splitlines()[-1]
+    return got == want or same_value(got, want) or " ".join(got.split()) == " ".join(want.split())
 
 
 def missing_names(
