@@ -722,3 +722,40 @@ def test_a_request_the_server_refuses_as_too_long_says_what_to_do(settings: Sett
     assert "MODEL_NUM_CTX" in (_recovery_for(said) or "")
     # control: another server error is passed on as it is
     assert _model_error_message(Exception("bad gateway"), settings) == "bad gateway"
+
+
+def test_an_error_retold_as_smolagents_shows_it_is_not_an_answer() -> None:
+    """Seen on the 1.5B model (dev infl-find-ordinal-bug): a final-answer check's error came
+    back as the answer the way smolagents shows it ("Error:", the message, its "Now let's
+    retry: ..."), and the run ended `completed`. Controls: the answer the check sent back, given
+    again, and an answer that quotes an "Error:" line of an observation, are no retold error."""
+    from smolagents import ActionStep
+    from smolagents.memory import AgentMemory
+    from smolagents.monitoring import AgentLogger, LogLevel, Timing
+    from smolagents.utils import AgentError
+
+    from smol_instruments.agent.answers import _echoes_an_error
+
+    said = "The last commit dropped abs() from ordinal, so negative numbers get the wrong suffix."
+    error = AgentError(
+        "Check the_failures_are_named failed with error: the test runner reported these tests "
+        "failing: test_inflection.py::test_ordinal; this answer does not name test_ordinal. "
+        "Answer again, naming each failing test.",
+        AgentLogger(level=LogLevel.OFF),
+    )
+    step = ActionStep(step_number=1, timing=Timing(start_time=0.0), model_output=said)
+    step.error = error
+    read = ActionStep(step_number=2, timing=Timing(start_time=0.0))
+    read.observations = "Error: ordinal(-1) gave 'th'\nin test_ordinal, ordinal(-1) gave 'th'"
+    memory = AgentMemory(system_prompt="")
+    memory.steps.extend([read, step])
+    shown = next(
+        part["text"]
+        for message in step.to_messages()
+        for part in message.content
+        if "Now let's retry" in part.get("text", "")
+    )
+    retold = shown[shown.index("Error:") :]
+    assert _echoes_an_error(retold, memory)
+    assert not _echoes_an_error(said, memory)  # control: its own answer again
+    assert not _echoes_an_error("Error: ordinal(-1) gave 'th' in test_ordinal", memory)

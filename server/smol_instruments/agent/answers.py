@@ -55,7 +55,9 @@ def _echoes_an_error(answer: str, memory: AgentMemory) -> bool:
             if line.lstrip().startswith(("message:", "recovery_suggestion:"))
         ]
         if getattr(step, "error", None) is not None:
-            shown.append(str(step.error))
+            # as smolagents shows it: "Error:", the message, its "Now let's retry: ..." (dev
+            # infl-find-ordinal-bug: all three came back as the answer, and ended `completed`)
+            shown.extend([str(step.error), *_as_shown(step)])
         if any(text in " ".join(part.split()) for part in shown):
             return True
         # the message and its suggestion retold in one breath ("The pattern ... does not occur
@@ -67,6 +69,23 @@ def _echoes_an_error(answer: str, memory: AgentMemory) -> bool:
         ):
             return True
     return False
+
+
+def _as_shown(step: Any) -> list[str]:
+    """A step's error as smolagents' `to_messages` gives it to the model, from "Error:" on (not
+    the step's reply or observation: an answer may quote those)."""
+    try:
+        messages = step.to_messages()
+    except Exception:  # a step of another kind, or another version's: its error alone
+        return []
+    texts = [
+        str(part.get("text", "")) if isinstance(part, dict) else str(part)
+        for message in messages
+        if message.role == MessageRole.TOOL_RESPONSE
+        for part in (message.content if isinstance(message.content, list) else [message.content])
+    ]
+    errors = [text for text in texts if not text.startswith("Observation:") and "Error:" in text]
+    return [text[text.index("Error:") :] for text in errors]
 
 
 #: An answer at least this long, the same as the previous turn's, answers that turn again.
