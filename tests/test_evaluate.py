@@ -1060,6 +1060,9 @@ def median(values):
     >>> median([])
     Traceback (most recent call last):
     ValueError: no values
+    >>> box = calc.Box([1, 2, 3])
+    >>> box.median()
+    2
     """
     if not values:
         raise ValueError("no values")
@@ -1083,7 +1086,8 @@ def test_a_bug_sought_or_told_comes_with_what_its_docstring_examples_give(
     """The examples a shown function's docstring writes are run in order with the code as it
     is, before the first step, for a bug sought or told: the one that does not give what the
     docstring says is where the bug shows (an expected exception counts as given); the model
-    need not run them in its head."""
+    need not run them in its head. An example that raises where its docstring shows a value
+    (a stale docstring, a step that no longer runs) tells nothing of the code: not counted."""
     from smol_instruments.agent.context import gather
     from smol_instruments.agent.intent import from_rules
     from smol_instruments.tools.repo import list_repo_files
@@ -1098,3 +1102,4 @@ def test_a_bug_sought_or_told_comes_with_what_its_docstring_examples_give(
     if told:
         assert "2 of 3 give what the docstring says" in prompt
         assert "median([3, 1, 2]) gives" not in prompt and "median([]) gives" not in prompt
+        assert "box.median() gives" not in prompt
