@@ -198,10 +198,9 @@ def changes(patch: Patch, name: str) -> bool:
 _UNDERLINE = re.compile(r"""([=\-~^"'`#*+:.])\1{2,}\s*""")
 
 
-def added_lines(change: FileChange) -> list[str]:
-    """The lines of a file's change that were not lines of the file before it."""
-    before = set((change.original or "").splitlines())
-    return [line for line in (change.proposed or "").splitlines() if line not in before]
+def _added(patch: Patch) -> list[list[str]]:
+    """The lines each hunk of the patch adds (its own diff's, patches/model.py)."""
+    return [[line.rstrip("\r\n") for line in hunk.new] for hunk in patch.hunks]
 
 
 def adds(patch: Patch, name: str) -> bool:
@@ -210,7 +209,7 @@ def adds(patch: Patch, name: str) -> bool:
     last = name.rsplit(".", 1)[-1]
     word = re.compile(rf"(?<![\w]){re.escape(last)}(?![\w])")
     files = {change.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] for change in patch.files}
-    lines = (line for change in patch.files for line in added_lines(change))
+    lines = (line for added in _added(patch) for line in added)
     return last in files or any(word.search(line) for line in lines)
 
 
@@ -218,12 +217,10 @@ def adds_heading(patch: Patch, title: str) -> bool:
     """Whether the patch adds a heading that names `title`: a Markdown `#` line, a line with
     an underline, or the title alone on its line (`**Usage**`, `Usage:`)."""
     wanted = title.casefold()
-    for change in patch.files:
-        before = set((change.original or "").splitlines())
-        lines = (change.proposed or "").splitlines()
+    for lines in _added(patch):
         for line, under in zip(lines, [*lines[1:], ""], strict=True):
             text = line.strip()
-            if line in before or wanted not in text.casefold():
+            if wanted not in text.casefold():
                 continue
             if text.startswith("#") or _UNDERLINE.fullmatch(under.strip()):
                 return True
