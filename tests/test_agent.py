@@ -13,6 +13,7 @@ import pytest
 from tests.support import transcripts
 from tests.support.scripted_model import ScriptedModel, Turn
 
+from smol_instruments.agent.outcome import UNVERIFIED
 from smol_instruments.agent.session import AgentSession
 from smol_instruments.base.config import Settings
 from smol_instruments.base.wire import to_wire
@@ -80,27 +81,36 @@ def tree_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def test_five_step_task_completes(repo: Path, settings: Settings) -> None:
+def test_five_step_fix_is_proposed_and_told_unverified_without_a_sandbox(
+    repo: Path, settings: Settings
+) -> None:
     events: list[dict[str, Any]] = []
     with ScriptedModel(transcripts.five_step_fix()) as model:
         session = session_for(repo, settings, model, events)
         before = tree_digest(repo)
         outcome = session.run("add() in app/calc.py gives wrong results; fix it")
         session.close()
-    assert outcome.status == "completed", outcome
+    # done as far as it can be told with no sandbox: proposed, and said to be unverified (no
+    # test ran before the fix; agent/outcome.py `verified`)
+    assert outcome.status == "incomplete", outcome
+    assert outcome.answer.startswith(UNVERIFIED)
     assert outcome.steps == 5
     assert "a + b" in outcome.answer
     assert outcome.usage.prompt_tokens > 0 and outcome.usage.completion_tokens > 0
     assert tree_digest(repo) == before  # proposed, never written
     kinds = [e["kind"] for e in events]
-    assert kinds[0] == "step" and kinds[-1] == "final"
+    # the tests and the symptom's call, run before step 1 for a fix, are reported as they run
+    before = kinds[: kinds.index("step")]
+    assert before == ["approval", "approval"] and kinds[-1] == "final", events[:2]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert {"text", "code", "tool", "observation", "patch"} <= set(kinds)
     tools = [e["name"] for e in events if e["kind"] == "tool"]
     # the task names app/calc.py: it was read for the model before step 1, and step 1 says so
     assert tools == ["context", "repo_info", "rg_search", "read_file", "propose_patch"]
     [context] = [e for e in events if e["kind"] == "tool" and e["name"] == "context"]
-    assert context["step"] == 1 and context["args"]["read"][0].startswith("app/calc.py")
+    read = context["args"]["read"]
+    assert context["step"] == 1 and read[0].startswith("The tests, run with"), read
+    assert any(source.startswith("app/calc.py") for source in read), read
     [patch] = [e["patch"] for e in events if e["kind"] == "patch"]
     assert patch["status"] == "pending"
     assert patch["files"][0]["path"] == "app/calc.py"

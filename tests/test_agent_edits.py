@@ -19,7 +19,7 @@ from tests.test_agent import session_for
 from smol_instruments.agent import search
 from smol_instruments.agent.edits import defined_names
 from smol_instruments.agent.intent import from_rules
-from smol_instruments.agent.outcome import NOT_VERIFIED
+from smol_instruments.agent.outcome import NOT_VERIFIED, UNVERIFIED
 from smol_instruments.agent.prompts import (
     AFTER_FAILED_CHECK,
     AFTER_OBSERVATION,
@@ -81,7 +81,8 @@ def test_a_block_with_the_new_function_is_proposed_as_a_patch(
     outcome, requests, patches = run_keeping_patches(
         repo, settings, turns, "Fix the bug in add in app/calc.py"
     )
-    assert outcome.status == "completed", outcome
+    # no sandbox: no test ran before the fix, so nothing shows it mends the bug
+    assert outcome.status == "incomplete" and outcome.answer.startswith(UNVERIFIED), outcome
     new_text = the_one_patch(patches)
     assert "return a + b" in new_text and "def mul(a, b):\n    return a * b" in new_text
     assert "return a - b" in (repo / "app" / "calc.py").read_text()  # nothing written
@@ -159,10 +160,10 @@ def test_the_same_change_again_ends_the_run_with_what_was_proposed(
     )
     assert len(requests) == 2
     assert requests[1].last_user_text().rstrip().endswith(AFTER_PROPOSAL)
-    assert outcome.status == "completed"
+    assert outcome.status == "incomplete"  # not verified: no sandbox ran the tests before it
     patch = patches[0]
     assert outcome.answer.startswith(
-        f"I proposed patch {patch.id} (+1 -1): in app/calc.py it changes `add`."
+        f"{UNVERIFIED} I proposed patch {patch.id} (+1 -1): in app/calc.py it changes `add`."
     )
     assert outcome.answer.endswith("Nothing is written until you accept it.")
 
@@ -255,7 +256,9 @@ def test_a_fix_is_not_held_to_a_failing_test_of_other_code(repo: Path, settings:
     outcome, model = _checked_run(
         repo, settings, [fixed, "area() multiplies now."], "Fix the formula in app/sizes.py"
     )
-    assert outcome.status == "completed", outcome.answer
+    # not `completed` either: the one test that failed before fails after, and nothing else
+    # shows the formula mended
+    assert outcome.status == "incomplete" and outcome.answer.startswith(UNVERIFIED), outcome
     seen = model.requests[1].last_user_text()
     assert "fails_without_patch: True" in seen and "related_tests" not in seen
     assert seen.rstrip().endswith(AFTER_PROPOSAL)
@@ -274,6 +277,21 @@ def test_a_fix_that_leaves_the_tests_of_its_code_failing_is_not_done(
     seen = model.requests[1].last_user_text()
     assert "related_tests" in seen and "test_add" in seen
     assert seen.rstrip().endswith(AFTER_STILL_FAILING)
+
+
+def test_a_fix_is_completed_when_a_test_that_failed_before_it_passes_with_it(
+    repo: Path, settings: Settings
+) -> None:
+    """A fix is told done by what ran: the project's tests, run before the first step, fail
+    (test_add), and pass with the fix. Control: a fix of other code leaves test_add failing
+    (test_a_fix_is_not_held_to_a_failing_test_of_other_code: not verified)."""
+    fixed = f"# file: app/calc.py\n{FIXED_ADD}"
+    outcome, model = _checked_run(
+        repo, settings, [fixed, "add adds now."], "add in app/calc.py is broken, fix it"
+    )
+    assert "The tests, run with" in model.requests[0].prompt_text()  # run before step 1
+    assert outcome.status == "completed", outcome.answer
+    assert "passed with it" in outcome.answer and UNVERIFIED not in outcome.answer
 
 
 def test_a_change_that_breaks_a_passing_test_is_not_done(repo: Path, settings: Settings) -> None:
@@ -307,7 +325,8 @@ def test_the_projects_tests_check_a_change_unless_turned_off(
         assert "It fails `python -m pytest -q`: 1 test failed, 1 test passed" in outcome.answer
     else:
         assert commands == ["python3 -m py_compile app/calc.py"]
-        assert outcome.status == "completed"
+        # its tests ran before the run (test_add failed), not with the patch: not verified
+        assert outcome.status == "incomplete" and outcome.answer.startswith(UNVERIFIED)
     assert not (repo / ".pytest_cache").exists()  # the tests ran on the copy, not here
 
 
@@ -357,7 +376,7 @@ def test_a_change_cut_at_the_token_limit_is_proposed_without_its_last_line(
     )
     new_text = the_one_patch(patches)
     assert "return a + b" in new_text and "twice" not in new_text
-    assert outcome.status == "completed"
+    assert outcome.status == "incomplete" and outcome.answer.startswith(UNVERIFIED)
 
 
 @pytest.mark.parametrize(

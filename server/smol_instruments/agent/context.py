@@ -129,6 +129,8 @@ class Context:
     gave: list[str] = field(default_factory=list)
     #: (path, name) of each definition shown, in the order shown.
     definitions: list[tuple[str, str]] = field(default_factory=list)
+    #: The tests that failed when run for the task before its first step (evidence.py).
+    failing: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -583,6 +585,7 @@ class _Gatherer:
             unrun=unrun,
             definitions=definitions,
             gave=[said for part in self.evidence for said in part.gave],
+            failing=[name for part in self.evidence if part.kind == "tests" for name in part.names],
         )
 
 

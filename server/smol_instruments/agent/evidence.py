@@ -107,9 +107,9 @@ class Evidence:
 
 
 def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
-    """The project's tests, run for a task that says they fail (None when they cannot run
-    without asking, or when the task says nothing of failing tests)."""
-    if not intent.failing_tests:
+    """The project's tests, run for a task that says they fail or a fix (what fails before
+    it); None when they cannot run without asking, or for any other task."""
+    if not (intent.failing_tests or intent.mends):
         return None
     command = detect_test_command(ctx.root)
     if command is None or not runs_unasked(ctx, command):
@@ -134,7 +134,7 @@ def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
                 "\n\nThe calls in the failing assertions, run just now, statement by statement"
                 " with what the expressions gave:\n" + "\n".join(traced)
             )
-    if intent.change and not ctx.symptom_wants:  # a failing assertion is the symptom
+    if intent.change and intent.failing_tests and not ctx.symptom_wants:  # the symptom
         ctx.symptom_wants = wanted_by_assertions(ctx, output)
         ctx.symptom_calls = tuple(ctx.symptom_wants)
     return Evidence(title, body, failing[:4])

@@ -134,6 +134,11 @@ class TaskIntent:
         )
 
     @property
+    def mends(self) -> bool:
+        """A fix of what code does now, not a feature told with the default it keeps."""
+        return self.fix and wording.DEFAULT_KEPT.search(self.task) is None
+
+    @property
     def symptom_calls(self) -> tuple[str, ...]:
         """The calls a change told by its symptom writes ("ordinalize(-1021) gives '-1021th',
         it should be '-1021st'"): a fix must change what they give (tools/patch.py checks

@@ -13,9 +13,10 @@ import re
 from typing import Any
 
 from ..base.pyast import parsed
-from ..base.testruns import test_summary
+from ..base.testruns import failing_tests, test_summary
 from ..patches.model import FileChange, Patch
 from ..patches.pysource import DEFINITIONS, first_line, last_line
+from ..sandbox.checks import SYNTAX_CHECK
 from .events import RunStatus
 from .intent import Held, TaskIntent
 from .prompts import Note
@@ -41,6 +42,11 @@ NO_HEADING = (
     "Not done: the task asks for a `{title}` section, and this change adds no such heading."
 )
 NOT_ADDED = "Not done: the task names {names}, which this change does not add."
+UNVERIFIED = (
+    "Not verified: nothing that ran shows this change mends what the task describes (no test "
+    "fails without it and passes with it; the task gives no call and value to try). Check it, "
+    "or tell me a call and what it should give."
+)
 REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
     "(shown below); it does not answer this one. Try asking it differently."
@@ -93,6 +99,9 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
             # "add a `max_length` argument to parameterize": a change that never writes it
             names = ", ".join(f"`{name}`" for name in new)
             status, said = "incomplete", f"{NOT_ADDED.format(names=names)} {said}"
+        elif intent.mends and changes_code(last) and not verified(last, watch.failing):
+            # a fix is known by what ran: a call the task tells, or tests that failed before
+            status, said = "incomplete", f"{UNVERIFIED} {said}"
         answer = said
     return status, answer
 
@@ -119,6 +128,44 @@ def confirmed(patch: Patch) -> bool:
     validation's symptom checks, tools/evaluate.py `symptom_checks`)."""
     told = [check for check in patch.validation.get("checks", []) if check.get("symptom")]
     return bool(told) and all(check.get("passed") for check in told)
+
+
+def changes_code(patch: Patch) -> bool:
+    """The patch changes what some Python code does: more than its docstrings and comments
+    (a docstring is no behaviour to show mended)."""
+    return any(
+        change.path.endswith(".py") and _code(change.original) != _code(change.proposed)
+        for change in patch.files
+    )
+
+
+def _code(text: str | None) -> str | None:
+    """A Python text's syntax tree without its docstrings, dumped (the text if it does not
+    parse)."""
+    tree = parsed(text)
+    if tree is None:
+        return text
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (*DEFINITIONS, ast.Module)) and body and ast.get_docstring(node):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def verified(patch: Patch, failing: list[str]) -> bool:
+    """A fix shown to mend something: the calls of its symptom give what the task wants with
+    it (`confirmed`), or a test that failed before the run (`failing`, by function name)
+    passes with it."""
+    if confirmed(patch):
+        return True
+    for check in patch.validation.get("checks", []) if failing else []:
+        command = str(check.get("command", ""))
+        if check.get("symptom") or check.get("timed_out") or command.startswith(SYNTAX_CHECK):
+            continue  # the tests' check, not the syntax's
+        still = {test.rsplit("::", 1)[-1] for test in failing_tests(check.get("output") or "")}
+        if check.get("passed") or any(name not in still for name in failing):
+            return True
+    return False
 
 
 def failed_checks(validation: dict[str, Any], *, held: Held = "none") -> list[dict[str, Any]]:

@@ -80,6 +80,8 @@ class RunWatch:
     #: Names the task writes as code that occur nowhere in the repository (agent/context.py):
     #: for a change, what it adds by those names.
     absent: list[str] = field(default_factory=list)
+    #: The tests that failed before the first step, run for it (agent/context.py).
+    failing: list[str] = field(default_factory=list)
 
     @property
     def named_file(self) -> str | None:

@@ -40,7 +40,8 @@ SHOULD = re.compile(
     re.IGNORECASE,
 )
 #: The same, or a default a feature keeps, told as a statement ("... a step? default stays 1").
-WANTS = re.compile(SHOULD.pattern + r"|\bdefaults?\s+(?:stays?|remains?|should|must)\b", re.I)
+DEFAULT_KEPT = re.compile(r"\bdefaults?\s+(?:stays?|remains?|should|must)\b", re.IGNORECASE)
+WANTS = re.compile(SHOULD.pattern + "|" + DEFAULT_KEPT.pattern, re.IGNORECASE)
 #: A bug told as a statement of what happens ("with NO_COLOR set I still get colours. NO_COLOR
 #: should win"): a request to fix it, as a symptom with a call is. Not in a question, nor in a
 #: request to tell ("explain why it still ...").
