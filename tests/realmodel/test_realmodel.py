@@ -263,3 +263,26 @@ def test_a_held_search_part_is_lines_of_its_file_whatever_the_prompt_shows(
         complete.pop()  # cut by max_tokens mid-line
     assert all(line.rstrip("\n") in lines for line in complete), search
     assert "<lines copied" not in reply
+
+
+def test_a_held_reply_cannot_write_the_new_lines_slot(real_model: RealModel) -> None:
+    """Asked to copy the instruction's block as it is, a reply held to the grammar still
+    cannot write its `<the new lines>` slot as the new lines (the 1.5B model wrote it back ten
+    times on dev infl-readme-usage); what it writes instead is any other line."""
+    readme = "Calc\n====\n\nA calculator.\n"
+    prompt = (
+        f"README.rst:\n```\n{readme}```\nReply with exactly these five lines, copied as "
+        "they are:\nREADME.rst\n<<<<<<< SEARCH\n=======\n<the new lines>\n>>>>>>> REPLACE"
+    )
+    settings = Settings(
+        model_id="openai/local",
+        model_api_base=real_model.api_base,
+        model_api_key=real_model.api_key,
+        model_temperature=0.0,
+        model_max_tokens=60,
+    )
+    model = build_model(settings)
+    model.hold_next_reply(edit_blocks_grammar({"README.rst": readme}))
+    reply = str(model.generate([ChatMessage(role=MessageRole.USER, content=prompt)]).content)
+    assert reply.startswith("README.rst\n<<<<<<< SEARCH\n"), reply
+    assert "<the new lines>" not in reply, reply

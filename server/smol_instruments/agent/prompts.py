@@ -164,8 +164,8 @@ _HOW_TO: dict[AnswerStyle, str] = {
 #: (the 1.5B model wrote `<lines copied exactly from the file>` back in every reply of dev
 #: infl-readme-usage): told in words instead, the same model put the new line in the SEARCH
 #: part, under another file's path, where shown the block it wrote the lines again with the
-#: change in them (dev tc-py314-classifier, its first reply both ways). The slots are kept
-#: out of a held reply by the grammar (tools/edit.py `edit_blocks_grammar`) and refused as
+#: change in them (dev tc-py314-classifier, its first reply both ways). Both slots are kept
+#: out of a held reply by the grammar (tools/edit.py `edit_blocks_grammar`), and refused as
 #: new lines (`parse_edit_blocks`).
 WRITE_A_TEXT_CHANGE = (
     "the file's path on its own line, then a block:\n<<<<<<< SEARCH\n<lines copied exactly "

@@ -47,6 +47,8 @@ _PATH_LINE = re.compile(
 _FENCE = re.compile(r"^\s*```")
 #: An instruction's slot written back as the new lines: `<the new lines>` (words, no markup).
 _SLOT = re.compile(r"<[A-Za-z]+(?: [A-Za-z]+){1,12}>")
+#: The slot of the new lines in the instruction (agent/prompts.py): a held reply cannot write it.
+NEW_LINES_SLOT = "<the new lines>"
 
 
 @dataclass(frozen=True)
@@ -88,17 +90,37 @@ def edit_blocks_grammar(files: Mapping[str, str | None], blocks: int = 2) -> str
         old = f" old{index}?" if runs else ""
         rules.append(
             f'block{index} ::= "<<<<<<< SEARCH\\n"{old} "=======\\n" '
-            f'line{{0,{HELD_REPLACE_LINES}}} ">>>>>>> REPLACE\\n"'
+            f'new{{0,{HELD_REPLACE_LINES}}} ">>>>>>> REPLACE\\n"'
         )
         rules += runs
     return (
         "root ::= " + " | ".join(f"({head})" for head in heads) + "\n" + "\n".join(rules) + "\n"
         # a line of either part, except the markers themselves: otherwise a model that
         # writes ">>>>>>> REPLACE" has written one more line, and the block never ends
-        'line ::= ([^\\n>=] [^\\n]*)? "\\n" | ">"{1,6} ([^\\n>] [^\\n]*)? "\\n" | '
+        'line ::= plain | "<" [^\\n]* "\\n"\n'
+        'plain ::= ([^\\n>=<] [^\\n]*)? "\\n" | ">"{1,6} ([^\\n>] [^\\n]*)? "\\n" | '
         '"="{1,6} ([^\\n=] [^\\n]*)? "\\n" | "======="  [^\\n=] [^\\n]* "\\n" | '
         '"========" [^\\n]* "\\n"\n'
+        # a new line, except the instruction's slot for them: held to any line, the 1.5B model
+        # wrote `<the new lines>` back ten times (dev infl-readme-usage)
+        f"new ::= plain | {_not_starting(NEW_LINES_SLOT)}\n"
     )
+
+
+def _not_starting(text: str) -> str:
+    """GBNF alternatives for a line that starts with `text[0]` but not with `text` (a start
+    of it alone on its line, or one followed by another character)."""
+    alternatives = []
+    for cut in range(1, len(text)):
+        start = _gbnf_literal(text[:cut])
+        alternatives.append(f'{start} "\\n"')
+        alternatives.append(f'{start} [^\\n{_class(text[cut])}] [^\\n]* "\\n"')
+    return " | ".join(alternatives)
+
+
+def _class(char: str) -> str:
+    """`char` as it is written inside a GBNF character class."""
+    return "\\" + char if char in "^]-\\[" else char
 
 
 def held_blocks_grammar(ctx: ToolContext, paths: Sequence[str]) -> str:
