@@ -17,6 +17,7 @@ from tests.support import transcripts
 from tests.support.lsp import Recorder, _plain, code_actions, daemon_env, start_daemon, wait_until
 from tests.support.scripted_model import ScriptedModel, Turn
 
+from smol_instruments.agent.outcome import UNVERIFIED
 from smol_instruments.base.containment import probe
 
 pytestmark = pytest.mark.timeout(180)
@@ -61,7 +62,9 @@ async def test_chat_streams_events_in_order_and_returns_the_result(
         )
         try:
             result = await chat(client, "add() in app/calc.py gives wrong results; fix it")
-            assert result["status"] == "completed"
+            # proposed, and told unverified: no sandbox checked it against the tests
+            assert result["status"] == "incomplete"
+            assert result["answer"].startswith(UNVERIFIED)
             assert result["steps"] == 5
             assert "a + b" in result["answer"]
             assert result["usage"]["promptTokens"] > 0
@@ -70,7 +73,9 @@ async def test_chat_streams_events_in_order_and_returns_the_result(
             events = [e for e in recorder.events if e["sessionId"] == sid]
             assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
             kinds = [e["kind"] for e in events]
-            assert kinds[0] == "step" and kinds[-1] == "final"
+            # the tests, run for the fix before step 1, are reported as they run
+            before = kinds[: kinds.index("step")]
+            assert set(before) <= {"approval"} and kinds[-1] == "final", events[:2]
             assert {"text", "code", "tool", "observation", "patch"} <= set(kinds)
             # The proposed patch shows up as a diagnostic with code actions, in any editor.
             uri = (repo / "app/calc.py").as_uri()

@@ -13,6 +13,7 @@ import pytest
 from tests.support.lsp import Recorder, _plain, daemon_env, start_daemon, wait_until
 from tests.support.scripted_model import ScriptedModel
 
+from smol_instruments.agent.outcome import UNVERIFIED
 from smol_instruments.base.config import Settings
 from smol_instruments.safety.approval import AutoApprover
 from smol_instruments.tools import build_tools
@@ -49,7 +50,9 @@ async def test_an_untrusted_daemon_runs_no_command_and_no_check(
         client = await start_daemon(repo, recorder, env=env, options={"trusted": trusted})
         try:
             result = await _chat(client, "fix add()")
-            assert result["status"] == "completed"
+            # proposed, and told unverified: nothing may run here to check it
+            assert result["status"] == "incomplete"
+            assert result["answer"].startswith(UNVERIFIED)
             patches = _plain(await client.protocol.send_request_async("smol/patches", {}))[
                 "patches"
             ]
@@ -92,7 +95,8 @@ async def test_options_that_cannot_be_read_are_untrusted(repo: Path, tmp_path: P
         )
         try:
             await wait_until(lambda: any("untrusted" in m.message for m in recorder.messages))
-            assert (await _chat(client, "fix add()"))["status"] == "completed"
+            result = await _chat(client, "fix add()")  # proposed; nothing ran to verify it
+            assert result["status"] == "incomplete" and result["answer"].startswith(UNVERIFIED)
             assert not marker.exists()
         finally:
             await client.shutdown_session()

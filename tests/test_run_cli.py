@@ -15,6 +15,8 @@ from tests.support import transcripts
 from tests.support.phoenix import PhoenixServer
 from tests.support.scripted_model import ScriptedModel, Turn
 
+from smol_instruments.agent.outcome import UNVERIFIED
+
 pytestmark = pytest.mark.timeout(300)
 
 SETTINGS = ("MODEL_", "PHOENIX_", "SANDBOX_", "AGENT_", "OTEL_", "APPROVAL_", "LOG_")
@@ -40,11 +42,12 @@ def run_cli(
 def test_run_completes_a_task_end_to_end(repo: Path) -> None:
     with ScriptedModel(transcripts.five_step_fix()) as model:
         result = run_cli(repo, "fix add() in app/calc.py", env=model.env())
-    assert result.returncode == 0, result.stderr
-    assert "a + b" in result.stdout
+    # proposed, and told unverified (no sandbox checked it): not `completed`, exit status 1
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith(UNVERIFIED) and "a + b" in result.stdout
     assert "step 5/25" in result.stderr
     assert "propose_patch" in result.stderr and "patch p" in result.stderr
-    assert "completed" in result.stderr and "tokens" in result.stderr
+    assert "incomplete" in result.stderr and "tokens" in result.stderr
 
 
 def test_run_json_reports_the_result_object(repo: Path) -> None:
@@ -111,7 +114,7 @@ def test_failed_run_exits_non_zero(repo: Path) -> None:
 def test_spans_arrive_at_a_real_phoenix(repo: Path, phoenix: PhoenixServer) -> None:
     with ScriptedModel(transcripts.five_step_fix()) as model:
         result = run_cli(repo, "--json", "fix add()", env=model.env() | phoenix.env())
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == 1, result.stderr  # a fix told unverified: no sandbox
         trace_id = json.loads(result.stdout)["traceId"]
         assert len(trace_id) == 32
         project = "smol-instruments"

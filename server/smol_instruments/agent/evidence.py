@@ -107,9 +107,9 @@ class Evidence:
 
 
 def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
-    """The project's tests, run for a task that says they fail or a fix (what fails before
-    it); None when they cannot run without asking, or for any other task."""
-    if not (intent.failing_tests or intent.mends):
+    """The project's tests, run for a task that says they fail or a fix with no call to run
+    (what fails before it); None when they cannot run without asking, or for other tasks."""
+    if not (intent.failing_tests or (intent.mends and not intent.calls)):
         return None
     command = detect_test_command(ctx.root)
     if command is None or not runs_unasked(ctx, command):

@@ -13,10 +13,9 @@ import re
 from typing import Any
 
 from ..base.pyast import parsed
-from ..base.testruns import failing_tests, test_summary
+from ..base.testruns import failing_tests, ran_tests, test_summary
 from ..patches.model import FileChange, Patch
 from ..patches.pysource import DEFINITIONS, first_line, last_line
-from ..sandbox.checks import SYNTAX_CHECK
 from .events import RunStatus
 from .intent import Held, TaskIntent
 from .prompts import Note
@@ -159,11 +158,12 @@ def verified(patch: Patch, failing: list[str]) -> bool:
     if confirmed(patch):
         return True
     for check in patch.validation.get("checks", []) if failing else []:
-        command = str(check.get("command", ""))
-        if check.get("symptom") or check.get("timed_out") or command.startswith(SYNTAX_CHECK):
-            continue  # the tests' check, not the syntax's
-        still = {test.rsplit("::", 1)[-1] for test in failing_tests(check.get("output") or "")}
-        if check.get("passed") or any(name not in still for name in failing):
+        output = str(check.get("output") or "")
+        if check.get("symptom") or check.get("timed_out") or not ran_tests(output):
+            continue  # a test run's check, not the syntax's or another command's
+        failed = failing_tests(output)
+        still = {test.rsplit("::", 1)[-1] for test in failed}
+        if check.get("passed") or (failed and any(name not in still for name in failing)):
             return True
     return False
 

@@ -53,6 +53,11 @@ def test_summary(stdout: str, stderr: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
+def ran_tests(output: str) -> bool:
+    """The output is a test runner's: a line of it is a summary of counts (`test_summary`)."""
+    return any(_SUMMARY.search(line) for line in output.splitlines())
+
+
 def _in_words(line: str) -> str:
     found = _PYTEST_LINE.match(line)
     if found is None:
