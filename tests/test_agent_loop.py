@@ -68,6 +68,27 @@ def test_the_same_failing_reply_three_times_stops_the_run(repo: Path, settings: 
     assert "stopped early" in (outcome.error or "") and "same failing reply" in outcome.answer
 
 
+def test_the_same_change_refused_three_times_stops_the_run(repo: Path, settings: Settings) -> None:
+    """A text change refused as written (it changes nothing) is a failing reply like one that
+    raised: the second time, the next reply is sampled hotter; the third ends the run, not ten
+    steps of it (dev infl-readme-usage). Control: two different refused replies and a right
+    one propose the change."""
+    line = (repo / "README.md").read_text().splitlines()[0]
+    same = f"README.md\n<<<<<<< SEARCH\n{line}\n=======\n{line}\n>>>>>>> REPLACE\n"
+    task = "add a Usage section to README.md"
+    outcome, requests = run(
+        repo, settings, [same] * 3, task, agent_max_steps=10, model_temperature=0.1
+    )
+    assert len(requests) == 3, [r.last_user_text()[-200:] for r in requests]
+    assert [r.body["temperature"] for r in requests] == [0.1, 0.1, 0.8]
+    assert outcome.status == "failed" and "same failing reply" in outcome.answer
+    other = same.replace(f"=======\n{line}", f"=======\n{line} ")  # only a trailing space
+    right = "README.md\n<<<<<<< SEARCH\n=======\n\n## Usage\n\nRun it.\n>>>>>>> REPLACE\n"
+    turns = [same, other, right, "I added a Usage section."]
+    outcome, requests = run(repo, settings, turns, task, agent_max_steps=10)
+    assert "I proposed patch" in outcome.answer, outcome.answer
+
+
 def test_calls_refused_as_loops_stop_the_run(repo: Path, settings: Settings) -> None:
     read = block('print(read_file(path="app/calc.py"))')
     outcome, requests = run(repo, settings, [read] * 4, "read calc", agent_max_steps=10)

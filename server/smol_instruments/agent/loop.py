@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -337,11 +338,11 @@ class SmolCodeAgent(PinnedCodeAgent):
             (s for s in reversed(self.memory.steps) if isinstance(s, ActionStep) and s is not step),
             None,
         )
-        failing = step.error is not None and not step.is_final_answer
+        failing = (step.error is not None or _told_an_error(step)) and not step.is_final_answer
         if (
             failing
             and previous is not None
-            and previous.error is not None
+            and (previous.error is not None or _told_an_error(previous))
             and ((previous.model_output or "").strip() == (step.model_output or "").strip())
         ):
             self._same_failures += 1
@@ -396,6 +397,17 @@ class SmolCodeAgent(PinnedCodeAgent):
     def summary_task(self, task: str) -> str:
         # the user's words, without the context given with them
         return self.watch.intent.task if self.watch is not None else task
+
+
+#: A tool's error as the model is shown it (base/errors.py's schema): "error: INVALID_ARGUMENT".
+_TOLD_ERROR = re.compile(r"^error: [A-Z_]+$", re.MULTILINE)
+
+
+def _told_an_error(step: ActionStep) -> bool:
+    """The step ran, and what it showed is a tool's error: a change refused as it was written
+    (the same no-op README block, held to the grammar, came back eight times: dev
+    infl-readme-usage) fails like a step that raised."""
+    return _TOLD_ERROR.search(str(step.observations or "")) is not None
 
 
 def _observed(watch: RunWatch) -> Nudge:
