@@ -82,6 +82,7 @@ def test_the_same_change_refused_three_times_stops_the_run(repo: Path, settings:
     assert len(requests) == 3, [r.last_user_text()[-200:] for r in requests]
     assert [r.body["temperature"] for r in requests] == [0.1, 0.1, 0.8]
     assert outcome.status == "failed" and "same failing reply" in outcome.answer
+    assert "(the edit changes nothing)" in outcome.answer, outcome.answer  # what it was told
     other = same.replace(f"=======\n{line}", f"=======\n{line} ")  # only a trailing space
     right = "README.md\n<<<<<<< SEARCH\n=======\n\n## Usage\n\nRun it.\n>>>>>>> REPLACE\n"
     turns = [same, other, right, "I added a Usage section."]

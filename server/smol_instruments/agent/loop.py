@@ -351,7 +351,9 @@ class SmolCodeAgent(PinnedCodeAgent):
         if self._same_failures == STUCK_AFTER - 1:
             self.shake()
         if self._same_failures >= STUCK_AFTER:
-            first = str(step.error).strip().splitlines()
+            told = re.search(r"^message: (.+)$", str(step.observations or ""), re.MULTILINE)
+            first = str(step.error) if step.error is not None else told[1] if told else ""
+            first = first.strip().splitlines()
             raise RunStuck(
                 f"the model wrote the same failing reply {STUCK_AFTER} times"
                 + (f" ({first[0][:160]})" if first else ""),
