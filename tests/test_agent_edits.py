@@ -1222,6 +1222,26 @@ def test_a_section_asked_for_with_no_heading_for_it_is_not_done(
     assert (repo / readme).read_text() == "Calc\n====\n\nA calculator.\n"  # nothing written
 
 
+def test_a_section_asked_for_and_a_change_that_only_removes_lines_is_not_done(
+    repo: Path, settings: Settings
+) -> None:
+    """A change whose hunk adds no line (it only removes one) is judged, not a crash: the
+    heading check read the lines after each added line, and a hunk with none raised, which
+    ended the real model's run in a traceback (CI's real-model tier)."""
+    from tests.conftest import git
+
+    (repo / "README.md").write_text("Calc\n====\n\nA calculator.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "readme")
+    block = "README.md\n<<<<<<< SEARCH\nA calculator.\n=======\n>>>>>>> REPLACE"
+    outcome, _, patches = run_keeping_patches(
+        repo, settings, [block, "Done."], "add a Usage section to README.md"
+    )
+    assert len(patches) == 1 and "A calculator." not in patches[0].files[0].proposed
+    assert outcome.status == "incomplete", outcome.answer
+    assert "this change adds no such heading" in outcome.answer, outcome.answer
+
+
 @pytest.mark.parametrize("right", [False, True], ids=["name-never-written", "control-added"])
 def test_a_change_that_never_writes_the_new_name_its_task_names_is_not_done(
     repo: Path, settings: Settings, right: bool

@@ -528,3 +528,23 @@ def test_a_malformed_repository_policy_is_one_line_and_no_traceback(
     policy.write_text('[[rule]]\nverdict = "sometimes"\n')
     line = one_line_error(cli(*[str(repo) if a == "REPO" else a for a in args]))
     assert "policy.toml" in line
+
+
+def test_a_fault_in_a_run_reaches_the_command_as_itself() -> None:
+    """What a run raises on its worker thread is raised by the command as itself (a judge
+    that raised once ended `run` in `KeyError: 'outcome'`, the fault itself lost in a
+    thread's traceback); control: an outcome comes back as it is."""
+    from smol_instruments.cli.main import _run_turn
+
+    class Session:
+        def __init__(self, fault: Exception | None) -> None:
+            self.fault = fault
+
+        def run(self, task: str) -> str:
+            if self.fault is not None:
+                raise self.fault
+            return f"done: {task}"
+
+    with pytest.raises(ValueError, match="zip"):
+        _run_turn(Session(ValueError("zip() argument 2 is longer")), "t")
+    assert _run_turn(Session(None), "t") == "done: t"

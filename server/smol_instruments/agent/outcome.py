@@ -265,7 +265,7 @@ def adds_heading(patch: Patch, title: str) -> bool:
     an underline, or the title alone on its line (`**Usage**`, `Usage:`)."""
     wanted = title.casefold()
     for lines in _added(patch):
-        for line, under in zip(lines, [*lines[1:], ""], strict=True):
+        for line, under in zip(lines, [*lines[1:], ""][: len(lines)], strict=True):
             text = line.strip()
             if wanted not in text.casefold():
                 continue

@@ -1,8 +1,7 @@
 """The terminal host: `smol-instruments run | chat | tool | policy | sandbox | doctor | serve`.
 
 Each subcommand is a small function registered in `build_parser`. Errors the user can fix are
-one line on stderr with exit status 2; no tracebacks for bad input.
-"""
+one line on stderr with exit status 2; no tracebacks for bad input."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ import argparse
 import json
 import logging
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -45,10 +45,9 @@ def _json(data: Any, *, compact: bool = False) -> str:
 
 def _repo_dir(value: str | None) -> Path:
     path = Path(value or ".").expanduser()
-    if not path.exists():
-        raise UsageError(f"--repo {value}: no such directory")
     if not path.is_dir():
-        raise UsageError(f"--repo {value}: not a directory")
+        said = "not a directory" if path.exists() else "no such directory"
+        raise UsageError(f"--repo {value}: {said}")
     return path.resolve()
 
 
@@ -272,10 +271,15 @@ def _warm(runtime: Any, settings: Settings, session: Any) -> None:
 
 def _run_turn(session: Any, task: str) -> Any:
     """Run one turn on a worker thread; Ctrl-C cancels the run instead of killing the process."""
-    import threading
-
     result: dict[str, Any] = {}
-    worker = threading.Thread(target=lambda: result.update(outcome=session.run(task)), daemon=True)
+
+    def work() -> None:  # what it raises is raised here, as itself, not as a missing outcome
+        try:
+            result["outcome"] = session.run(task)
+        except BaseException as exc:
+            result["raised"] = exc
+
+    worker = threading.Thread(target=work, daemon=True)
     worker.start()
     while worker.is_alive():
         try:
@@ -283,6 +287,8 @@ def _run_turn(session: Any, task: str) -> Any:
         except KeyboardInterrupt:
             print("\nsmol-instruments: cancelling the run ...", file=sys.stderr)
             session.cancel()
+    if "raised" in result:
+        raise result["raised"]
     return result["outcome"]
 
 
