@@ -108,8 +108,8 @@ class Evidence:
 
 def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     """The project's tests, run for a task that says they fail or a fix with no call to run
-    (what fails before it); None when they cannot run without asking, or for other tasks."""
-    if not (intent.failing_tests or (intent.mends and not intent.calls)):
+    (not where an editor's buffers may differ from the disk); else, or asking first, None."""
+    if not (intent.failing_tests or (intent.mends and not intent.calls and ctx.buffers is None)):
         return None
     command = detect_test_command(ctx.root)
     if command is None or not runs_unasked(ctx, command):
