@@ -233,6 +233,21 @@ def test_a_text_change_is_held_to_the_blocks_grammar_by_the_real_server(
     assert (repo / "README.md").read_text() == before
 
 
+def _held_reply(real_model: RealModel, readme: str, prompt: str, *, max_tokens: int) -> str:
+    """The real server's reply to `prompt`, held to the blocks' grammar for a README.rst of
+    `readme`, at temperature 0."""
+    settings = Settings(
+        model_id="openai/local",
+        model_api_base=real_model.api_base,
+        model_api_key=real_model.api_key,
+        model_temperature=0.0,
+        model_max_tokens=max_tokens,
+    )
+    model = build_model(settings)
+    model.hold_next_reply(edit_blocks_grammar({"README.rst": readme}))
+    return str(model.generate([ChatMessage(role=MessageRole.USER, content=prompt)]).content)
+
+
 def test_a_held_search_part_is_lines_of_its_file_whatever_the_prompt_shows(
     real_model: RealModel,
 ) -> None:
@@ -245,16 +260,7 @@ def test_a_held_search_part_is_lines_of_its_file_whatever_the_prompt_shows(
         "Reply with the file's path on its own line, then a block:\n<<<<<<< SEARCH\n"
         "<lines copied exactly from the file>\n=======\n<the new lines>\n>>>>>>> REPLACE"
     )
-    settings = Settings(
-        model_id="openai/local",
-        model_api_base=real_model.api_base,
-        model_api_key=real_model.api_key,
-        model_temperature=0.0,
-        model_max_tokens=200,
-    )
-    model = build_model(settings)
-    model.hold_next_reply(edit_blocks_grammar({"README.rst": readme}))
-    reply = str(model.generate([ChatMessage(role=MessageRole.USER, content=prompt)]).content)
+    reply = _held_reply(real_model, readme, prompt, max_tokens=200)
     assert reply.startswith("README.rst\n<<<<<<< SEARCH\n"), reply
     search = reply.split("<<<<<<< SEARCH\n", 1)[1].split("=======\n", 1)[0]
     lines = set(readme.splitlines())
@@ -274,15 +280,6 @@ def test_a_held_reply_cannot_write_the_new_lines_slot(real_model: RealModel) -> 
         f"README.rst:\n```\n{readme}```\nReply with exactly these five lines, copied as "
         "they are:\nREADME.rst\n<<<<<<< SEARCH\n=======\n<the new lines>\n>>>>>>> REPLACE"
     )
-    settings = Settings(
-        model_id="openai/local",
-        model_api_base=real_model.api_base,
-        model_api_key=real_model.api_key,
-        model_temperature=0.0,
-        model_max_tokens=60,
-    )
-    model = build_model(settings)
-    model.hold_next_reply(edit_blocks_grammar({"README.rst": readme}))
-    reply = str(model.generate([ChatMessage(role=MessageRole.USER, content=prompt)]).content)
+    reply = _held_reply(real_model, readme, prompt, max_tokens=60)
     assert reply.startswith("README.rst\n<<<<<<< SEARCH\n"), reply
     assert "<the new lines>" not in reply, reply
