@@ -495,7 +495,10 @@ def tokens_per_task(quick: bool = False) -> list[Figure]:
         with ScriptedModel(transcripts.five_step_fix(check=False)) as model:
             settings = _scripted_settings(model)
             session = AgentSession(repo, settings)
-            assert session.run("fix add() in app/calc.py").status == "completed"
+            outcome = session.run("fix add() in app/calc.py")
+            # the fix is proposed in all five steps; with no sandbox to run the tests it is told
+            # unverified (agent/outcome.py `verified`), which is not what this figure measures
+            assert outcome.steps == 5 and "a + b" in outcome.answer, outcome
             session.close()
             ours = sent(model)
         with ScriptedModel(transcripts.five_step_fix(check=False)) as model:
