@@ -1103,3 +1103,24 @@ def test_a_bug_sought_or_told_comes_with_what_its_docstring_examples_give(
         assert "2 of 3 give what the docstring says" in prompt
         assert "median([3, 1, 2]) gives" not in prompt and "median([]) gives" not in prompt
         assert "box.median() gives" not in prompt
+
+
+def test_an_assertion_on_the_tests_own_values_is_not_run_out_of_its_test() -> None:
+    """Dev tc-no-color-wins: a parametrized test's `_can_do_colour(no_color=test_no_color)` was
+    run alone and told as raising NameError: name 'test_no_color' is not defined, as if the
+    code raised it. A side that reads the test's parameters or variables is left out; one that
+    reads only the module's names is run (control)."""
+    from smol_instruments.base.pyast import parse
+    from smol_instruments.tools.evaluate import _asserted_calls
+
+    source = (
+        "import pytest\nfrom calc import add, Box\n\n\n"
+        "@pytest.mark.parametrize('a, want', [(1, 2)])\n"
+        "def test_param(a, want):\n    assert add(a, 1) == want\n\n\n"
+        "def test_local():\n    box = Box()\n    assert box.size() == add(1, 1)\n\n\n"
+        "def test_plain():\n    assert add(1, 1) == 2\n"
+    )
+    tree = parse(source)
+    assert _asserted_calls(tree, 7, None) == []
+    assert _asserted_calls(tree, 12, None) == ["add(1, 1)"]
+    assert _asserted_calls(tree, 16, None) == ["add(1, 1)"]

@@ -306,9 +306,36 @@ def _asserted_calls(tree: ast.Module, line: int, written: set[int] | None) -> li
         return []
     test = node.test
     sides = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [test]
+    local = _test_locals(tree, node)
     return [
-        ast.unparse(side) for side in sides if any(isinstance(p, ast.Call) for p in ast.walk(side))
+        ast.unparse(side)
+        for side in sides
+        if any(isinstance(p, ast.Call) for p in ast.walk(side))
+        # run alone, a side that reads the test's parameters or variables raises NameError,
+        # told as what the code gives (dev tc-no-color-wins: a parametrized test's arguments)
+        and not any(isinstance(p, ast.Name) and p.id in local for p in ast.walk(side))
     ]
+
+
+def _test_locals(tree: ast.Module, node: ast.stmt) -> set[str]:
+    """The names the function holding `node` binds itself: its parameters (pytest's
+    parametrized values and fixtures) and the variables it assigns."""
+    holders = [
+        f
+        for f in ast.walk(tree)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and f.lineno <= node.lineno <= (f.end_lineno or f.lineno)
+    ]
+    if not holders:
+        return set()
+    function = holders[-1]
+    every = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
+    names = {a.arg for a in every} | {
+        a.arg for a in (function.args.vararg, function.args.kwarg) if a
+    }
+    return names | {
+        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
 
 
 def gives(result: dict[str, Any], *, where: bool = False) -> str:
