@@ -434,3 +434,17 @@ def test_a_question_which_code_does_something_gets_the_code_whose_docstring_says
     assert "`prerelease`" in text  # the names it writes are still shown, after it
     control = context_for(repo, "what do prerelease and build give for a new version?")
     assert "`finalize`" not in control and "`prerelease`" in control, control
+
+
+def test_a_change_sees_the_code_it_rewrites_before_the_failing_tests_source(
+    project: Path,
+) -> None:
+    """Dev tc-no-color-wins: shown after the failing test, the function to fix was cut to fit
+    and the 1.5B model rewrote it cut. For a change the code comes first, whole (the test's
+    source is in pytest's output too); a question gets the test first (control)."""
+    fix = context_for(project, "The tests fail: average is wrong. Fix it.", budget=900)
+    assert "`average`" in fix and "(cut to fit)" not in fix.split("`average`")[1].split("\n")[0]
+    assert "return sum(values) / (len(values) - 1)" in fix
+    assert "`test_average`" not in fix or fix.index("`average`") < fix.index("`test_average`")
+    asked = context_for(project, "The tests fail: average is wrong. Why?")
+    assert asked.index("`test_average`") < asked.index("`average`")

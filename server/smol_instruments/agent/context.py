@@ -275,6 +275,10 @@ class _Gatherer:
                 self._add_passages(path, text, task)
         if intent.change:  # a class around a method shown: the model rewrote the class
             found = [item for item in found if not self._encloses(item, found)]
+        if intent.change and not intent.adds_tests:  # the code a change rewrites whole first:
+            # a failing test's source is in its output (dev tc-no-color-wins: shown after the
+            # test, the function was cut to fit, and rewritten cut)
+            found.sort(key=lambda item: is_test_path(item[1]))
         for name, path, line in found[:MAX_DEFINITIONS]:
             by_words = related or (name, path, line) in self.searched
             self._add_definition(name, path, line, related=by_words, changed=intent.change)
