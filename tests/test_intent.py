@@ -177,6 +177,10 @@ def test_code_names_are_the_words_written_as_code() -> None:
     # defined nowhere); a camelCase name of code is still one
     said = code_names("how do i get camelCase instead of CamelCase or snake_case from getName?")
     assert said == ["getName"]
+    # a private name, with its leading underscores (dev tc-colour-impact: "if I change
+    # _can_do_colour, what does that affect?" had no name but the model's); a lone _ is none
+    said = code_names("if I change _can_do_colour or _irregular, is __init__ or a _ b affected?")
+    assert said == ["_can_do_colour", "_irregular", "__init__"]
 
 
 def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> None:

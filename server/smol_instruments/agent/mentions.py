@@ -11,7 +11,7 @@ import re
 #: Code names: `backticks`, call(), snake_case, CONSTANT_CASE (an environment variable's
 #: too), camelCase, a dotted Class.method.
 _CODE_NAME = re.compile(
-    r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([A-Za-z_]\w*)\(|\b([a-z]+_[a-z0-9_]+)\b"
+    r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([A-Za-z_]\w*)\(|\b(_*[a-z]+_[a-z0-9_]+|_+[a-z]\w*)\b"
     r"|\b([A-Z]+_[A-Z0-9_]+)\b|\b([a-z]+[A-Z]\w*)\b|\b([A-Z]\w*\.[a-z_]\w*)\b"
 )
 #: A call written in a task: a name, then an argument list the calls below parse.
@@ -55,8 +55,8 @@ _FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)
 
 
 def code_names(text: str) -> list[str]:
-    """Identifiers `text` writes as code: in backticks, called, snake_case, CONSTANT_CASE,
-    camelCase, Class.method."""
+    """Identifiers `text` writes as code: in backticks, called, snake_case (a private
+    `_nat_cmp`, `_irregular` too), CONSTANT_CASE, camelCase, Class.method."""
     found: dict[str, None] = {}
     for groups in _CODE_NAME.findall(text):
         name = next((g for g in groups if g), "")
