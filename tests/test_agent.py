@@ -117,6 +117,32 @@ def test_five_step_fix_is_proposed_and_told_unverified_without_a_sandbox(
     assert [e["step"] for e in events if e["kind"] == "step"] == [1, 2, 3, 4, 5]
 
 
+def test_a_fault_in_judging_the_run_ends_it_failed_and_keeps_what_was_proposed(
+    repo: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash in the outcome's checks (agent/outcome.py `adds_heading` read past a hunk once)
+    ended the run in a traceback at the host. Now it is the run's error, said as a failed
+    run, and the proposed patch is still there to review."""
+    import smol_instruments.agent.session as session_module
+
+    def broken(answer: str, watch: Any) -> Any:
+        raise KeyError("outcome")
+
+    monkeypatch.setattr(session_module, "judge", broken)
+    events: list[dict[str, Any]] = []
+    with ScriptedModel(transcripts.five_step_fix()) as model:
+        session = session_for(repo, settings, model, events)
+        outcome = session.run("add() in app/calc.py gives wrong results; fix it")
+        patches = session.ctx.patches.all()
+        session.close()
+    assert outcome.status == "failed", outcome
+    assert outcome.error == "checking the outcome failed: KeyError: 'outcome'"
+    [error] = [e for e in events if e["kind"] == "error"]
+    assert "checking the outcome failed" in error["message"]
+    assert [p.status for p in patches] == ["pending"]
+    assert events[-1]["kind"] == "final" and events[-1]["status"] == "failed"
+
+
 def test_rm_rf_is_refused_and_pip_install_goes_to_the_approver(
     repo: Path, settings: Settings, tmp_path: Path
 ) -> None:

@@ -256,9 +256,7 @@ class AgentSession:
             return outcome
 
     def _run(self, task: str, trace_id: str | None) -> RunOutcome:
-        usage = Usage()
-        steps = 0
-        answer = ""
+        usage, steps, answer = Usage(), 0, ""
         status: RunStatus = "completed"
         error: str | None = None
         step_open = False
@@ -382,18 +380,19 @@ class AgentSession:
                 status, error = "failed", self._model_failure(exc)
         self._watch = self.agent.watch = None
         self._code_read = self._code_read or watch.grounded()
-        if status == "completed":
-            status, answer = judge(answer, watch)
-        elif watch.corrections and answer:
+        judged = status == "completed"
+        try:  # a fault in judging ends the run told, not the host; what was proposed stays
+            status, answer = judge(answer, watch) if judged else (status, answer)
+        except Exception as exc:
+            log.exception("judging the run failed")
+            status, error = "failed", f"checking the outcome failed: {type(exc).__name__}: {exc}"
+        if not judged and watch.corrections and answer:
             answer = "\n\n".join([answer.rstrip(), *watch.corrections])
         if status == "cancelled":
             answer = answer or "Cancelled."
         elif status == "failed":
-            emit(
-                ErrorEvent(
-                    message=error or "the run failed", recovery_suggestion=_recovery_for(error)
-                )
-            )
+            why = error or "the run failed"
+            emit(ErrorEvent(message=why, recovery_suggestion=_recovery_for(error)))
             answer = answer or (error or "The run failed.")
         emit(FinalEvent(answer=answer, status=status))
         return RunOutcome(
