@@ -424,6 +424,9 @@ def test_an_instructions_slot_written_back_as_the_new_lines_is_refused() -> None
     with pytest.raises(ToolError) as refused:
         parse_edit_blocks(slot)
     assert "the instruction's words" in refused.value.message
+    said = slot.replace("<the new lines>", "<the new lines, with the Usage section added>")
+    with pytest.raises(ToolError):
+        parse_edit_blocks(said)  # the slot with words of the task in it (dev)
     tag = "README.md\n<<<<<<< SEARCH\n=======\n<div>\n>>>>>>> REPLACE\n"
     assert parse_edit_blocks(tag)[0].replace == "<div>\n"
 

@@ -271,15 +271,17 @@ def test_a_held_search_part_is_lines_of_its_file_whatever_the_prompt_shows(
     assert "<lines copied" not in reply
 
 
-def test_a_held_reply_cannot_write_the_new_lines_slot(real_model: RealModel) -> None:
+@pytest.mark.parametrize("slot", ["<the new lines>", "<the new lines, with a Usage section>"])
+def test_a_held_reply_cannot_write_the_new_lines_slot(real_model: RealModel, slot: str) -> None:
     """Asked to copy the instruction's block as it is, a reply held to the grammar still
     cannot write its `<the new lines>` slot as the new lines (the 1.5B model wrote it back ten
-    times on dev infl-readme-usage); what it writes instead is any other line."""
+    times on dev infl-readme-usage, then with words of the task in it); what it writes
+    instead is any other line."""
     readme = "Calc\n====\n\nA calculator.\n"
     prompt = (
         f"README.rst:\n```\n{readme}```\nReply with exactly these five lines, copied as "
-        "they are:\nREADME.rst\n<<<<<<< SEARCH\n=======\n<the new lines>\n>>>>>>> REPLACE"
+        f"they are:\nREADME.rst\n<<<<<<< SEARCH\n=======\n{slot}\n>>>>>>> REPLACE"
     )
     reply = _held_reply(real_model, readme, prompt, max_tokens=60)
     assert reply.startswith("README.rst\n<<<<<<< SEARCH\n"), reply
-    assert "<the new lines>" not in reply, reply
+    assert "<the new lines" not in reply, reply

@@ -46,7 +46,7 @@ _PATH_LINE = re.compile(
 )
 _FENCE = re.compile(r"^\s*```")
 #: An instruction's slot written back as the new lines: `<the new lines>` (words, no markup).
-_SLOT = re.compile(r"<[A-Za-z]+(?: [A-Za-z]+){1,12}>")
+_SLOT = re.compile(r"<[A-Za-z]+(?:,? [A-Za-z]+){1,12}>")
 #: The slot of the new lines in the instruction (agent/prompts.py): a held reply cannot write it.
 NEW_LINES_SLOT = "<the new lines>"
 
@@ -101,9 +101,10 @@ def edit_blocks_grammar(files: Mapping[str, str | None], blocks: int = 2) -> str
         'plain ::= ([^\\n>=<] [^\\n]*)? "\\n" | ">"{1,6} ([^\\n>] [^\\n]*)? "\\n" | '
         '"="{1,6} ([^\\n=] [^\\n]*)? "\\n" | "======="  [^\\n=] [^\\n]* "\\n" | '
         '"========" [^\\n]* "\\n"\n'
-        # a new line, except the instruction's slot for them: held to any line, the 1.5B model
-        # wrote `<the new lines>` back ten times (dev infl-readme-usage)
-        f"new ::= plain | {_not_starting(NEW_LINES_SLOT)}\n"
+        # a new line, except the instruction's slot for them, however it goes on: held to any
+        # line, the 1.5B model wrote `<the new lines>` back ten times, and held from that,
+        # `<the new lines, with the Usage section added>` (dev infl-readme-usage)
+        f"new ::= plain | {_not_starting(NEW_LINES_SLOT.rstrip('>'))}\n"
     )
 
 
