@@ -73,7 +73,9 @@ describe.skipIf(missing)('workspace settings against the real daemon', () => {
     client = DaemonClient.start(project, { LOG_FILE: join(project, '.daemon.log'), LITELLM_LOCAL_MODEL_COST_MAP: 'True', ...startupEnvironment(settings) });
     await client.initialize(project, settings);
     const result = await client.chat({ sessionId: 'redteam-check', message: 'fix add' });
-    expect(result.status).toBe('completed');
+    // proposed, and told unverified: no test ran that shows the fix (the check command did not run)
+    expect(result.status).toBe('incomplete');
+    expect(result.answer).toMatch(/^Not verified: .*I proposed patch p\w+/s);
     expect(existsSync(join(outside, 'check-command-ran')), "the workspace folder's sandboxCheckCommand ran on the host").toBe(false);
   });
 
