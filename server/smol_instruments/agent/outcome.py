@@ -9,6 +9,7 @@ answer says so first.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from typing import Any
 
@@ -265,7 +266,7 @@ def adds_heading(patch: Patch, title: str) -> bool:
     an underline, or the title alone on its line (`**Usage**`, `Usage:`)."""
     wanted = title.casefold()
     for lines in _added(patch):
-        for line, under in zip(lines, [*lines[1:], ""][: len(lines)], strict=True):
+        for line, under in itertools.pairwise([*lines, ""]):
             text = line.strip()
             if wanted not in text.casefold():
                 continue

@@ -380,13 +380,14 @@ class AgentSession:
                 status, error = "failed", self._model_failure(exc)
         self._watch = self.agent.watch = None
         self._code_read = self._code_read or watch.grounded()
-        judged = status == "completed"
-        try:  # a fault in judging ends the run told, not the host; what was proposed stays
-            status, answer = judge(answer, watch) if judged else (status, answer)
-        except Exception as exc:
-            log.exception("judging the run failed")
-            status, error = "failed", f"checking the outcome failed: {type(exc).__name__}: {exc}"
-        if not judged and watch.corrections and answer:
+        if status == "completed":
+            try:  # a fault in judging ends the run told, not the host; what was proposed stays
+                status, answer = judge(answer, watch)
+            except Exception as exc:
+                log.exception("judging the run failed")
+                fault = f"{type(exc).__name__}: {exc}"
+                status, error = "failed", f"checking the outcome failed: {fault}"
+        elif watch.corrections and answer:
             answer = "\n\n".join([answer.rstrip(), *watch.corrections])
         if status == "cancelled":
             answer = answer or "Cancelled."

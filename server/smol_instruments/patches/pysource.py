@@ -340,10 +340,6 @@ def extended_import(
     return row, row + 1, (joined,)
 
 
-#: The statements that define a name with a body of their own.
-DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
 def span_at(tree: ast.Module | None, lines: list[str], line: int) -> tuple[int, int]:
     """The 1-based lines of the definition starting at `line` (decorators included): from the
     syntax tree of a Python file, else up to the next blank line."""
@@ -362,11 +358,19 @@ def span_at(tree: ast.Module | None, lines: list[str], line: int) -> tuple[int, 
 
 def enclosing_at(tree: ast.Module | None, line: int) -> tuple[str, int] | None:
     """The innermost function or class holding `line` after its first: (its name, its line)."""
+    node = enclosing_node(tree, line)
+    return None if node is None else (node.name, node.lineno)
+
+
+def enclosing_node(
+    tree: ast.Module | None, line: int
+) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    """The innermost function or class holding `line` after its first."""
     inner = None
     found = ast.walk(tree) if tree is not None else ()
     for node in (node for node in found if isinstance(node, DEFINITIONS)):
         if node.lineno < line <= (node.end_lineno or node.lineno):
-            inner = (node.name, node.lineno)  # breadth-first: the last hit is the innermost
+            inner = node  # breadth-first: the last hit is the innermost
     return inner
 
 

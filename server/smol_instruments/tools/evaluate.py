@@ -34,6 +34,7 @@ from ..base.containment import availability_for, plan_command
 from ..base.errors import ErrorType, ToolError
 from ..base.testruns import is_test_path
 from ..base.truncate import truncate_output
+from ..patches.pysource import enclosing_node
 from ..safety.policy.verdicts import PolicyDecision
 from .asserts import FAILED_AT, assertion_at
 from .base import RepoTool, ToolContext, guarded
@@ -320,20 +321,10 @@ def _asserted_calls(tree: ast.Module, line: int, written: set[int] | None) -> li
 def _test_locals(tree: ast.Module, node: ast.stmt) -> set[str]:
     """The names the function holding `node` binds itself: its parameters (pytest's
     parametrized values and fixtures) and the variables it assigns."""
-    holders = [
-        f
-        for f in ast.walk(tree)
-        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and f.lineno <= node.lineno <= (f.end_lineno or f.lineno)
-    ]
-    if not holders:
+    function = enclosing_node(tree, node.lineno)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return set()
-    function = holders[-1]
-    every = function.args.posonlyargs + function.args.args + function.args.kwonlyargs
-    names = {a.arg for a in every} | {
-        a.arg for a in (function.args.vararg, function.args.kwarg) if a
-    }
-    return names | {
+    return {n.arg for n in ast.walk(function.args) if isinstance(n, ast.arg)} | {
         n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     }
 
