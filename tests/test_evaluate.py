@@ -562,7 +562,8 @@ def test_an_answer_to_why_cites_what_ran(
     question = "why does average([2, 4]) give -3.0?"
     outcome, requests = run(repo, settings, [guessed, cited], question)
     sent = requests[1].prompt_text()
-    assert "its expressions gave: " in sent and "a - b = -6" in sent
+    # what the expressions gave, told with the function they ran in
+    assert "as it ran, in `add`: " in sent and "a - b = -6" in sent
     assert outcome.status == "completed" and outcome.answer == cited
     outcome, _ = run(repo, settings, [guessed, guessed], question)
     assert outcome.status == "incomplete"

@@ -319,10 +319,23 @@ def the_why_is_what_ran(answer: Any, memory: AgentMemory, agent: Any = None) -> 
     if watch is None or not isinstance(answer, str) or not watch.gave:
         return True
     # what the call gave counts too, where the task does not say it ("It raises KeyError")
-    if any(_cites(said, answer, watch.intent.task) for said in watch.gave + watch.computed):
+    cited = [said for _, said in watch.gave] + watch.computed
+    if any(_cites(said, answer, watch.intent.task) for said in cited):
         return True
-    shown = "; ".join(said[:GAVE_CHARS] for said in watch.gave[:GAVE_SHOWN])
-    return _sent_back_once(agent, watch, Nudge.WHY_NOT_FROM_RUN, Note.GAVE, gave=shown)
+    return _sent_back_once(agent, watch, Nudge.WHY_NOT_FROM_RUN, Note.GAVE, gave=_where(watch.gave))
+
+
+def _where(gave: list[tuple[str, str]]) -> str:
+    """What expressions gave, by the function they ran in: "in `ordinal`: number % 10 = 9"
+    (dev infl-why-ordinal, sent back with the expressions alone, cited them and never named
+    the function that returned the wrong suffix)."""
+    by_function: dict[str, list[str]] = {}
+    for function, said in gave[:GAVE_SHOWN]:
+        by_function.setdefault(function, []).append(said[:GAVE_CHARS])
+    return ". ".join(
+        f"in `{function}`: " * bool(function) + "; ".join(said)
+        for function, said in by_function.items()
+    )
 
 
 def _cites(said: str, answer: str, task: str) -> bool:

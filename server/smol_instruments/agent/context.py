@@ -125,8 +125,8 @@ class Context:
     #: The one file of code (not tests) whose definitions are shown, else None.
     code_file: str | None = None
     asked: list[str] = field(default_factory=list)  # the names it mentions that are defined
-    #: What the expressions of the calls run for it gave, "expr = value" (agent/evidence.py).
-    gave: list[str] = field(default_factory=list)
+    #: What the expressions of the calls run for it gave: (function, "expr = value").
+    gave: list[tuple[str, str]] = field(default_factory=list)
     #: (path, name) of each definition shown, in the order shown.
     definitions: list[tuple[str, str]] = field(default_factory=list)
     #: The tests that failed when run for the task before its first step (evidence.py).

@@ -102,8 +102,8 @@ class Evidence:
     unrun: list[str] = field(default_factory=list)
     #: the repository's functions the calls ran through, "name (path)"
     ran_in: list[str] = field(default_factory=list)
-    #: what the expressions of the statements that ran gave, "expr = value" (tools/runner.py)
-    gave: list[str] = field(default_factory=list)
+    #: what the expressions of the statements that ran gave: (function, "expr = value")
+    gave: list[tuple[str, str]] = field(default_factory=list)
 
 
 def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
@@ -120,7 +120,6 @@ def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     if result.exit_code == 0:
         return Evidence(title + " (they pass now)", "")
     output = result.stdout + ("\n" + result.stderr if result.stderr.strip() else "")
-    # the test functions' names, for context.py to show their code
     failing = list(dict.fromkeys(test.rsplit("::", 1)[-1] for test in failing_tests(output)))
     found = _FAILURES.search(output)
     detail = found.group(1).strip("\n") if found else output
@@ -137,7 +136,7 @@ def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     if intent.change and intent.failing_tests and not ctx.symptom_wants:  # the symptom
         ctx.symptom_wants = wanted_by_assertions(ctx, output)
         ctx.symptom_calls = tuple(ctx.symptom_wants)
-    return Evidence(title, body, failing[:4])
+    return Evidence(title, body, failing[:4])  # the failing tests' names: their code is shown
 
 
 def _on_an_instance(
@@ -168,7 +167,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
     if not intent.calls or not evaluates_unasked(ctx):
         return None
     lines, ran, unrun, ran_in = [], [], [], []
-    gave: list[str] = []
+    gave: list[tuple[str, str]] = []
     for call in intent.calls:
         # a bug told by its symptom, or any question that writes a call: where the value
         # comes from, as it ran, is what the fix or the answer needs ("where does the extra 0
@@ -196,8 +195,9 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             said = printed_as(result) or str(result.get("value", result.get("exception", "")))
             ran.append(f"{call} = {said.split(':', 1)[0] if 'exception' in result else said}")
         ran_in.extend(result.get("functions", []))
-        steps = [step.split("  # ", 1) for step in result.get("trace", [])]
-        gave.extend(said for step in steps if len(step) == 2 for said in step[1].split("; "))
+        for where, _, said in (step.partition("  # ") for step in result.get("trace", [])):
+            function = where.partition(" (")[2].partition(")")[0]  # "path:229 (ordinal) ..."
+            gave.extend((function, one) for one in said.split("; ") if said)
         if call in intent.symptom_calls:  # named when a proposal changes nothing (patch.py)
             ctx.symptom_functions[call] = list(result.get("functions", []))
         lines.extend(told(call, result))

@@ -352,8 +352,8 @@ class Nudge(Enum):
         "function that uses it, directly or through another."
     )
     WHY_NOT_FROM_RUN = (
-        "it was run above, and its expressions gave: {gave}. This answer names none of them. "
-        "Answer again: say which of these makes it give what it gave, and why."
+        "it was run above, and as it ran, {gave}. This answer names none of them. Answer "
+        "again: say in which function, and which of these makes it give what it gave, and why."
     )
     STEPS_NOT_TOLD = (
         "this answer leaves out these steps of `{name}`: {missing}. Write the answer again "

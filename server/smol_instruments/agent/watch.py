@@ -58,8 +58,8 @@ class RunWatch:
     context_given: bool = False
     #: What the task's calls gave when run before the first step, "call = value".
     computed: list[str] = field(default_factory=list)
-    #: For a question asking why: what the expressions of the calls run for it gave.
-    gave: list[str] = field(default_factory=list)
+    #: For a question asking why: what the expressions of the calls run for it gave, and where.
+    gave: list[tuple[str, str]] = field(default_factory=list)
     #: For a question about what uses a name: the functions that reach it (evidence.py `reach`).
     reach: dict[str, list[str]] = field(default_factory=dict)
     #: For a request to explain a function: its name, code and steps (evidence.py `function_steps`).
