@@ -457,6 +457,11 @@ def test_an_answer_about_what_uses_a_name_names_what_the_code_shows(
     assert "`average` used by report, summary" in requests[1].prompt_text()
     assert outcome.status == "incomplete"
     assert outcome.answer.endswith("Note: from the code, `average` used by report, summary.")
+    # naming them, it is answered: "if I change" supposes the change, it asks for none (an
+    # impact question ended `incomplete`, told to ask for the change it meant: dev)
+    right = "Changing average affects report, and summary through report."
+    outcome, _ = run(repo, settings, [right], "if I change average, what breaks?")
+    assert outcome.status == "completed" and outcome.answer == right
 
 
 def test_an_explanation_tells_each_step_of_the_function_it_explains(

@@ -420,6 +420,11 @@ def test_a_chained_call_is_taken_whole(text: str, calls: list[str]) -> None:
         ("is there a way to add a flag for that?", True),
         ("can dasherize take a separator?", True),  # a feature asked as a question
         ("the parser is in which file", False),  # a statement, no complaint
+        # what a change would affect supposes it (dev infl-underscore-impact ended
+        # `incomplete` with "If you meant this as a request for a change, ask for it")
+        ("if I change how underscore works, what else is affected?", False),
+        ("if i change _can_do_colour, what does that affect?", False),
+        ("what calls underscore? i want to change it", True),  # the control: who calls
         ("what does add do?", False),
         ("run the tests", False),
         ("read app/calc.py", False),

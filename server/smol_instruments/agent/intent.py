@@ -251,8 +251,9 @@ class TaskIntent:
     @property
     def might_change(self) -> bool:
         """Read as a question or a command in words that may ask for a change (a change word
-        inside, "can f take ...?", a statement of a symptom): changing nothing is not done."""
-        if self.kind not in ("question", "command"):
+        inside, "can f take ...?", a statement of a symptom): changing nothing is not done. Not
+        a question about what a change would affect: "if I change f" supposes the change."""
+        if self.kind not in ("question", "command") or self.asks_callers == "impact":
             return False
         if _open_to_change(self.task):
             return True
