@@ -285,34 +285,3 @@ def test_a_held_reply_cannot_write_the_new_lines_slot(real_model: RealModel, slo
     reply = _held_reply(real_model, readme, prompt, max_tokens=60)
     assert reply.startswith("README.rst\n<<<<<<< SEARCH\n"), reply
     assert "<the new lines" not in reply, reply
-
-
-def test_a_held_section_change_adds_the_heading_the_file_marks_its_headings_with(
-    real_model: RealModel,
-) -> None:
-    """Held to the grammar for a change that adds a section, the real server's reply adds
-    the section's title as a heading of the README's own kind (reST: over an underline) with
-    lines below it, where held to any new lines the 1.5B model wrote the SEARCH part's last
-    line back unchanged (dev infl-readme-usage): the blocks applied give a README the check
-    of a section change (agent/outcome.py `adds_heading`) finds the heading in."""
-    readme = (fixtures.REPOS / "inflection" / "README.rst").read_text()
-    prompt = (
-        f"README.rst:\n```\n{readme}```\nThe task: add a Usage section to the README with a "
-        "couple of examples\nReply with the file's path on its own line, then a block:\n"
-        "<<<<<<< SEARCH\n<lines copied exactly from the file>\n=======\n<the new lines>\n"
-        ">>>>>>> REPLACE"
-    )
-    settings = Settings(
-        model_id="openai/local",
-        model_api_base=real_model.api_base,
-        model_api_key=real_model.api_key,
-        model_temperature=0.0,
-        model_max_tokens=300,
-    )
-    model = build_model(settings)
-    model.hold_next_reply(edit_blocks_grammar({"README.rst": readme}, heading="Usage"))
-    reply = str(model.generate([ChatMessage(role=MessageRole.USER, content=prompt)]).content)
-    new = reply.split("=======\n", 1)[1]
-    assert "\nUsage\n-----\n" in "\n" + new, reply
-    below = new.split("Usage\n-----\n", 1)[1].split(">>>>>>> REPLACE", 1)[0]
-    assert below.strip(), reply  # the section has lines, not a heading alone

@@ -315,7 +315,7 @@ class AgentSession:
         watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
         watch.named_files = context.named_files
         if intent.change and watch.writes_text and context.named_files and self._llama_server():
-            watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files, intent.section)
+            watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
         watch.computed, watch.wants = context.computed, dict(self.ctx.symptom_wants)
         watch.code_file, watch.nested = context.code_file, context.nested
         watch.absent, watch.failing = context.absent, context.failing

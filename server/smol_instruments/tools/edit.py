@@ -23,7 +23,6 @@ holds unsaved is refused, naming the file to save (rope cannot be handed the edi
 from __future__ import annotations
 
 import difflib
-import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -66,9 +65,7 @@ class Replacement:
 HELD_SEARCH_LINES, HELD_REPLACE_LINES = 24, 48
 
 
-def edit_blocks_grammar(
-    files: Mapping[str, str | None], blocks: int = 2, heading: str | None = None
-) -> str:
+def edit_blocks_grammar(files: Mapping[str, str | None], blocks: int = 2) -> str:
     """A GBNF grammar (llama.cpp's) for a reply that is only SEARCH/REPLACE blocks: one of the
     `files` (path: its text, None for one that does not exist yet) on the first line, then
     one to `blocks` blocks. Held to it, a small model cannot answer a change with a call
@@ -83,30 +80,18 @@ def edit_blocks_grammar(
     `HELD_FILE_LINES` lines is held to the form only.
 
     Each part has a most number of lines: a held reply can end only where the grammar lets
-    it, and unbounded, one went on for minutes.
-
-    For a change that adds a section (`heading`, its title), the first block adds it at the
-    end of the file, its new lines starting with its heading, marked as the file's headings
-    are (`_heading_rule`): held to any new lines, the 1.5B model wrote the SEARCH part's last
-    line back unchanged four times (dev infl-readme-usage), a change of nothing, and the 0.5B
-    model put forty lines of its own before the heading."""
+    it, and unbounded, one went on for minutes."""
     heads, rules = [], []
     for index, (path, text) in enumerate(files.items()):
-        first = f"titled{index}" if heading else f"block{index}"
-        head = f'{_gbnf_literal(path)} "\\n" {first}'
+        head = f'{_gbnf_literal(path)} "\\n" block{index}'
         heads.append(head + f' ("\\n"? block{index})?' * (blocks - 1))
         # a file that does not exist yet, or is empty, has no lines: its SEARCH part is empty
         runs = _file_runs(f"old{index}", text or "")
         old = f" old{index}?" if runs else ""
-        opens = f'"<<<<<<< SEARCH\\n"{old} "=======\\n"'
-        new, closes = f"new{{0,{HELD_REPLACE_LINES}}}", '">>>>>>> REPLACE\\n"'
-        rules.append(f"block{index} ::= {opens} {new} {closes}")
-        if heading:  # at the end of the file (an empty SEARCH part), its heading first
-            titled = _heading_rule(text or "", heading)
-            rules.append(
-                f'titled{index} ::= "<<<<<<< SEARCH\\n=======\\n" "\\n"? {titled} '
-                f"new{{1,{HELD_REPLACE_LINES}}} {closes}"
-            )
+        rules.append(
+            f'block{index} ::= "<<<<<<< SEARCH\\n"{old} "=======\\n" '
+            f'new{{0,{HELD_REPLACE_LINES}}} ">>>>>>> REPLACE\\n"'
+        )
         rules += runs
     return (
         "root ::= " + " | ".join(f"({head})" for head in heads) + "\n" + "\n".join(rules) + "\n"
@@ -121,30 +106,6 @@ def edit_blocks_grammar(
         # `<the new lines, with the Usage section added>` (dev infl-readme-usage)
         f"new ::= plain | {_not_starting(NEW_LINES_SLOT.rstrip('>'))}\n"
     )
-
-
-#: A heading's underline in reStructuredText (and Markdown's setext form): one character repeated.
-_UNDERLINED = re.compile(r"^([=\-~^\"'`#*+.:_])\1{2,}\s*$")
-
-
-def _heading_rule(text: str, title: str) -> str:
-    """GBNF for the heading of a new section `title` as `text` marks its headings: `## title`
-    (one level under the file's first `#` heading), `title` over an underline of the
-    character its second heading uses (the first's when it has one), else `title` alone."""
-    lines = text.splitlines()
-    hashes = [line.split(" ", 1)[0] for line in lines if re.match(r"#{1,6} \S", line)]
-    if hashes:
-        level = min(len(hashes[0]) + 1, 6) if len(hashes) == 1 else len(hashes[1])
-        return f'"{"#" * level} " {_gbnf_literal(title)} "\\n"'
-    underlines = [
-        found.group(1)
-        for line, under in itertools.pairwise(lines)
-        if line.strip() and (found := _UNDERLINED.match(under))
-    ]
-    if underlines:
-        mark = underlines[1] if len(underlines) > 1 else underlines[0]
-        return f'{_gbnf_literal(title)} "\\n" {_gbnf_literal(mark * len(title))} "\\n"'
-    return f'{_gbnf_literal(title)} "\\n"'
 
 
 def _not_starting(text: str) -> str:
@@ -163,11 +124,11 @@ def _class(char: str) -> str:
     return "\\" + char if char in "^]-\\[" else char
 
 
-def held_blocks_grammar(ctx: ToolContext, paths: Sequence[str], heading: str | None = None) -> str:
+def held_blocks_grammar(ctx: ToolContext, paths: Sequence[str]) -> str:
     """`edit_blocks_grammar` for the files at `paths` as the user sees them ("" where one
     is refused by the patch guard: nothing is held to a file that cannot be read)."""
     try:
-        return edit_blocks_grammar({path: ctx.file_text(path) for path in paths}, heading=heading)
+        return edit_blocks_grammar({path: ctx.file_text(path) for path in paths})
     except ToolError:
         return ""
 
