@@ -417,6 +417,32 @@ def test_a_change_that_only_repeats_the_files_own_lines_is_refused(repo: Path) -
     assert edit_changes(ctx, [added])
 
 
+def test_a_new_section_that_writes_a_passage_of_its_document_again_is_refused(
+    repo: Path, settings: Settings
+) -> None:
+    """Dev61 infl-readme-usage: the 1.5B model gave a new Usage section its heading and the
+    README's paragraphs under it, and the run was told as done. A change to a document that
+    writes six of its lines again in their order is refused, saying so, whatever is new
+    around them; five are let through (a list item or two repeated is new text), and so is
+    the same in a file that is not prose (a workflow's job written again with a change)."""
+    ctx = ToolContext.create(repo, settings)
+    body = "".join(f"Line {n} of the intro.\n" for n in range(8))
+    (repo / "README.md").write_text("# Sample\n\n" + body)
+    for copied, refused in ((6, True), (5, False)):
+        lines = "".join(f"Line {n} of the intro.\n" for n in range(copied))
+        section = Replacement("README.md", "", "\n## Usage\n\n" + lines + "Run it.\n")
+        if refused:
+            with pytest.raises(ToolError) as told:
+                edit_changes(ctx, [section])
+            assert "writes 6 lines README.md already has again" in told.value.message
+            assert "(from `Line 0 of the intro.`)" in told.value.message
+        else:
+            assert edit_changes(ctx, [section])
+    (repo / "ci.yml").write_text(body)
+    job = Replacement("ci.yml", "", "\n" + body.replace("Line 7", "Line 8"))
+    assert edit_changes(ctx, [job])
+
+
 def test_an_instructions_slot_written_back_as_the_new_lines_is_refused() -> None:
     """The 1.5B model, shown the block with its slots, wrote `<the new lines>` back as the
     change: refused, saying so. A tag alone (`<div>`) is new lines like any other."""

@@ -412,6 +412,10 @@ def _holding_file(ctx: ToolContext, block: Replacement, missed: ToolError) -> tu
 _NO_CONTENT = re.compile(r"^\s*(?:`{3,}\w*|[=<>]{5,}.*)?\s*$")
 #: Added lines, all of them the file's own, from which a change is only a repeat.
 REPEAT_LINES = 3
+#: Lines of a document's own, in their order, that a change adding to it may not copy.
+COPIED_PASSAGE = 6
+#: Documents: prose, where a passage of the file written again is never new text.
+_DOCUMENT = re.compile(r"(?:\.(?:md|markdown|rst|txt|adoc)|/?README[^/]*)$", re.IGNORECASE)
 
 
 def _refuse_a_repeat(path: str, before: str, after: str) -> None:
@@ -420,7 +424,9 @@ def _refuse_a_repeat(path: str, before: str, after: str) -> None:
     copies the file into itself (a move removes the lines it moves, and is not refused).
     Held to the blocks' grammar, the 1.5B model answered "add a Usage section to the README"
     with the whole README again at its end, and the run was told as done (dev
-    infl-readme-usage)."""
+    infl-readme-usage). In a document, a passage of `COPIED_PASSAGE` of its lines written
+    again in their order is refused too, whatever is new around it: the same model gave a
+    new section a heading and the README's paragraphs under it (dev61)."""
     old, new = before.splitlines(), after.splitlines()
     had = {line.strip() for line in old}
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
@@ -434,11 +440,21 @@ def _refuse_a_repeat(path: str, before: str, after: str) -> None:
         for line in new[j1:j2]
         if not _NO_CONTENT.match(line)
     ]
+    said = ""
     if len(added) >= REPEAT_LINES and all(line.strip() in had for line in added):
+        said = f"the change only repeats lines {path} already has ({len(added)} of them): it adds "
+        said += "nothing new"
+    elif _DOCUMENT.search(path):
+        own = [line.strip() for line in old if not _NO_CONTENT.match(line)]
+        runs = difflib.SequenceMatcher(None, own, [line.strip() for line in added], False)
+        passage = runs.find_longest_match()
+        if passage.size >= COPIED_PASSAGE:
+            said = f"the change writes {passage.size} lines {path} already has again, in their "
+            said += f"order (from `{own[passage.a][:60]}`): they are not new text"
+    if said:
         raise ToolError(
             ErrorType.INVALID_ARGUMENT,
-            f"the change only repeats lines {path} already has ({len(added)} of them): it adds "
-            "nothing new",
+            said,
             recovery_suggestion="Write the new lines themselves in the part after =======, "
             "with the lines to keep around them; an empty SEARCH part adds them at the end.",
             context={"path": path},
