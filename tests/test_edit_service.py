@@ -417,6 +417,29 @@ def test_a_change_that_only_repeats_the_files_own_lines_is_refused(repo: Path) -
     assert edit_changes(ctx, [added])
 
 
+def test_a_documents_lines_a_change_only_copies_keep_their_own_whitespace(
+    repo: Path, settings: Settings
+) -> None:
+    """Dev62 infl-readme-usage: the 1.5B model anchored a new Usage section on the README's
+    last lines and wrote the first of them, a reST directive's option, one space further in
+    (the image lost it). Lines of a document that a change adding to it only copies are kept
+    as the file has them, the last one's missing line end given by the change; controls: a
+    change that only re-indents is what it says, and so is one to a file that is not prose."""
+    ctx = ToolContext.create(repo, settings)
+    readme = ".. image:: badge.svg\n   :alt: Build\n\nIntro.\nLast"
+    (repo / "README.rst").write_text(readme)
+    copied = ".. image:: badge.svg\n    :alt: Build  \n\nIntro.\nLast\n\nUsage\n-----\n\nrun it\n"
+    ((_, _, after),) = edit_changes(ctx, [Replacement("README.rst", readme, copied)])
+    assert after == readme + "\n\nUsage\n-----\n\nrun it\n"
+    indented = readme.replace("Intro.", "  Intro.")
+    ((_, _, after),) = edit_changes(ctx, [Replacement("README.rst", readme, indented)])
+    assert after == indented  # only whitespace changed: meant
+    (repo / "notes.py").write_text("x = 1\n")
+    code = Replacement("notes.py", "x = 1\n", "if True:\n    x = 1\n")
+    ((_, _, after),) = edit_changes(ctx, [code])
+    assert after == "if True:\n    x = 1\n"
+
+
 def test_a_new_section_that_writes_a_passage_of_its_document_again_is_refused(
     repo: Path, settings: Settings
 ) -> None:

@@ -380,10 +380,34 @@ def edit_changes(
             path, text = _holding_file(ctx, block, exc)
             before.setdefault(path, text)
             after[path] = apply_replacement(after.get(path, text), replace(block, path=path))
-    changes = [(path, before[path], after[path]) for path in before]
+    changes = [
+        (path, old, _kept_as_they_were(path, old, after[path])) for path, old in before.items()
+    ]
     for path, old, new in changes:
         _refuse_a_repeat(path, old or "", new)
     return [change for change in changes if change[1] != change[2]]
+
+
+def _kept_as_they_were(path: str, before: str | None, after: str) -> str:
+    """`after`, with the lines of a document that a change adding to it only copied kept as
+    the file has them: a line it writes again with other indentation or trailing spaces is
+    its own line again (the 1.5B model copied a README's lines as a new section's anchor and
+    indented a reST directive's option one space more: the image lost it, dev62). A change
+    that adds nothing (re-indenting on purpose), and any file that is not prose, as written."""
+    if before is None or not _DOCUMENT.search(path):
+        return after
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    flat = difflib.SequenceMatcher(
+        None, [line.strip() for line in old], [line.strip() for line in new], autojunk=False
+    )
+    if not any(tag in ("insert", "replace") for tag, *_ in flat.get_opcodes()):
+        return after
+    for i, j, size in flat.get_matching_blocks():
+        for k in range(size):
+            line = new[j + k]
+            if old[i + k].strip():  # its own text, with the line end the change gave it
+                new[j + k] = old[i + k].rstrip("\r\n") + line[len(line.rstrip("\r\n")) :]
+    return "".join(new)
 
 
 def _holding_file(ctx: ToolContext, block: Replacement, missed: ToolError) -> tuple[str, str]:
