@@ -271,7 +271,9 @@ def test_a_held_search_part_is_lines_of_its_file_whatever_the_prompt_shows(
     assert "<lines copied" not in reply
 
 
-@pytest.mark.parametrize("slot", ["<the new lines>", "<the new lines, with a Usage section>"])
+@pytest.mark.parametrize(
+    "slot", ["<the new lines>", "<the new lines, with a Usage section>", "<the new line>"]
+)
 def test_a_held_reply_cannot_write_the_new_lines_slot(real_model: RealModel, slot: str) -> None:
     """Asked to copy the instruction's block as it is, a reply held to the grammar still
     cannot write its `<the new lines>` slot as the new lines (the 1.5B model wrote it back ten
@@ -284,4 +286,4 @@ def test_a_held_reply_cannot_write_the_new_lines_slot(real_model: RealModel, slo
     )
     reply = _held_reply(real_model, readme, prompt, max_tokens=60)
     assert reply.startswith("README.rst\n<<<<<<< SEARCH\n"), reply
-    assert "<the new lines" not in reply, reply
+    assert "<the new line" not in reply, reply

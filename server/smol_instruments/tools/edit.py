@@ -103,8 +103,9 @@ def edit_blocks_grammar(files: Mapping[str, str | None], blocks: int = 2) -> str
         '"========" [^\\n]* "\\n"\n'
         # a new line, except the instruction's slot for them, however it goes on: held to any
         # line, the 1.5B model wrote `<the new lines>` back ten times, and held from that,
-        # `<the new lines, with the Usage section added>` (dev infl-readme-usage)
-        f"new ::= plain | {_not_starting(NEW_LINES_SLOT.rstrip('>'))}\n"
+        # `<the new lines, with the Usage section added>` (dev infl-readme-usage), and from
+        # that, `<the new line>` (dev63): no new line starts with the slot's stem
+        f"new ::= plain | {_not_starting(NEW_LINES_SLOT.removesuffix('s>'))}\n"
     )
 
 
