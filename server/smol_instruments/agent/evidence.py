@@ -38,6 +38,7 @@ from ..base.pyast import parsed
 from ..base.testruns import failing_lines, failing_tests, is_test_path, test_summary
 from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
+from ..patches.pysource import DEFINITIONS, doctests
 from ..tools.asserts import wanted_by_assertions
 from ..tools.base import ToolContext
 from ..tools.commands import detect_test_command, runs_unasked
@@ -220,12 +221,8 @@ def docstring_examples(ctx: ToolContext, definitions: list[tuple[str, str]]) -> 
     for name, source in definitions:
         tree = parsed(textwrap.dedent(source))
         node = tree.body[0] if tree is not None and tree.body else None
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            try:
-                found = doctest.DocTestParser().get_examples(ast.get_docstring(node) or "")
-            except ValueError:  # an example the parser cannot read: the docstring is prose
-                continue
-            examples += [(name, example) for example in found]
+        if isinstance(node, DEFINITIONS):
+            examples += [(name, example) for example in doctests(node)]
     examples = examples[:EXAMPLES_RUN]
     if not examples or not evaluates_unasked(ctx):
         return None

@@ -9,12 +9,13 @@ run (a bug the examples show is not this change's to find).
 from __future__ import annotations
 
 import ast
-import doctest
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from ..base.errors import ToolError
+from ..base.pyast import parsed
 from ..base.testruns import is_test_path
+from ..patches.pysource import DEFINITIONS, doctests
 from ..tools.base import ToolContext
 from .evidence import Evidence
 
@@ -23,7 +24,7 @@ USAGE_FUNCTIONS, USAGE_LINES = 6, 6
 #: Files of a project that are not what it offers to use.
 _NOT_THE_PROJECT = ("setup.py", "conftest.py", "noxfile.py", "manage.py")
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 def usage_examples(ctx: ToolContext, files: Sequence[str]) -> Evidence | None:
@@ -40,10 +41,10 @@ def usage_examples(ctx: ToolContext, files: Sequence[str]) -> Evidence | None:
         if PurePosixPath(path).name in _NOT_THE_PROJECT or path.startswith(("docs/", "doc/")):
             continue
         try:
-            tree = ast.parse(ctx.file_text(path) or "")
-        except (ToolError, SyntaxError, ValueError):
+            tree = parsed(ctx.file_text(path))
+        except (ToolError, ValueError):  # refused by the guard; a NUL byte in the source
             continue
-        for node in _public(tree.body):
+        for node in _public(tree.body if tree is not None else []):
             if (example := _first_example(node)) is not None:
                 found.append(example)
     if not found:
@@ -52,27 +53,22 @@ def usage_examples(ctx: ToolContext, files: Sequence[str]) -> Evidence | None:
     return Evidence(title, "\n".join(found[:USAGE_FUNCTIONS]), kind="examples")
 
 
-def _public(body: list[ast.stmt]) -> list[ast.AST]:
+def _public(body: list[ast.stmt]) -> list[Definition]:
     """The public functions and classes of `body`, each class followed by its public methods."""
-    nodes: list[ast.AST] = []
+    nodes: list[Definition] = []
     for node in body:
-        if isinstance(node, _DEFINITIONS) and not node.name.startswith("_"):
+        if isinstance(node, DEFINITIONS) and not node.name.startswith("_"):
             nodes.append(node)
             if isinstance(node, ast.ClassDef):
                 nodes += _public(node.body)
     return nodes
 
 
-def _first_example(node: ast.AST) -> str | None:
+def _first_example(node: Definition) -> str | None:
     """The first `>>>` example of `node`'s docstring that shows a result, with the lines
     before it that set it up (`obj = {...}`), or None."""
-    try:
-        doc = ast.get_docstring(node)  # type: ignore[arg-type]
-        examples = doctest.DocTestParser().get_examples(doc or "")
-    except (TypeError, ValueError):
-        return None
     lines: list[str] = []
-    for example in examples:
+    for example in doctests(node):
         source = example.source.rstrip("\n").split("\n")
         lines += [f">>> {source[0]}", *(f"... {line}" for line in source[1:])]
         if example.want:

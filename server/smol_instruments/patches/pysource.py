@@ -8,6 +8,7 @@ read with surrogateescape (a file that is not UTF-8) parses as if each such byte
 from __future__ import annotations
 
 import ast
+import doctest
 import io
 import re
 import tokenize
@@ -108,6 +109,15 @@ def docstring(body: list[ast.stmt]) -> ast.Expr | None:
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
         return first if isinstance(first.value.value, str) else None
     return None
+
+
+def doctests(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[doctest.Example]:
+    """The `>>>` examples of `node`'s docstring; none where the parser cannot read one as an
+    example (the docstring is prose)."""
+    try:
+        return doctest.DocTestParser().get_examples(ast.get_docstring(node) or "")
+    except ValueError:
+        return []
 
 
 def assigned_name(node: ast.stmt) -> str | None:
