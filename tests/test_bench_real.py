@@ -14,7 +14,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from bench.real import agents, checks, dev_semver, findings, fixtures, main, report, tasks
+from bench.real import (
+    agents,
+    checks,
+    dev_fresh,
+    dev_semver,
+    findings,
+    fixtures,
+    main,
+    report,
+    tasks,
+)
 from bench.real import dev as dev_tasks
 from bench.real.proxy import Call, RecordingProxy
 from tests.support.scripted_model import ScriptedModel, Turn
@@ -300,7 +310,9 @@ def test_every_kind_has_dev_tasks_on_vendored_and_written_fixtures() -> None:
     roots = {fixtures.root_of(t.fixture) for t in dev}
     assert roots >= {"inflection", "jsonpointer", "termcolor", "semver"}
     for task in dev:
-        assert task.key in {t.key for t in (*tasks.FIRST, *dev_tasks.TASKS, *dev_semver.TASKS)}
+        assert task.key in {
+            t.key for t in (*tasks.FIRST, *dev_tasks.TASKS, *dev_semver.TASKS, *dev_fresh.TASKS)
+        }
 
 
 def test_a_vendored_fixture_is_a_repository_with_history_and_passing_tests(tmp_path: Path) -> None:

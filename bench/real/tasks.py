@@ -268,13 +268,13 @@ FIRST: tuple[Task, ...] = (
 
 
 def _all_tasks() -> tuple[Task, ...]:
-    from . import dev, dev_semver
+    from . import dev, dev_fresh, dev_semver
 
     try:
         from .heldout import TASKS as held_out
     except ImportError:  # a checkout without the held-out split
         held_out = ()
-    tasks = (*FIRST, *dev.TASKS, *dev_semver.TASKS, *held_out)
+    tasks = (*FIRST, *dev.TASKS, *dev_semver.TASKS, *dev_fresh.TASKS, *held_out)
     keys = [t.key for t in tasks]
     if len(set(keys)) != len(keys):
         raise ValueError(f"two tasks share a key: {sorted(k for k in keys if keys.count(k) > 1)}")

@@ -1,0 +1,235 @@
+"""Dev tasks written after the agent had been tuned on every other dev task: bugs told the way
+people report them (no "it gives A, it should be B" template), features with defaults and a
+bug to find, on `semver` (no held-out task is on it). Their first run measures the agent on
+requests none of its rules were written from; after that they are dev like the others: read
+their transcripts, tune on them.
+
+A bug is one realistic commit with an ordinary message (a `Variant`), never a marker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import fixtures
+from .checks import Check, all_of, answer_says, hidden_test, tests_pass, untouched
+from .dev_semver import TESTS, VERSION
+from .tasks import Reference, Task, answers, edit
+
+CLI = "src/semver/cli.py"
+
+
+def _bug(name: str, message: str, path: str, right: str, wrong: str) -> fixtures.Variant:
+    return fixtures.Variant(name, "semver", ((message, ((path, right, wrong),)),))
+
+
+NOT_EQUAL_BUG = _bug(
+    "semver-match-bug",
+    "match(): one tuple per operator, shorter table",
+    VERSION,
+    '"!=": (-1, 1),',
+    '"!=": (1,),',
+)
+COMPATIBLE_BUG = _bug(
+    "semver-compatible-bug",
+    "is_compatible(): a newer minor is what compatible means",
+    VERSION,
+    "and (other.minor >= self.minor)",
+    "and (other.minor > self.minor)",
+)
+NEXT_VERSION_BUG = _bug(
+    "semver-nextver-bug",
+    "next_version(): build and prerelease are not parts you bump here",
+    VERSION,
+    "validparts = cls.NAMES[:-1]",
+    "validparts = cls.NAMES[:-2]",
+)
+ORDER_BUG = _bug(
+    "semver-order-bug",
+    "compare(): check the other side's prerelease first",
+    VERSION,
+    "        if not rc1:\n            return 1\n        elif not rc2:\n            return -1\n",
+    "        if not rc1:\n            return -1\n        elif not rc2:\n            return 1\n",
+)
+CLI_COMPARE_BUG = _bug(
+    "semver-cli-compare-bug",
+    "cli compare: parse both versions up front",
+    CLI,
+    "    ver1 = Version.parse(args.version1)\n    return str(ver1.compare(args.version2))\n",
+    "    ver2 = Version.parse(args.version2)\n    return str(ver2.compare(args.version1))\n",
+)
+
+fixtures.register(NOT_EQUAL_BUG, COMPATIBLE_BUG, NEXT_VERSION_BUG, ORDER_BUG, CLI_COMPARE_BUG)
+
+
+def _undo(variant: fixtures.Variant, note: str) -> Reference:
+    ((_, ((path, right, wrong),)),) = variant.commits
+
+    def solve(repo: Path) -> list[str]:
+        edit(repo, path, wrong, right)
+        return [note]
+
+    return solve
+
+
+def _keep_build(repo: Path) -> list[str]:
+    edit(
+        repo,
+        VERSION,
+        'def finalize_version(self) -> "Version":',
+        'def finalize_version(self, keep_build: bool = False) -> "Version":',
+    )
+    edit(
+        repo,
+        VERSION,
+        "        return cls(self.major, self.minor, self.patch)\n",
+        "        build = self.build if keep_build else None\n"
+        "        return cls(self.major, self.minor, self.patch, build=build)\n",
+    )
+    return ["finalize_version(keep_build=False) keeps the build when asked."]
+
+
+def _allow_v(repo: Path) -> list[str]:
+    edit(
+        repo,
+        VERSION,
+        "        cls: Type[T], version: String, optional_minor_and_patch: bool = False\n",
+        "        cls: Type[T],\n        version: String,\n"
+        "        optional_minor_and_patch: bool = False,\n        allow_v: bool = False,\n",
+    )
+    edit(
+        repo,
+        VERSION,
+        "        if optional_minor_and_patch:\n            match = cls._REGEX_OPTIONAL",
+        "        if allow_v and version[:1] in ('v', 'V'):\n            version = version[1:]\n"
+        "        if optional_minor_and_patch:\n            match = cls._REGEX_OPTIONAL",
+    )
+    return ["parse(allow_v=False) strips a leading v when asked."]
+
+
+def _fixed(test: str) -> Check:
+    return all_of(untouched("tests"), hidden_test(test), tests_pass(TESTS))
+
+
+_IMPORT = "from semver import Version\n\n\n"
+
+TASKS: tuple[Task, ...] = (
+    Task(
+        "sv-fix-not-equal",
+        "semver-match-bug",
+        "fix",
+        ("Version.parse('2.0.0').match('!=3.0.0') is False?? 2.0.0 is clearly not 3.0.0",),
+        _fixed(
+            _IMPORT + "def test_not_equal():\n"
+            "    assert Version.parse('2.0.0').match('!=3.0.0')\n"
+            "    assert Version.parse('2.0.0').match('!=1.0.0')\n"
+            "    assert not Version.parse('2.0.0').match('!=2.0.0')\n"
+        ),
+        "hidden test: '!=' matches an older and a newer version, not the same; tests pass",
+        _undo(NOT_EQUAL_BUG, "'!=' matches both sides again."),
+    ),
+    Task(
+        "sv-fix-compatible",
+        "semver-compatible-bug",
+        "fix",
+        ("is_compatible says 1.2.0 and 1.2.5 arent compatible, same minor. pls fix",),
+        _fixed(
+            _IMPORT + "def test_same_minor():\n"
+            "    assert Version(1, 2, 0).is_compatible(Version(1, 2, 5))\n"
+            "    assert Version(1, 0, 0).is_compatible(Version(1, 1, 0))\n"
+            "    assert not Version(1, 1, 0).is_compatible(Version(1, 0, 0))\n"
+        ),
+        "hidden test: the same minor is compatible, an older one is not; tests pass",
+        _undo(COMPATIBLE_BUG, "A same minor is compatible again."),
+    ),
+    Task(
+        "sv-fix-nextver-prerelease",
+        "semver-nextver-bug",
+        "fix",
+        (
+            "next_version('prerelease') raises Invalid part now, even though the docstring uses "
+            "it. can you fix that",
+        ),
+        _fixed(
+            _IMPORT + "import pytest\n\n\ndef test_prerelease_part():\n"
+            "    assert str(Version.parse('0.1.4').next_version('prerelease')) == '0.1.5-rc.1'\n"
+            "    with pytest.raises(ValueError):\n"
+            "        Version.parse('0.1.4').next_version('build')\n"
+        ),
+        "hidden test: next_version('prerelease') works, 'build' still raises; tests pass",
+        _undo(NEXT_VERSION_BUG, "prerelease is a valid part again."),
+    ),
+    Task(
+        "sv-fix-cli-compare",
+        "semver-cli-compare-bug",
+        "fix",
+        ("`pysemver compare 1.0.0 2.0.0` prints 1 but 1.0.0 is the older one",),
+        _fixed(
+            "from semver.cli import main\n\n\ndef test_compare(capsys):\n"
+            "    assert main(['compare', '1.0.0', '2.0.0']) == 0\n"
+            "    assert capsys.readouterr().out.strip() == '-1'\n"
+            "    main(['compare', '3.0.0', '2.0.0'])\n"
+            "    assert capsys.readouterr().out.strip() == '1'\n"
+        ),
+        "hidden test: the command prints -1 for an older first version, 1 for a newer; tests pass",
+        _undo(CLI_COMPARE_BUG, "compare compares the first version with the second again."),
+    ),
+    Task(
+        "sv-finalize-keep-build",
+        "semver",
+        "feature",
+        (
+            "finalize_version throws away the build metadata too. add a keep_build option so i "
+            "can keep it, off by default",
+        ),
+        all_of(
+            hidden_test(
+                _IMPORT + "def test_keep_build():\n"
+                "    v = Version.parse('1.2.3-rc.1+b.5')\n"
+                "    assert str(v.finalize_version()) == '1.2.3'\n"
+                "    assert str(v.finalize_version(keep_build=True)) == '1.2.3+b.5'\n"
+                "    assert str(Version.parse('1.2.3').finalize_version(keep_build=True)) == '1.2.3'\n"
+            ),
+            tests_pass(TESTS),
+        ),
+        "hidden test: finalize_version() unchanged, keep_build=True keeps +b.5; tests pass",
+        _keep_build,
+    ),
+    Task(
+        "sv-parse-allow-v",
+        "semver",
+        "feature",
+        (
+            "people keep passing 'v1.2.3' to Version.parse. give it an allow_v flag (default "
+            "False) that lets a leading v through",
+        ),
+        all_of(
+            hidden_test(
+                _IMPORT + "import pytest\n\n\ndef test_allow_v():\n"
+                "    assert Version.parse('v1.2.3', allow_v=True) == Version(1, 2, 3)\n"
+                "    assert Version.parse('1.2.3', allow_v=True) == Version(1, 2, 3)\n"
+                "    with pytest.raises(ValueError):\n"
+                "        Version.parse('v1.2.3')\n"
+            ),
+            tests_pass(TESTS),
+        ),
+        "hidden test: parse('v1.2.3', allow_v=True) works, without it raises; tests pass",
+        _allow_v,
+    ),
+    Task(
+        "sv-why-release-first",
+        "semver-order-bug",
+        "find-bug",
+        ("sorted() puts 1.0.0 before 1.0.0-rc.1 now. whats going on",),
+        answer_says(
+            r"\bcompare\b",
+            r"prerelease|\brc1\b|\brc2\b",
+            r"return -1|return 1|revers|swap|opposite|wrong way|backwards|flipped|-1",
+        ),
+        "answer names compare() and its prerelease branches returning the wrong sign",
+        answers(
+            "compare() returns -1 when only the other version has a prerelease: the two "
+            "branches for a missing prerelease (not rc1, not rc2) are swapped."
+        ),
+    ),
+)
