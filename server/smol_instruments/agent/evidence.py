@@ -108,9 +108,10 @@ class Evidence:
 
 
 def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
-    """The project's tests, run for a task that says they fail or a fix with no call to run
-    (not where an editor's buffers may differ from the disk); else, or asking first, None."""
-    if not (intent.failing_tests or (intent.mends and not intent.calls and ctx.buffers is None)):
+    """The project's tests, run for a task that says they fail or a fix with no value its calls
+    should give (not where an editor's buffers may differ from the disk): what fails tells a
+    fix (agent/search.py). Else, or asking first, None."""
+    if not (intent.failing_tests or (intent.mends and not ctx.symptom_wants and not ctx.buffers)):
         return None
     command = detect_test_command(ctx.root)
     if command is None or not runs_unasked(ctx, command):

@@ -51,6 +51,7 @@ from smolagents.local_python_executor import CodeOutput, InterpreterError
 from smolagents.utils import AgentMaxStepsError, AgentParsingError
 
 from ..base.pyast import parsed
+from ..patches.model import Patch
 from ..tools.edit import has_edit_blocks
 from .adapter import FENCE, PinnedCodeAgent
 from .answers import (
@@ -76,7 +77,7 @@ from .edits import (
 )
 from .executor import Result
 from .model import TEXT_BLOCK_CODE, calls_a_tool, quotes_code
-from .outcome import confirmed, describe_proposal, failed_checks
+from .outcome import changes_code, confirmed, describe_proposal, failed_checks
 from .prompts import Nudge, is_placeholder, is_plan
 from .watch import RunWatch
 
@@ -318,7 +319,7 @@ class SmolCodeAgent(PinnedCodeAgent):
                 # next reply is held to the blocks' grammar. Not the first: held from the
                 # start, a model that writes the form unaided wrote hundreds of lines more.
                 hold(watch.edit_grammar)
-        if watch is not None and not watch.searched and watch.wants:
+        if watch is not None and not watch.searched and _judged(watch):
             self._confirm_fix(step, watch)
         if isinstance(step.error, AgentMaxStepsError):
             return
@@ -362,9 +363,11 @@ class SmolCodeAgent(PinnedCodeAgent):
 
     def _confirm_fix(self, step: ActionStep, watch: RunWatch) -> None:
         """After the model's first change for a symptom with a wanted value that does not give
-        it: versions of that step sampled again, the first the run confirms proposed
-        (agent/search.py)."""
-        if not (watch.blocks or watch.patches) or any(map(confirmed, watch.patches.values())):
+        it (or for a fix that leaves the tests that failed failing): versions of that step
+        sampled again, the first the run confirms proposed (agent/search.py)."""
+        if not (watch.blocks or watch.patches) or any(
+            _fixes(patch, watch) for patch in watch.patches.values()
+        ):
             return
         watch.searched = True
         found = self.search_fix(step.model_input_messages or [], watch.change_file)
@@ -374,12 +377,17 @@ class SmolCodeAgent(PinnedCodeAgent):
         result = self.tools["propose_patch"](path=path, old_text="", new_text=body)
         if isinstance(result, dict) and result.get("patch_id"):
             wanted = "; ".join(f"{call} give {value}" for call, value in watch.wants.items())
+            made = (
+                f"makes {wanted}, as the task says it should"
+                if wanted
+                else "changes the code, and the tests that failed pass with it"
+            )
             step.observations = (
                 (step.observations or "").rstrip()
                 + "\n"
                 + Nudge.CONFIRMED.says(
                     tries=str(seed),
-                    wanted=wanted,
+                    made=made,
                     patch=str(result["patch_id"]),
                     diff=str(result.get("diff", "")),
                 )
@@ -399,6 +407,20 @@ class SmolCodeAgent(PinnedCodeAgent):
     def summary_task(self, task: str) -> str:
         # the user's words, without the context given with them
         return self.watch.intent.task if self.watch is not None else task
+
+
+def _judged(watch: RunWatch) -> bool:
+    """What runs can tell a right fix from a wrong one: the value the task says a call should
+    give, or, for a fix, the project's tests that failed before it (agent/search.py)."""
+    return bool(watch.wants or (watch.intent.mends and watch.failing))
+
+
+def _fixes(patch: Patch, watch: RunWatch) -> bool:
+    """The patch is the fix by that judge: its calls give the value; or it changes the code and
+    passes the checks the fix is held to."""
+    if watch.wants:
+        return confirmed(patch)
+    return changes_code(patch) and not failed_checks(patch.validation, held=watch.intent.held)
 
 
 #: A tool's error as the model is shown it (base/errors.py's schema): "error: INVALID_ARGUMENT".

@@ -272,11 +272,12 @@ class Nudge(Enum):
     PROPOSED = AFTER_PROPOSAL
     CHECK_FAILED = AFTER_FAILED_CHECK
     STILL_FAILING = AFTER_STILL_FAILING
-    # After a change that does not give what the task wants, and a sampled version that does
-    # (agent/search.py): the change is made; what is left is to say it.
+    # After a change that does not give what the task wants (or leaves the failing tests
+    # failing), and a sampled version that does (agent/search.py): the change is made; what is
+    # left is to say it.
     CONFIRMED = (
-        "Other versions of this change were sampled and run: version {tries} makes {wanted}, "
-        "as the task says it should. It is proposed as patch {patch}:\n{diff}\n"
+        "Other versions of this change were sampled and run: version {tries} {made}. It is "
+        "proposed as patch {patch}:\n{diff}\n"
         "Say in a sentence what this change does."
     )
     # After a call refused as a repeat: the model has what it needs and keeps asking for it.

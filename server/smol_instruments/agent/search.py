@@ -19,6 +19,11 @@ the function the task names, while the wrong suffix came from `ordinal`, which i
 the versions are spread over the functions the call ran (its trace, tools/evaluate.py), the
 last entered first, each request ending by asking for that function's new version: where to
 change is searched like what to change, and the run tells them apart.
+
+A fix told with no value ("is_compatible says 1.2.0 and 1.2.5 arent compatible. pls fix", dev
+sv-fix-compatible: the function copied back unchanged until the loop stop) has another judge
+when the project's tests failed before the change: a version is taken when it changes the code
+and the tests that failed pass with it (the checks a fix is held to, `_passes`).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any
 from smolagents.models import ChatMessage, MessageRole
 
 from ..tools.base import ToolContext
-from ..tools.patch import confirms_symptom, patch_checks
+from ..tools.patch import confirms_symptom, merged_diff, patch_checks
 from .edits import file_header
 from .intent import Held
 from .model import for_one_call
@@ -56,9 +61,9 @@ def search_fix(
     held: Held,
 ) -> tuple[int, str, str] | None:
     """(the sample that gave it, path, block) of the first sampled version of the step whose
-    input was `messages` that makes the task's symptom calls give what the task wants and
-    passes the checks a proposal is held to; None when none of `SAMPLES` does. A block without
-    a `# file:` line goes to `default_path`."""
+    input was `messages` that makes the task's symptom calls give what the task wants (when it
+    says; else that changes the code) and passes the checks a proposal is held to; None when
+    none of `SAMPLES` does. A block without a `# file:` line goes to `default_path`."""
     places = _places(ctx, repo_files)
     for seed in range(1, SAMPLES + 1):
         asked = messages
@@ -69,7 +74,10 @@ def search_fix(
         path = path or default_path
         if path is None or not body.strip():
             continue
-        diff = confirms_symptom(ctx, path, body)
+        if ctx.symptom_wants:
+            diff = confirms_symptom(ctx, path, body)
+        else:
+            diff = merged_diff(ctx, path, body)
         if diff is not None and _passes(ctx, diff, held):
             return seed, path, body
     return None

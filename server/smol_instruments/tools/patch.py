@@ -353,19 +353,29 @@ class ProposePatchTool(RepoTool):
         return result
 
 
-def confirms_symptom(ctx: ToolContext, path: str, new_text: str) -> str | None:
-    """The diff of `new_text`'s definitions merged into the Python file `path` when, with it,
-    every call of the task's symptom gives the value the task says it should
-    (tools/evaluate.py `symptom_checks`); None otherwise: no value to check, a change that does
-    not merge, a call that cannot run unasked, or a value still wrong. Nothing is stored."""
-    if not ctx.symptom_wants or ctx.symptom_checks is None or not path.endswith(".py"):
+def merged_diff(ctx: ToolContext, path: str, new_text: str) -> str | None:
+    """The diff of `new_text`'s definitions merged into the Python file `path`; None when it
+    does not merge or changes nothing. Nothing is stored."""
+    if not path.endswith(".py"):
         return None
     try:
         rel, text = read_repo_text(ctx, path, errors="surrogateescape")
         merged = merge_definitions(text, new_text, rel)
     except ToolError:
         return None
-    diff = unified_diff(rel, text, merged.text)
+    return unified_diff(rel, text, merged.text) or None
+
+
+def confirms_symptom(ctx: ToolContext, path: str, new_text: str) -> str | None:
+    """The diff of `new_text`'s definitions merged into the Python file `path` when, with it,
+    every call of the task's symptom gives the value the task says it should
+    (tools/evaluate.py `symptom_checks`); None otherwise: no value to check, a change that does
+    not merge, a call that cannot run unasked, or a value still wrong. Nothing is stored."""
+    if not ctx.symptom_wants or ctx.symptom_checks is None:
+        return None
+    diff = merged_diff(ctx, path, new_text)
+    if diff is None:
+        return None
     checks = ctx.symptom_checks(ctx, diff, tuple(ctx.symptom_wants))
     return diff if checks and all(check.get("passed") for check in checks) else None
 
