@@ -264,6 +264,21 @@ def test_a_file_the_task_names_is_not_said_to_be_missing(repo: Path) -> None:
         assert gather(ctx, intent, list_repo_files(ctx)).absent == absent
 
 
+def test_pythons_own_names_are_not_said_to_be_missing(repo: Path) -> None:
+    """Seen on the 1.5B model (dev sv-why-release-first, "sorted() puts 1.0.0 before
+    1.0.0-rc.1 now. whats going on"): told "`sorted` occurs nowhere in this repository", it
+    said there was nothing to describe, `completed`. A builtin or a name of the standard
+    library is Python's, not one the repository lacks. Control: a name that is nowhere is."""
+    ctx = ToolContext.create(repo, Settings(_env_file=None))
+    task = "sorted() puts the big numbers first now. whats going on"
+    for names, absent in (
+        (("sorted", "json.dumps", "os.path.join"), []),
+        (("frobnicate", "sorted_by_size"), ["frobnicate", "sorted_by_size"]),
+    ):
+        intent = replace(from_rules(task), names=names)
+        assert gather(ctx, intent, list_repo_files(ctx)).absent == absent
+
+
 def test_a_name_the_code_uses_but_never_defines_comes_with_the_function_that_uses_it(
     tmp_path: Path,
 ) -> None:

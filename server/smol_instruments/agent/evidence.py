@@ -26,6 +26,7 @@ import difflib
 import doctest
 import logging
 import re
+import sys
 import textwrap
 from collections import Counter
 from collections.abc import Callable
@@ -290,13 +291,15 @@ def missing_names(
     plainly, so a question about a function that does not exist is not answered by invention;
     for a `change`, the names it adds ("add a `max_length` argument to parameterize"), to be
     written as the task writes them. A file's name ("setup.cfg", one of `files`) or its stem is
-    not a missing code name."""
+    not a missing code name; nor is Python's own (`sorted`, `json.dumps`: dev
+    sv-why-release-first was told "there is no `sorted` in this repository")."""
     absent = []
     basenames = {path.rsplit("/", 1)[-1] for path in files} | set(files)
     stems = {name.rsplit(".", 1)[0] for name in basenames}  # "tests/test_units.py" names one
     for name in names:
         word = name.rsplit(".", 1)[-1]
-        if word in defined or name in basenames or word in stems:
+        python = hasattr(builtins, name) or name.partition(".")[0] in sys.stdlib_module_names
+        if python or word in defined or name in basenames or word in stems:
             continue
         found = RgSearchTool(ctx).forward(pattern=rf"\b{re.escape(word)}\b", max_results=1)
         if found.get("error") == ErrorType.NO_MATCH:
@@ -314,12 +317,7 @@ def missing_names(
             f"Searched every file: {said} occurs nowhere in this repository (no function, class "
             "or variable has that name). Say so; do not describe it"
         )
-    return Evidence(
-        title,
-        "",
-        absent,
-        kind="absent",
-    )
+    return Evidence(title, "", absent, kind="absent")
 
 
 def every_definition(ctx: ToolContext, listed: set[str]) -> list[tuple[str, str, int]]:
