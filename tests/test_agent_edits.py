@@ -882,7 +882,8 @@ def test_a_fix_told_with_no_value_is_found_by_the_tests_that_failed(
     arent compatible, same minor. pls fix"): the function copied back unchanged until the loop
     stop; no value to run, but the project's tests failed before the change. Versions are
     sampled and the first that changes the code and makes them pass is proposed; a wrong one
-    is passed over. Control: where the tests pass before, nothing tells a version right, and
+    is passed over. Controls: where the tests pass before, or where no tests run on a version
+    (no check command, tests not run in the sandbox), nothing tells a version right, and
     nothing is sampled."""
     unchanged = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
     wrong = "# file: app/calc.py\ndef add(a, b):\n    return a * b\n"
@@ -900,6 +901,16 @@ def test_a_fix_told_with_no_value_is_found_by_the_tests_that_failed(
     assert [diff_of(p).count("+    return a + b") for p in patches] == [1]
     assert outcome.status == "completed", outcome.answer
     assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
+    # control: no tests run on a proposed version
+    _, model, _ = _locally_checked(
+        repo,
+        settings,
+        [unchanged, fixed, "add adds now."],
+        task,
+        sandbox_check_command="",
+        sandbox_check_tests=False,
+    )
+    assert all(r.body.get("temperature") != search.TEMPERATURE for r in model.requests)
     # control: the tests pass before the change (test_add asserts what add does now)
     test = repo / "tests" / "test_calc.py"
     test.write_text(test.read_text().replace("add(2, 3) == 5", "add(2, 3) == -1"))

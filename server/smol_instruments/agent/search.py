@@ -64,6 +64,9 @@ def search_fix(
     input was `messages` that makes the task's symptom calls give what the task wants (when it
     says; else that changes the code) and passes the checks a proposal is held to; None when
     none of `SAMPLES` does. A block without a `# file:` line goes to `default_path`."""
+    by_tests = not ctx.symptom_wants
+    if by_tests and patch_checks(ctx) is None:
+        return None  # no tests run on a version: nothing tells a right one
     places = _places(ctx, repo_files)
     for seed in range(1, SAMPLES + 1):
         asked = messages
@@ -78,7 +81,7 @@ def search_fix(
             diff = confirms_symptom(ctx, path, body)
         else:
             diff = merged_diff(ctx, path, body)
-        if diff is not None and _passes(ctx, diff, held):
+        if diff is not None and _passes(ctx, diff, held, every=by_tests):
             return seed, path, body
     return None
 
@@ -123,15 +126,22 @@ def _first_block(reply: str) -> str:
     return text.partition("```")[0]
 
 
-def _passes(ctx: ToolContext, diff: str, held: Held) -> bool:
+def _passes(ctx: ToolContext, diff: str, held: Held, *, every: bool = False) -> bool:
     """The version passes the checks its proposal would be held to (the project's tests where
     they run): measured on dev infl-ordinal-negative, a version that gave '-1021st' by
-    returning it for -1021 alone left the negative-number tests failing."""
+    returning it for -1021 alone left the negative-number tests failing. With `every` (the
+    tests are the only judge), every check ran and passed: a failure the fix is not held to
+    still says nothing of the version."""
     try:
         validation = ctx.sandbox.validate(diff, patch_checks(ctx)).to_dict()
     except Exception:  # a sandbox that cannot run confirms nothing
         return False
-    return validation.get("applies") is not False and not failed_checks(validation, held=held)
+    if validation.get("applies") is False:
+        return False
+    if every:
+        checks = validation.get("checks", [])
+        return bool(checks) and all(check.get("passed") for check in checks)
+    return not failed_checks(validation, held=held)
 
 
 def _sample(model: Any, messages: list[Any], seed: int) -> str:
