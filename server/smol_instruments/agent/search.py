@@ -23,7 +23,7 @@ change is searched like what to change, and the run tells them apart.
 A fix told with no value ("is_compatible says 1.2.0 and 1.2.5 arent compatible. pls fix", dev
 sv-fix-compatible: the function copied back unchanged until the loop stop) has another judge
 when the project's tests failed before the change: a version is taken when it changes the code
-and the tests that failed pass with it (the checks a fix is held to, `_passes`).
+and every check passes on it (`_passes`), and only where the tests run on a version at all.
 """
 
 from __future__ import annotations
@@ -77,10 +77,7 @@ def search_fix(
         path = path or default_path
         if path is None or not body.strip():
             continue
-        if ctx.symptom_wants:
-            diff = confirms_symptom(ctx, path, body)
-        else:
-            diff = merged_diff(ctx, path, body)
+        diff = merged_diff(ctx, path, body) if by_tests else confirms_symptom(ctx, path, body)
         if diff is not None and _passes(ctx, diff, held, every=by_tests):
             return seed, path, body
     return None
