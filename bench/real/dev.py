@@ -37,7 +37,7 @@ from .checks import (
     tests_were_run,
     untouched,
 )
-from .tasks import Reference, Task, after_tests, answers, edit
+from .tasks import Reference, Task, after_tests, answers, edit, undo
 
 try:
     import tomllib
@@ -99,11 +99,6 @@ fixtures.register(ORDINAL_BUG, ENV_BUG, ESCAPE_BUG)
 
 
 # --- right solutions --------------------------------------------------------------------------
-
-
-def _fix_ordinal(repo: Path) -> list[str]:
-    edit(repo, INFLECTION, "number = int(number)", "number = abs(int(number))")
-    return ["ordinal() takes abs() again, so negative numbers get the right suffix."]
 
 
 def _dasherize_separator(repo: Path) -> list[str]:
@@ -220,28 +215,6 @@ def _classifier(repo: Path) -> list[str]:
     return ["Added the 3.14 classifier."]
 
 
-def _env_order(repo: Path) -> list[str]:
-    edit(
-        repo,
-        "src/termcolor/termcolor.py",
-        '    if "FORCE_COLOR" in os.environ:\n        return True\n'
-        '    if "NO_COLOR" in os.environ:\n        return False\n',
-        '    if "NO_COLOR" in os.environ:\n        return False\n'
-        '    if "FORCE_COLOR" in os.environ:\n        return True\n',
-    )
-    return ["NO_COLOR is checked before FORCE_COLOR again."]
-
-
-def _escape_order(repo: Path) -> list[str]:
-    edit(
-        repo,
-        "jsonpointer.py",
-        "return s.replace('/', '~1').replace('~', '~0')",
-        "return s.replace('~', '~0').replace('/', '~1')",
-    )
-    return ["escape() replaces '~' before '/' again, so the '~' of '~1' is not escaped twice."]
-
-
 def _classifiers(data: dict) -> list[str]:
     return list(data["project"]["classifiers"])
 
@@ -311,7 +284,7 @@ TASKS: tuple[Task, ...] = (
             tests_pass(455),
         ),
         "hidden test of negative ordinals passes; 455 tests pass; the tests unchanged",
-        _fix_ordinal,
+        undo(ORDINAL_BUG, "ordinal() takes abs() again, so negative numbers get the right suffix."),
     ),
     Task(
         "infl-why-ordinal",
@@ -687,7 +660,10 @@ TASKS: tuple[Task, ...] = (
             tests_pass(22),
         ),
         "hidden test of escape() passes; the project's tests pass; tests.py unchanged",
-        _escape_order,
+        undo(
+            ESCAPE_BUG,
+            "escape() replaces '~' before '/' again, so the '~' of '~1' is not escaped twice.",
+        ),
     ),
     Task(
         "jp-negative-index",
@@ -845,7 +821,7 @@ TASKS: tuple[Task, ...] = (
             tests_pass(66),
         ),
         "hidden test: NO_COLOR beats FORCE_COLOR, FORCE_COLOR alone colours; 66 pass; tests/ unchanged",
-        _env_order,
+        undo(ENV_BUG, "NO_COLOR is checked before FORCE_COLOR again."),
     ),
     Task(
         "tc-find-env-bug",

@@ -14,7 +14,7 @@ from pathlib import Path
 from . import fixtures
 from .checks import Check, all_of, answer_says, hidden_test, tests_pass, untouched
 from .dev_semver import TESTS, VERSION
-from .tasks import Reference, Task, answers, edit
+from .tasks import Task, answers, edit, undo
 
 CLI = "src/semver/cli.py"
 
@@ -60,16 +60,6 @@ CLI_COMPARE_BUG = _bug(
 )
 
 fixtures.register(NOT_EQUAL_BUG, COMPATIBLE_BUG, NEXT_VERSION_BUG, ORDER_BUG, CLI_COMPARE_BUG)
-
-
-def _undo(variant: fixtures.Variant, note: str) -> Reference:
-    ((_, ((path, right, wrong),)),) = variant.commits
-
-    def solve(repo: Path) -> list[str]:
-        edit(repo, path, wrong, right)
-        return [note]
-
-    return solve
 
 
 def _keep_build(repo: Path) -> list[str]:
@@ -126,7 +116,7 @@ TASKS: tuple[Task, ...] = (
             "    assert not Version.parse('2.0.0').match('!=2.0.0')\n"
         ),
         "hidden test: '!=' matches an older and a newer version, not the same; tests pass",
-        _undo(NOT_EQUAL_BUG, "'!=' matches both sides again."),
+        undo(NOT_EQUAL_BUG, "'!=' matches both sides again."),
     ),
     Task(
         "sv-fix-compatible",
@@ -140,7 +130,7 @@ TASKS: tuple[Task, ...] = (
             "    assert not Version(1, 1, 0).is_compatible(Version(1, 0, 0))\n"
         ),
         "hidden test: the same minor is compatible, an older one is not; tests pass",
-        _undo(COMPATIBLE_BUG, "A same minor is compatible again."),
+        undo(COMPATIBLE_BUG, "A same minor is compatible again."),
     ),
     Task(
         "sv-fix-nextver-prerelease",
@@ -157,7 +147,7 @@ TASKS: tuple[Task, ...] = (
             "        Version.parse('0.1.4').next_version('build')\n"
         ),
         "hidden test: next_version('prerelease') works, 'build' still raises; tests pass",
-        _undo(NEXT_VERSION_BUG, "prerelease is a valid part again."),
+        undo(NEXT_VERSION_BUG, "prerelease is a valid part again."),
     ),
     Task(
         "sv-fix-cli-compare",
@@ -172,7 +162,7 @@ TASKS: tuple[Task, ...] = (
             "    assert capsys.readouterr().out.strip() == '1'\n"
         ),
         "hidden test: the command prints -1 for an older first version, 1 for a newer; tests pass",
-        _undo(CLI_COMPARE_BUG, "compare compares the first version with the second again."),
+        undo(CLI_COMPARE_BUG, "compare compares the first version with the second again."),
     ),
     Task(
         "sv-finalize-keep-build",

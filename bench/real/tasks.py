@@ -35,6 +35,7 @@ from .checks import (
     tests_were_run,
     untouched,
 )
+from .fixtures import Variant
 
 Split = Literal["dev", "heldout"]
 SPLITS: tuple[Split, ...] = ("dev", "heldout")
@@ -100,6 +101,18 @@ def edit(repo: Path, rel: str, old: str, new: str) -> None:
     if text.count(old) != 1:
         raise ValueError(f"{rel} holds {text.count(old)} copies of {old!r}")
     path.write_text(text.replace(old, new))
+
+
+def undo(variant: Variant, note: str) -> Reference:
+    """The right solution of a variant's bug: every edit of its commits undone, last first."""
+
+    def solve(repo: Path) -> list[str]:
+        for _, edits in reversed(variant.commits):
+            for rel, right, wrong in reversed(edits):
+                edit(repo, rel, wrong, right)
+        return [note]
+
+    return solve
 
 
 def todo_lists_from_one(outcome: Outcome) -> Verdict:
