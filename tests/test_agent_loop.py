@@ -189,7 +189,7 @@ def test_a_first_request_larger_than_the_window_is_still_sent(
     outcome, requests = run(
         repo,
         settings,
-        [block("print(list_files())"), block('final_answer("it is a list of lines")')],
+        [block('print(read_file(path="app/calc.py"))'), block('final_answer("a list")')],
         task,
         model_num_ctx=2048,
         model_max_tokens=256,

@@ -397,6 +397,47 @@ def test_reading_the_code_does_not_answer_what_it_gives(
     assert outcome.status == "incomplete"
 
 
+LISTED = '```python\nprint(list_files(pattern="*.py"))\n```'
+
+
+@pytest.mark.parametrize(
+    ("task", "turns", "status"),
+    [
+        (
+            "sorted() puts 10 before 9 now. whats going on",
+            [LISTED, "The files list holds the names.", "The files list holds the names."],
+            "incomplete",
+        ),
+        (
+            "which python files are there?",
+            [LISTED, "calc/ops.py and tests/test_ops.py."],
+            "completed",
+        ),
+    ],
+    ids=["about-the-code", "control-about-the-files"],
+)
+def test_listing_the_files_answers_only_a_question_about_the_files(
+    tmp_path: Path,
+    settings: Settings,
+    python_on_path: None,
+    task: str,
+    turns: list[str],
+    status: str,
+) -> None:
+    """Dev sv-why-release-first: after list_files, the 1.5B model explained its result's fields
+    as why versions sort wrong, and the run said `completed`. A list of names shows no code."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    outcome, requests = run(repo, settings, turns, task)
+    assert "calc/ops.py" in requests[1].prompt_text()  # the listing ran in both
+    assert outcome.status == status
+    assert len(requests) == len(turns)
+    if status == "incomplete":
+        assert "nothing has been read" in requests[2].prompt_text()
+        assert "nothing was read or run to check this answer" in outcome.answer
+
+
 def test_an_answer_that_leaves_out_the_computed_value_is_sent_back_once(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:

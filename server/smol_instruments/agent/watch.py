@@ -20,6 +20,9 @@ from .state import AgentState
 
 #: The tools whose result is what code really gives (not what it says).
 RUNS_CODE = frozenset({"evaluate", "run_cmd", "run_tests"})
+#: The tools that show the repository's shape (its files, branch, counts), not what its code
+#: says or does: they answer a question about the code only when it asks for them.
+SHAPE = frozenset({"repo_info", "list_files"})
 
 
 #: A file name written in a task ("put it in a new utils/text.py").
@@ -126,7 +129,10 @@ class RunWatch:
         """Something was read or run for this run's task: context given with it that answers
         it (agent/context.py `answers`), a change proposed, or a tool call that ran (a refused
         or invalid call does not count). For a question about what code gives, only a call
-        that ran code counts: reading it is not running it."""
+        that ran code counts: reading it is not running it. Listing the files shows no code
+        (dev sv-why-release-first: after list_files, the 1.5B model explained its result's
+        fields as the answer to why versions sort wrong, and the run said `completed`); it
+        counts where the task asks for it ("which Python files are there?")."""
         ran = [
             record.name
             for record in self.state.calls_since(self.first_call)
@@ -134,6 +140,8 @@ class RunWatch:
         ]
         if self.intent.asks_value:
             ran = [name for name in ran if name in RUNS_CODE]
+        elif not (self.intent.first_call() or "").startswith(tuple(SHAPE)):
+            ran = [name for name in ran if name not in SHAPE]
         return self.context_given or bool(self.patches) or bool(ran)
 
     def loops(self) -> int:
