@@ -588,3 +588,59 @@ def test_the_owner_said_of_a_nested_function_is_where_the_merge_puts_it(
     inside = '    def insensitive(text):\n        """Lower."""\n'
     if owner is not None or "if True" in source:  # an `if` hides it from the merge too
         assert (inside in merged(source, block)) is (owner is not None)
+
+
+# --- a function written again without its docstring keeps it ------------------------------------
+
+DOCUMENTED = '''class Box:
+    def area(self, scale=1):
+        """The area, scaled.
+
+        Scale is a number.
+        """
+        return self.w * self.h
+
+
+def area(w, h):
+    """w times h."""
+    # the product
+    return w * h
+'''
+
+
+def test_a_function_written_without_its_docstring_keeps_it() -> None:
+    """The 1.5B model rewriting a function often leaves its docstring out; a merge deleting it
+    would show the user a change they did not ask for."""
+    block = "def area(w, h):\n    # the product\n    return abs(w * h)\n"
+    result = merge_definitions(DOCUMENTED, block, "geo.py")
+    assert result.text == DOCUMENTED.replace("return w * h", "return abs(w * h)")
+    assert result.replaced == ("area",)
+
+
+def test_a_method_without_its_docstring_keeps_it() -> None:
+    block = "def area(self, scale=1):\n    return self.w * self.h * scale\n"
+    result = merge_definitions(DOCUMENTED, block, "geo.py")
+    assert result.text == DOCUMENTED.replace("self.w * self.h\n", "self.w * self.h * scale\n")
+
+
+@pytest.mark.parametrize(
+    ("block", "doc"),
+    [
+        ('def area(w, h):\n    """The area."""\n    return w * h\n', '    """The area."""\n'),
+        ("def area(w, h): return w * h\n", None),
+    ],
+    ids=["a-new-docstring-replaces-it", "control-a-body-on-the-def-line"],
+)
+def test_a_docstring_written_replaces_the_old_and_a_one_line_function_is_taken_as_written(
+    block: str, doc: str | None
+) -> None:
+    text = merged(DOCUMENTED, block, "geo.py")
+    assert '"""w times h."""' not in text
+    tail = text.split("def area(w, h)", 1)[1]
+    assert (doc in tail) if doc else tail == ": return w * h\n"
+
+
+def test_a_copy_without_its_docstring_changes_nothing() -> None:
+    """Before, it was a proposal that deleted the docstring and nothing else."""
+    error = refused(DOCUMENTED, "def area(w, h):\n    # the product\n    return w * h\n")
+    assert "changes nothing" in str(error)

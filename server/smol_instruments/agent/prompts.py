@@ -93,11 +93,21 @@ WRITE_THE_CHANGE = (
     ONE_BLOCK + ", then the complete new version "
     "of each function or class you change or add (with any import it needs)"
 )
-#: A fix sampled again in the function a symptom's trace ran through (agent/search.py).
+#: A fix sampled again (agent/search.py): in the function a symptom's trace ran through, or
+#: where the change was asked. Without the docstring a version is a third as long, and the
+#: merge keeps the old one (patches/pysource.py `kept_docstring`).
+WITHOUT_DOCSTRING = ", without its docstring: the one it has is kept."
 CHANGE_THERE = (
     "\nThe wrong value may come from `{name}`: reply with "
     + ONE_BLOCK
-    + ", then the complete new version of `{name}` with the fix in it."
+    + ", then the complete new version of `{name}` with the fix in it"
+    + WITHOUT_DOCSTRING
+)
+CHANGE_AGAIN = (
+    "\nReply with "
+    + ONE_BLOCK
+    + ", then the complete new version of the function with the fix in it"
+    + WITHOUT_DOCSTRING
 )
 
 #: The last line of a task's message: how to reply to it, by what the task asks.

@@ -7,7 +7,7 @@ where that kind of statement goes. Every line the block does not mention is kept
 byte, line endings included. A class in the block that lacks something the file's class has
 (a method, an attribute, its docstring, its class line's decorators or bases) is merged member
 by member, so writing one method inside a bare `class X:` never deletes the rest; a merge
-never deletes a definition. A lone `def m(self)` is the method m of the one class that has it
+never deletes a definition, nor the docstring of a function written without one. A lone `def m(self)` is the method m of the one class that has it
 (a new one: of the file's one class; with several, it is refused, naming them).
 
 Pure: text in, text out. What cannot be placed is a MergeError (the one error schema) whose
@@ -40,6 +40,7 @@ from .pysource import (
     first_line,
     is_filler,
     is_main,
+    kept_docstring,
     last_line,
     match_indentation,
     members,
@@ -307,7 +308,8 @@ class _Merger:
         kept: Sequence[str] = (),
     ) -> None:
         start, end = self.new.span(new, block_body, comments=True)
-        lines = reindent(self.new.lines[start:end], strip, add) + list(kept)
+        lines = reindent(self.new.lines[start:end], strip, add)
+        lines = kept_docstring(lines, start, new, old, self.file.lines) + list(kept)
         commented = start < first_line(new) - 1  # its comments then replace the file's
         old_start, old_end = self.file.span(old, body, comments=commented)
         self.compared.append(label)
@@ -322,9 +324,7 @@ class _Merger:
         """A class given with only some of its members: each member merged by name."""
         strip = self.new.indent(new.body[0])
         add = self.file.indent(old.body[0])
-        if class_header(new) and class_header(old) != class_header(
-            new
-        ):  # a bare `class X:` is only context
+        if class_header(new) and class_header(old) != class_header(new):  # else: context
             self._replace_header(old, new)
         done: set[str] = set()
         doc = docstring(old.body)

@@ -203,6 +203,35 @@ class Source:
         return reindent(self.lines[start:end], strip, add)
 
 
+def kept_docstring(
+    lines: list[str], start: int, new: ast.stmt, old: ast.stmt, old_lines: list[str]
+) -> list[str]:
+    """`lines`, the function `new` as written from block line `start` (0-based), with the
+    docstring of `old` (the file's function, in `old_lines`) put back after its header when
+    `new` has none: a function written again without its docstring keeps it, as a class or the
+    module does. A small model rewriting a function often leaves the docstring out, and a
+    version asked without it is a third as long (agent/search.py); removing one takes
+    old_text/new_text."""
+    if not (isinstance(old, FUNCTIONS) and isinstance(new, FUNCTIONS)) or docstring(new.body):
+        return lines
+    doc = docstring(old.body)
+    if doc is None:
+        return lines
+    first, then = new.body[0], old.body[1:2]
+    if first.lineno == new.lineno or doc.lineno == old.lineno:
+        return lines  # a body on the def line: nowhere to put it
+    if then and first_line(then[0]) <= last_line(doc):
+        return lines  # `"""doc"""; x = 1`
+    at = first.lineno - 1 - start
+    while at - 1 > new.lineno - 1 - start and lines[at - 1].lstrip().startswith("#"):
+        at -= 1  # after the header, before the comments that open the body
+    body_line, doc_line = lines[first.lineno - 1 - start], old_lines[doc.lineno - 1]
+    have = doc_line[: len(doc_line) - len(doc_line.lstrip())]
+    want = body_line[: len(body_line) - len(body_line.lstrip())]
+    text = old_lines[doc.lineno - 1 : last_line(doc)]
+    return [*lines[:at], *(text if have == want else reindent(text, have, want)), *lines[at:]]
+
+
 def class_header(cls: ast.ClassDef) -> list[str]:
     """What a class line says (decorators, bases, keywords), to compare two classes by."""
     parts = [*cls.decorator_list, *cls.bases, *cls.keywords, *getattr(cls, "type_params", [])]
