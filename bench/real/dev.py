@@ -4,7 +4,7 @@ Three projects nobody on the team wrote (bench/real/repos/): `inflection` (text:
 word transformations), `jsonpointer` (a library and its command, RFC 6901), `termcolor`
 (terminal colours; its TOML, YAML and Markdown matter as much as its Python). The same three
 projects have held-out tasks too (bench/real/heldout/), of every kind, asked differently;
-`hashids` and `dj_database_url` are held out whole.
+`hashids`, `dj_database_url` and `docopt` are held out whole.
 
 The turns are written as people type in an editor: short, lower-case, sometimes sloppy. A
 bug is one realistic commit with an ordinary message (a `Variant`), never a marker.

@@ -351,6 +351,17 @@ VENDORED: dict[str, Vendored] = {
                 ("Packaging, README and changelog", ()),
             ),
         ),
+        Vendored(
+            "docopt",
+            (
+                (
+                    "Parse arguments from the usage message; examples",
+                    ("docopt.py", "LICENSE-MIT", "examples/"),
+                ),
+                ("Add tests for patterns, options and arguments", ("tests/",)),
+                ("Packaging and README", ()),
+            ),
+        ),
     )
 }
 

@@ -5,6 +5,8 @@ solutions), its variants' bugs, or the held-out transcripts and records the harn
 test-artifacts/real-heldout/; they read the figures the report gives. See docs/evaluation.md.
 """
 
-from .tasks import TASKS
+from . import docopt_tasks, tasks
+
+TASKS = (*tasks.TASKS, *docopt_tasks.TASKS)
 
 __all__ = ["TASKS"]
