@@ -784,7 +784,15 @@ def test_a_fix_the_model_cannot_write_is_found_among_versions_sampled_and_run(
         repo, settings, [unchanged, wrong, fixed, "add adds now."], task
     )
     step, first, second, after = model.requests[:4]
-    assert first.messages == step.messages and second.messages == step.messages
+    # the step's own request, asking at its end for the version of the function the call ran
+    # without its docstring (the merge keeps it)
+    assert first.messages[:-1] == step.messages[:-1] and second.messages == first.messages
+    asked = first.last_user_text()
+    assert asked.startswith(step.last_user_text().rstrip())
+    assert asked.endswith(
+        "then the complete new version of `add` with the fix in it, without its docstring: "
+        "the one it has is kept."
+    ), asked
     assert [(r.body["temperature"], r.body["seed"]) for r in (first, second)] == [
         (search.TEMPERATURE, 1),
         (search.TEMPERATURE, 2),
