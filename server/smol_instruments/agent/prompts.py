@@ -94,7 +94,7 @@ WRITE_THE_CHANGE = (
     "of each function or class you change or add (with any import it needs)"
 )
 #: A fix sampled again (agent/search.py): in the function a symptom's trace ran through, or
-#: where the change was asked. Without the docstring a version is a third as long, and the
+#: where the change was asked. Without the docstring a version would be a third as long; the
 #: merge keeps the old one (patches/pysource.py `kept_docstring`).
 WITHOUT_DOCSTRING = ", without its docstring: the one it has is kept."
 CHANGE_THERE = (

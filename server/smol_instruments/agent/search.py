@@ -21,6 +21,8 @@ last entered first, each request ending by asking for that function's new versio
 change is searched like what to change, and the run tells them apart. Every version is asked
 without its docstring (the merge keeps the old one): measured on dev sv-fix-compatible, the
 docstring was most of each 340-540-token version, two to three minutes each on a loaded CPU.
+The 1.5B model wrote it anyway (dev67: 11 versions of 11); holding the reply to the request
+(a grammar, a logit bias against the docstring's quotes) is not done.
 
 A fix told with no value ("is_compatible says 1.2.0 and 1.2.5 arent compatible. pls fix", dev
 sv-fix-compatible: the function copied back unchanged until the loop stop) has another judge

@@ -6,9 +6,9 @@ module docstring) is merged by name: each piece replaces its namesake in the fil
 where that kind of statement goes. Every line the block does not mention is kept byte for
 byte, line endings included. A class in the block that lacks something the file's class has
 (a method, an attribute, its docstring, its class line's decorators or bases) is merged member
-by member, so writing one method inside a bare `class X:` never deletes the rest; a merge
-never deletes a definition, nor the docstring of a function written without one. A lone `def m(self)` is the method m of the one class that has it
-(a new one: of the file's one class; with several, it is refused, naming them).
+by member, so one method inside a bare `class X:` never deletes the rest; a merge deletes no
+definition, nor a function's docstring left out. A lone `def m(self)` is the method m of the
+one class that has it (a new one: of the file's one class; with several, it is refused).
 
 Pure: text in, text out. What cannot be placed is a MergeError (the one error schema) whose
 suggestion says what to write instead, usually old_text/new_text.
@@ -324,7 +324,7 @@ class _Merger:
         """A class given with only some of its members: each member merged by name."""
         strip = self.new.indent(new.body[0])
         add = self.file.indent(old.body[0])
-        if class_header(new) and class_header(old) != class_header(new):  # else: context
+        if class_header(new) and class_header(old) != class_header(new):  # bare: context
             self._replace_header(old, new)
         done: set[str] = set()
         doc = docstring(old.body)

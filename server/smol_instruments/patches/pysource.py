@@ -209,9 +209,8 @@ def kept_docstring(
     """`lines`, the function `new` as written from block line `start` (0-based), with the
     docstring of `old` (the file's function, in `old_lines`) put back after its header when
     `new` has none: a function written again without its docstring keeps it, as a class or the
-    module does. A small model rewriting a function often leaves the docstring out, and a
-    version asked without it is a third as long (agent/search.py); removing one takes
-    old_text/new_text."""
+    module does. A small model rewriting a function may leave the docstring out, and one asked
+    to (agent/search.py) writes a third as much; removing a docstring takes old_text/new_text."""
     if not (isinstance(old, FUNCTIONS) and isinstance(new, FUNCTIONS)) or docstring(new.body):
         return lines
     doc = docstring(old.body)
