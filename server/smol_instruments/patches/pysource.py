@@ -146,6 +146,11 @@ def is_filler(node: ast.stmt) -> bool:
     )
 
 
+def leading(line: str) -> str:
+    """The indentation a line starts with."""
+    return line[: len(line) - len(line.lstrip())]
+
+
 def dedent(text: str) -> str:
     """`text` without the indentation of its first line, wherever a line starts with it.
 
@@ -154,7 +159,7 @@ def dedent(text: str) -> str:
     """
     lines = LINE.findall(text)
     first = next((line for line in lines if line.strip()), "")
-    prefix = first[: len(first) - len(first.lstrip())]
+    prefix = leading(first)
     return "".join(line[len(prefix) :] if line.startswith(prefix) else line for line in lines)
 
 
@@ -175,8 +180,7 @@ class Source:
         self.name = name
 
     def indent(self, node: ast.stmt) -> str:
-        line = self.lines[first_line(node) - 1]
-        return line[: len(line) - len(line.lstrip())]
+        return leading(self.lines[first_line(node) - 1])
 
     def span(self, node: ast.stmt, body: list[ast.stmt], comments: bool) -> tuple[int, int]:
         """The 0-based lines [start, end) of `node` (decorators, and comments right above it)."""
@@ -224,9 +228,7 @@ def kept_docstring(
     at = first.lineno - 1 - start
     while at - 1 > new.lineno - 1 - start and lines[at - 1].lstrip().startswith("#"):
         at -= 1  # after the header, before the comments that open the body
-    body_line, doc_line = lines[first.lineno - 1 - start], old_lines[doc.lineno - 1]
-    have = doc_line[: len(doc_line) - len(doc_line.lstrip())]
-    want = body_line[: len(body_line) - len(body_line.lstrip())]
+    have, want = leading(old_lines[doc.lineno - 1]), leading(lines[first.lineno - 1 - start])
     text = old_lines[doc.lineno - 1 : last_line(doc)]
     return [*lines[:at], *(text if have == want else reindent(text, have, want)), *lines[at:]]
 
@@ -370,7 +372,7 @@ def extended_import(
     col = last.end_col_offset or 0
     rest = raw[col:].decode("utf-8", "surrogateescape").split("#")[0].strip()
     if rest == "," and last_line(target) > target.lineno:
-        indent = line[: len(line) - len(line.lstrip())]
+        indent = leading(line)
         return row + 1, row + 1, tuple(f"{indent}{name}," for name in names)
     joined = (raw[:col] + ", ".join(["", *names]).encode() + raw[col:]).decode(
         "utf-8", "surrogateescape"
