@@ -6,7 +6,6 @@ modules. Do not read this file to tune the agent (see the package's docstring).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from .. import fixtures
@@ -26,7 +25,8 @@ from ..checks import (
     tests_pass,
     untouched,
 )
-from ..tasks import Reference, Task, answers, edit, undo
+from ..tasks import Task, answers, edit, undo
+from .tasks import _edits, _rename
 
 DOCOPT = "docopt.py"
 TESTS = "tests/test_docopt.py"
@@ -57,25 +57,6 @@ DASH_BUG = fixtures.Variant(
 fixtures.register(DASH_BUG)
 
 # --- right solutions --------------------------------------------------------------------------
-
-
-def _edits(*changes: tuple[str, str, str], answer: str = "Done.") -> Reference:
-    def solve(repo: Path) -> list[str]:
-        for rel, old, new in changes:
-            edit(repo, rel, old, new)
-        return [answer]
-
-    return solve
-
-
-def _rename(*files: str, old: str, new: str) -> Reference:
-    def solve(repo: Path) -> list[str]:
-        for rel in files:
-            path = repo / rel
-            path.write_text(re.sub(rf"\b{old}\b", new, path.read_text()))
-        return [f"Renamed {old} to {new}."]
-
-    return solve
 
 
 def _add_formal_usage_test(repo: Path) -> list[str]:
