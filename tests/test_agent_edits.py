@@ -1323,3 +1323,24 @@ def test_a_change_that_never_writes_the_new_name_its_task_names_is_not_done(
     missing = "Not done: the task names `times`, which this change does not add."
     assert (missing in outcome.answer) is not right, outcome.answer
     assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+
+
+@pytest.mark.parametrize("reads", [False, True], ids=["never-read", "control-read"])
+def test_a_new_parameter_the_body_never_reads_fails_its_check(
+    repo: Path, settings: Settings, reads: bool
+) -> None:
+    """Asked for an option, a small model adds it to the signature and uses it nowhere (dev
+    sv-finalize-keep-build; the patch writes the name, so it passed for the feature). The
+    proposal is told it fails a check, as a failing test would be, and the run is not
+    `completed`; the option read in the body completes (control)."""
+    body = "a * b * times" if reads else "a * b"
+    turns = [f"```python\n# file: app/calc.py\ndef mul(a, b, times=1):\n    return {body}\n```"]
+    turns += ["Added the argument."] * 2
+    task = "give mul an optional `times` argument, default 1"
+    outcome, requests, patches = run_keeping_patches(repo, settings, turns, task)
+    said = "`times` is a new parameter of `mul` (app/calc.py) that its body never reads"
+    assert (said in requests[1].prompt_text()) is not reads
+    checks = [c["command"] for c in patches[0].validation.get("checks", []) if not c["passed"]]
+    assert checks == ([] if reads else ["every new parameter is read"])
+    assert outcome.status == ("completed" if reads else "incomplete"), outcome.answer
+    assert ("Not done: the proposed change fails its checks." in outcome.answer) is not reads

@@ -77,6 +77,30 @@ def test_an_exception_is_reported_with_where_it_was_raised(
     assert not any(str(tmp_path) in frame for frame in result["raised_at"])  # the repository's path
 
 
+def test_code_whose_own_lines_use_a_name_nothing_defines_is_an_invalid_argument(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev sv-why-release-first: the 1.5B model ran `sorted(versions, key=float)`, got the
+    NameError for `versions` and answered from it. Code that ran none of the repository is
+    told to define the name or call the repository; a NameError the repository's own code
+    raises is what it gives (control), and a method named as a function says whose it is."""
+    files = dict(FILES)
+    files["calc/broken.py"] = "def total(values):\n    return summ(values)\n"
+    files["calc/box.py"] = "class Box:\n    def size(self):\n        return 4\n"
+    make_repo(tmp_path / "repo", files)
+    result = evaluate(tmp_path, settings, "sorted(versions, key=float)")
+    assert result["error"] == "INVALID_ARGUMENT", result
+    assert "`versions` is not defined in this code" in result["message"]
+    assert "versions = ..." in result["recovery_suggestion"]
+    assert "import it" in evaluate(tmp_path, settings, "re.match('a', 'a')")["recovery_suggestion"]
+    method = evaluate(tmp_path, settings, "size()")
+    assert "a method of `Box` (calc.box)" in method["message"]
+    # control: the repository's code raising NameError is its answer, with where it raised
+    raised = evaluate(tmp_path, settings, "total([1, 2])")
+    assert raised["exception"] == "NameError: name 'summ' is not defined"
+    assert any(frame.startswith("calc/broken.py:2") for frame in raised["raised_at"])
+
+
 def test_several_lines_prints_and_src_layout(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:
@@ -435,6 +459,34 @@ def test_listing_the_files_answers_only_a_question_about_the_files(
     assert len(requests) == len(turns)
     if status == "incomplete":
         assert "nothing has been read" in requests[2].prompt_text()
+        assert "nothing was read or run to check this answer" in outcome.answer
+
+
+OWN_CODE = '```python\nprint(evaluate(code="sorted(versions, key=float)"))\n```'
+REPO_CODE = '```python\nprint(evaluate(code="average([2, 4])"))\n```'
+
+
+@pytest.mark.parametrize(
+    ("turns", "status"),
+    [
+        ([OWN_CODE, "versions is not defined.", "versions is not defined."], "incomplete"),
+        ([REPO_CODE, "average([2, 4]) gives -3.0: add subtracts."], "completed"),
+    ],
+    ids=["ran-none-of-the-repository", "control-ran-its-code"],
+)
+def test_code_that_ran_none_of_the_repository_grounds_no_answer(
+    tmp_path: Path, settings: Settings, python_on_path: None, turns: list[str], status: str
+) -> None:
+    """Dev sv-why-release-first: the model's own `sorted(versions, key=float)` raised
+    NameError, it answered from that, and the run said `completed`."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    outcome, requests = run(repo, settings, turns, "sorted() puts 10 before 9 now. whats going on")
+    assert outcome.status == status
+    assert len(requests) == len(turns)
+    if status == "incomplete":
+        assert "`versions` is not defined in this code" in requests[1].prompt_text()
         assert "nothing was read or run to check this answer" in outcome.answer
 
 

@@ -644,3 +644,25 @@ def test_a_copy_without_its_docstring_changes_nothing() -> None:
     """Before, it was a proposal that deleted the docstring and nothing else."""
     error = refused(DOCUMENTED, "def area(w, h):\n    # the product\n    return w * h\n")
     assert "changes nothing" in str(error)
+
+
+def test_a_parameter_a_change_adds_and_never_reads_is_found() -> None:
+    """An option added to a signature and used nowhere changes nothing when passed; a new
+    function's own parameters, a stub, `locals()`, `self`, `*args`/`**kwargs` and `_private`
+    are not judged, and a parameter read only in a nested function is read."""
+    from smol_instruments.patches.pysource import unread_parameters
+
+    old = (
+        "class V:\n    def fin(self):\n        return 1\n\n    def stub(self):\n        ...\n\n\n"
+        "def f(a):\n    return a\n\n\ndef g(a):\n    return a\n\n\ndef h(a):\n    return a\n"
+    )
+    new = (
+        "class V:\n    def fin(self, keep=False):\n        return 1\n\n"
+        "    def stub(self, x=1):\n        raise NotImplementedError\n\n\n"
+        "def f(a, b=2, *args, _c=3, **kw):\n    return a\n\n\n"
+        "def g(a, b=2):\n    def inner():\n        return b\n    return inner()\n\n\n"
+        "def h(a, b=2):\n    return locals()\n\n\ndef k(z):\n    return 1\n"
+    )
+    assert unread_parameters(old, new) == [("V.fin", "keep"), ("f", "b")]
+    assert unread_parameters(old, "def f(:\n") == []  # does not parse: nothing judged
+    assert unread_parameters(new, new) == []  # nothing new

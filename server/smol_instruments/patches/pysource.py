@@ -436,3 +436,76 @@ def _definition_span(text: str, name: str) -> tuple[int, int] | None:
             return None
         body = node.body
     return (first_line(node) - 1, last_line(node)) if node is not None else None
+
+
+def unread_parameters(old: str | None, new: str) -> list[tuple[str, str]]:
+    """(function, parameter) for each parameter a change gives an existing function that its
+    body never reads: an option added to the signature and used nowhere, so passing it
+    changes nothing (what a small model writes for "add a keep_build option": the patch adds
+    the name, looks like the feature and does nothing). Functions the change adds, bodies
+    that are a stub (`...`, `pass`, a raise) or read `locals()`, `self`/`cls`, `*args`,
+    `**kwargs` and names starting with `_` are not judged; [] when either text does not parse."""
+    before, after = pyast.parsed(old), pyast.parsed(new)
+    if before is None or after is None:
+        return []
+    had = {name: set(_parameters(node)) for name, node in _functions(before)}
+    unread: list[tuple[str, str]] = []
+    for name, node in _functions(after):
+        if name not in had or _is_stub(node.body):
+            continue
+        used = {n.id for part in node.body for n in ast.walk(part) if isinstance(n, ast.Name)}
+        if "locals" in used or "vars" in used:
+            continue
+        for parameter in _parameters(node):
+            if parameter not in had[name] and parameter not in used:
+                unread.append((name, parameter))
+    return unread
+
+
+def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function of a module by its qualified name (`C.m`, `f.g`), nested ones too."""
+    found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+                qualified = f"{prefix}{node.name}"
+                if isinstance(node, FUNCTIONS):
+                    found.append((qualified, node))
+                visit(node.body, f"{qualified}.")
+
+    visit(tree.body, "")
+    return found
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The named parameters of a function a caller can pass (not self, cls or _private)."""
+    args = node.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    return [a.arg for a in every if a.arg not in ("self", "cls") and not a.arg.startswith("_")]
+
+
+def _is_stub(body: list[ast.stmt]) -> bool:
+    """A body that does nothing itself: `...`, `pass` or a raise, after its docstring."""
+    rest = body[1:] if docstring(body) else body
+    return all(is_filler(node) or isinstance(node, ast.Raise) for node in rest)
+
+
+#: The name of the check `unread_check` adds to a validation.
+UNREAD_CHECK = "every new parameter is read"
+
+
+def unread_check(changes: list[tuple[str, str | None, str | None]]) -> list[dict[str, Any]]:
+    """A failed check for the parameters the change gives existing functions and never reads
+    (`unread_parameters`): an option that changes nothing is no feature, and the run that
+    proposes only it is told so, as by a test that fails. [] when there are none."""
+    said = [
+        f"`{parameter}` is a new parameter of `{function}` ({path}) that its body never reads"
+        for path, old, new in changes
+        if path.endswith(".py") and old is not None and new is not None
+        for function, parameter in unread_parameters(old, new)
+    ]
+    if not said:
+        return []
+    output = "; ".join(said) + ": passing it changes nothing. Use it in the body."
+    return [{"command": UNREAD_CHECK, "passed": False, "output": output}]

@@ -40,7 +40,7 @@ from .asserts import FAILED_AT, assertion_at
 from .base import RepoTool, ToolContext, guarded
 from .commands import python_command
 from .files import read_repo_text
-from .imports import call_with, find_imports, parameter_owners
+from .imports import call_with, find_imports, method_owners, parameter_owners
 from .runner import RESULT_MARK, RUNNER, TRACER
 from .shell import gated_run
 from .validation import require_str
@@ -170,10 +170,37 @@ class EvaluateTool(RepoTool):
         result = evaluate_code(self.ctx, code)
         missing = _NOT_DEFINED.match(str(result.get("exception", "")))
         meant = parameter_call(self.ctx, code, missing.group(1)) if missing else None
-        if meant is None:
-            return result
-        call, note = meant
-        return {**evaluate_code(self.ctx, call), "note": note}
+        if meant is not None:
+            call, note = meant
+            return {**evaluate_code(self.ctx, call), "note": note}
+        if missing and not result.get("raised_at"):
+            raise self.unfinished(code, missing.group(1))
+        return result
+
+    def unfinished(self, code: str, name: str) -> ToolError:
+        """The error for code whose own lines use `name` and nothing defines it: it ran none
+        of the repository, so what it raised says nothing about it. Dev sv-why-release-first:
+        the 1.5B model ran `sorted(versions, key=float)` of its own, got the NameError and
+        answered "The `versions` list is not defined in the given code", told `completed` as
+        an answer grounded in what ran. A NameError the repository's code raises is its
+        result (control in the tests)."""
+        owners = method_owners(self.ctx, name)
+        where = (
+            f"it is a method of `{owners[0][0]}` ({owners[0][1]}): call it on an instance"
+            if owners
+            else "no module of the repository defines it at its top level"
+        )
+        return ToolError(
+            ErrorType.INVALID_ARGUMENT,
+            f"evaluate: `{name}` is not defined in this code, and {where}; the code ran "
+            "nothing of the repository, so its NameError says nothing about it",
+            recovery_suggestion=(
+                f"Define `{name}` in the code before using it (import it, or `{name} = ...`), "
+                'or call what the repository defines: evaluate(code="<function>(<literal '
+                'arguments>)"). To find a function, rg_search(pattern="def <word>").'
+            ),
+            context={"code": code[:200]},
+        )
 
 
 #: The exception of code that uses a name nothing defines.

@@ -22,6 +22,7 @@ from ..patches.diff import DiffError, parse, unified_diff
 from ..patches.guard import patch_path
 from ..patches.merge import merge_definitions
 from ..patches.model import MAX_PATCH_CHARS, Patch, printable
+from ..patches.pysource import unread_check
 from ..patches.service import Outcome, diff_of
 from ..safety.approval import ApprovalRequest, Decision
 from .base import RepoTool, ToolContext, guarded
@@ -86,9 +87,10 @@ def propose(
                 "checks": [],
                 "message": f"validation could not run: {exc}",
             }
-        if validation.get("applies") is not False and ctx.symptom_calls and ctx.symptom_checks:
-            told = ctx.symptom_checks(ctx, checked, ctx.symptom_calls)
-            validation["checks"] = [*validation.get("checks", []), *told]
+        if validation.get("applies") is not False:  # a new option never read; the symptom's calls
+            calls, check = ctx.symptom_calls, ctx.symptom_checks
+            told = check(ctx, checked, calls) if calls and check else []
+            validation["checks"] = [*validation.get("checks", []), *unread_check(changes), *told]
         if pins:
             validation["pinned"] = pins
         if imported:
