@@ -1344,3 +1344,22 @@ def test_a_new_parameter_the_body_never_reads_fails_its_check(
     assert checks == ([] if reads else ["every new parameter is read"])
     assert outcome.status == ("completed" if reads else "incomplete"), outcome.answer
     assert ("Not done: the proposed change fails its checks." in outcome.answer) is not reads
+
+
+@pytest.mark.parametrize("right", [False, True], ids=["another-function", "control-the-one"])
+def test_a_change_that_leaves_the_function_the_task_is_about_as_it_was_is_not_done(
+    repo: Path, settings: Settings, right: bool
+) -> None:
+    """Asked for an option on one function, the change goes to another one: what the task is
+    about is left as it was, and the run says so rather than `completed`. Control: the change
+    to the function the task names completes."""
+    name = "mul" if right else "add"
+    body = "a * b * times" if right else "a + b + times"
+    reply = f"def {name}(a, b, times=1):\n    return {body}\n"
+    turns = [f"```python\n# file: app/calc.py\n{reply}```", "Added the argument."]
+    task = "give mul an optional `times` argument, default 1"
+    outcome, _, patches = run_keeping_patches(repo, settings, turns, task)
+    assert len(patches) == 1
+    untouched = "Not done: the task is about `mul`, and this change neither changes nor uses"
+    assert (untouched in outcome.answer) is not right, outcome.answer
+    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer

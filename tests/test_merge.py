@@ -623,6 +623,24 @@ def test_a_method_without_its_docstring_keeps_it() -> None:
     assert result.text == DOCUMENTED.replace("self.w * self.h\n", "self.w * self.h * scale\n")
 
 
+def test_a_class_written_whole_keeps_its_methods_docstrings() -> None:
+    """A class written whole replaces the file's class; a method in it written without its
+    docstring keeps the file's, as a function merged by name does; one written with a new
+    docstring takes it (control)."""
+    two = DOCUMENTED.replace(
+        "        return self.w * self.h\n",
+        '        return self.w * self.h\n\n    def side(self):\n        """One side."""\n'
+        "        return self.w\n",
+    )
+    block = (
+        "class Box:\n    def area(self, scale=1):\n        return self.w * self.h * scale\n\n"
+        '    def side(self):\n        """The width."""\n        return self.w\n'
+    )
+    text = merged(two, block, "geo.py")
+    assert "Scale is a number." in text and "self.w * self.h * scale" in text
+    assert '"""The width."""' in text and '"""One side."""' not in text
+
+
 @pytest.mark.parametrize(
     ("block", "doc"),
     [

@@ -42,6 +42,9 @@ NO_HEADING = (
     "Not done: the task asks for a `{title}` section, and this change adds no such heading."
 )
 NOT_ADDED = "Not done: the task names {names}, which this change does not add."
+UNTOUCHED = (
+    "Not done: the task is about {names}, and this change neither changes nor uses any of them."
+)
 UNVERIFIED = (
     "Not verified: nothing that ran shows this change mends what the task describes (no test "
     "fails without it and passes with it; the task gives no call and value to try). Check it, "
@@ -99,6 +102,11 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
             # "add a `max_length` argument to parameterize": a change that never writes it
             names = ", ".join(f"`{name}`" for name in new)
             status, said = "incomplete", f"{NOT_ADDED.format(names=names)} {said}"
+        elif watch.asked and not intent.fix and not any(touches(last, n) for n in watch.asked):
+            # "give parse an allow_v flag" answered by a change to another function: what the
+            # task is about is left as it was (a fix may be made in a helper: not judged)
+            names = ", ".join(f"`{name}`" for name in watch.asked)
+            status, said = "incomplete", f"{UNTOUCHED.format(names=names)} {said}"
         elif intent.mends and changes_code(last) and not verified(last, watch.failing):
             # a fix is known by what ran: a call the task tells, or tests that failed before
             status, said = "incomplete", f"{UNVERIFIED} {said}"
@@ -240,6 +248,22 @@ def changes(patch: Patch, name: str) -> bool:
         if verb != "removes"
         for qualified in names
     )
+
+
+def touches(patch: Patch, name: str) -> bool:
+    """Whether the patch adds, changes or removes a definition called `name` or one inside it
+    (`Version` for `Version.parse`), or adds or deletes a line that names it."""
+    last = name.rsplit(".", 1)[-1]
+    if any(
+        last in qualified.split(".")
+        for change in patch.files
+        if change.path.endswith(".py")
+        for names in definition_changes(change).values()
+        for qualified in names
+    ):
+        return True
+    word = re.compile(rf"(?<![\w]){re.escape(last)}(?![\w])")
+    return any(word.search(line) for hunk in patch.hunks for line in [*hunk.old, *hunk.new])
 
 
 #: A line under a heading that makes it one (reStructuredText, Markdown's setext style).

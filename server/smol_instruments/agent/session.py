@@ -318,7 +318,7 @@ class AgentSession:
             watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
         watch.computed, watch.wants = context.computed, dict(self.ctx.symptom_wants)
         watch.code_file, watch.nested = context.code_file, context.nested
-        watch.absent, watch.failing = context.absent, context.failing
+        watch.absent, watch.failing, watch.asked = context.absent, context.failing, context.asked
         # what the answer is held to, from the code: what uses a name, a function's steps
         watch.reach = reaches(self.ctx, intent, context.asked, self.repo_files)
         watch.steps = function_steps(self.ctx, intent, context.definitions)

@@ -85,6 +85,8 @@ class RunWatch:
     absent: list[str] = field(default_factory=list)
     #: The tests that failed before the first step, run for it (agent/context.py).
     failing: list[str] = field(default_factory=list)
+    #: The names the task mentions that the repository defines (agent/context.py).
+    asked: list[str] = field(default_factory=list)
 
     @property
     def named_file(self) -> str | None:

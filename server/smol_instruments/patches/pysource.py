@@ -214,7 +214,16 @@ def kept_docstring(
     docstring of `old` (the file's function, in `old_lines`) put back after its header when
     `new` has none: a function written again without its docstring keeps it, as a class or the
     module does. A small model rewriting a function may leave the docstring out, and one asked
-    to (agent/search.py) writes a third as much; removing a docstring takes old_text/new_text."""
+    to (agent/search.py) writes a third as much; removing a docstring takes old_text/new_text.
+    A class written whole keeps its methods' docstrings the same way (a name defined twice in
+    either class, a property and its setter, is left as written)."""
+    if isinstance(old, ast.ClassDef) and isinstance(new, ast.ClassDef):
+        named = Counter(m.name for c in (old, new) for m in c.body if isinstance(m, FUNCTIONS))
+        olds = {m.name: m for m in old.body if isinstance(m, FUNCTIONS) and named[m.name] == 2}
+        methods = [m for m in new.body if isinstance(m, FUNCTIONS) and m.name in olds]
+        for method in sorted(methods, key=lambda m: m.lineno, reverse=True):  # bottom up
+            lines = kept_docstring(lines, start, method, olds[method.name], old_lines)
+        return lines
     if not (isinstance(old, FUNCTIONS) and isinstance(new, FUNCTIONS)) or docstring(new.body):
         return lines
     doc = docstring(old.body)
