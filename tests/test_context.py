@@ -180,6 +180,39 @@ def test_a_definition_a_change_names_is_shown_whole_to_be_written_whole(repo: Pa
     assert "`mid` (cut: it ends at line 133)" in context_for(repo, "Add a docstring to mid")
 
 
+@pytest.mark.parametrize(
+    ("task", "bare"),
+    [
+        ("give scale an optional `offset` argument, default 0", True),
+        ("scale(2, 3) gives 5, it should be 6", False),
+        ("add a doctest to the docstring of scale", False),
+    ],
+    ids=["a-feature", "control-a-fix", "control-a-docs-change"],
+)
+def test_a_function_a_feature_rewrites_is_shown_without_its_docstring(
+    repo: Path, task: str, bare: bool
+) -> None:
+    """The model writes back what it was shown (the 1.5B model copied semver's 25-line
+    docstrings into every version, slowly); a version written without it keeps it. A fix
+    reads what the docstring promises, and a change to the docs changes it: both see it."""
+    doc = '    """Scale a by b.\n\n    >>> scale(2, 3)\n    6\n    """\n'
+    (repo / "calc" / "scale.py").write_text(f"def scale(a, b):\n{doc}    return a + b\n")
+    text = context_for(repo, task)
+    assert "def scale(a, b):\n    return a + b" in text if bare else doc in text
+    left_out = "`scale` (its docstring left out: written without one, it keeps it)"
+    assert (left_out in text) is bare
+
+
+def test_a_method_a_change_rewrites_is_said_to_be_written_alone(repo: Path) -> None:
+    """Shown an indented method, the 1.5B model wrote a class around it with an `__init__` of
+    its own invention (dev sv-finalize-keep-build), which the merge put in place of the real
+    one; a method written alone is merged into its class. A question is not told (control)."""
+    (repo / "calc" / "box.py").write_text("class Box:\n    def area(self):\n        return 4\n")
+    said = "`area` (a method of `Box`: write the method alone, not the class)"
+    assert said in context_for(repo, "give area an optional `scale` argument, default 1")
+    assert "a method of" not in context_for(repo, "what does area return?")
+
+
 # --- what the task's words ask to be looked at (agent/evidence.py) --------------------------
 
 

@@ -32,11 +32,12 @@ from pathlib import PurePosixPath
 
 from ..base.pyast import parsed
 from ..base.testruns import is_test_path
-from ..patches.pysource import enclosing_at, nested_owner, span_at
+from ..patches.pysource import docstring_span, enclosing_at, enclosing_node, nested_owner, span_at
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.imports import passing_call
 from ..tools.search import RgSearchTool
+from . import wording
 from .evidence import (
     DEFINITION,
     Evidence,
@@ -81,19 +82,6 @@ _SECRET = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-#: Words of a task that are never the name it is about.
-_STOP = frozenset(
-    re.split(
-        r"\s+",
-        """the and for with that this what which where when does did how why who from into about
-    are was were has have had not but can could would should will shall may might must its
-    there their them they then than one two all any each every some function functions method
-    methods class classes file files test tests code line lines call calls called return
-    returns value values bug bugs error errors repository repo project module modules make
-    makes number numbers list show tell find fix add change update run runs new old last first
-    python please also only just like use used uses using given want need""",
-    )
-)
 _BUILTINS = frozenset(dir(builtins))
 #: The words of an identifier: `_can_do_colour` and `canDoColour` are can, do, colour.
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -216,9 +204,11 @@ class _Gatherer:
         self.holding: dict[tuple[str, int], str] = {}  # a definition -> the name it uses
         self.searched: set[tuple[str, str, int]] = set()  # found by the task's words
         self.nodes: dict[str, dict[int, ast.AST]] = {}
+        self.bare = False  # definitions a change rewrites are shown without their docstrings
 
     def run(self, intent: TaskIntent) -> Context:
         task = intent.task
+        self.bare = intent.change and not intent.fix and not wording.DOCS.search(task)
         for part in (test_failures(self.ctx, intent), recent_history(self.ctx, intent)):
             if part is not None:
                 self.evidence.append(part)
@@ -332,7 +322,7 @@ class _Gatherer:
     def _names(self, task: str) -> list[str]:
         seen: dict[str, None] = {}
         for word in _WORD.findall(task):
-            if word.lower() in _STOP:
+            if word.lower() in wording.STOP:
                 continue
             seen.setdefault(word, None)
         return list(seen)[:30]
@@ -462,12 +452,19 @@ class _Gatherer:
         if tree is not None and (outer := nested_owner(tree.body, name, line)) is not None:
             self.nested.append((name, outer))
         most = CHANGED_LINES if changed and not related else DEFINITION_LINES
-        cut = end - start + 1 > most
-        last = start + most - 1 if cut else end
-        body = "\n".join(lines[start - 1 : last]) + "\n"
+        # the function a change rewrites, without its docstring: the model writes back what it
+        # was shown, and a version written without one keeps it (patches/pysource.py)
+        doc = docstring_span(tree, line) if changed and not related and self.bare else None
+        rows = [n for n in range(start, end + 1) if not (doc and doc[0] <= n <= doc[1])]
+        cut = len(rows) > most
+        last = rows[most - 1] if cut else end
+        body = "\n".join(lines[n - 1] for n in rows if n <= last) + "\n"
         title = f"{path}, lines {start}-{last}: `{name}`" + (
             f" (cut: it ends at line {end})" if cut else ""
         )
+        title += " (its docstring left out: written without one, it keeps it)" * bool(doc)
+        if changed and isinstance(owner := enclosing_node(tree, line), ast.ClassDef):
+            title += f" (a method of `{owner.name}`: write the method alone, not the class)"
         if related:
             title += " (found by the task's words: check it is what is asked)"
         if (path, line) in self.holding:

@@ -196,3 +196,19 @@ IN_SECTION = re.compile(
     r"[\"'`]?$",
     re.IGNORECASE,
 )
+
+#: Words of a task that are never the name it is about.
+STOP = frozenset(
+    re.split(
+        r"\s+",
+        """the and for with that this what which where when does did how why who from into about
+    are was were has have had not but can could would should will shall may might must its
+    there their them they then than one two all any each every some function functions method
+    methods class classes file files test tests code line lines call calls called return
+    returns value values bug bugs error errors repository repo project module modules make
+    makes number numbers list show tell find fix add change update run runs new old last first
+    python please also only just like use used uses using given want need""",
+    )
+)
+#: A change to docs or docstrings (context shows them to it).
+DOCS = re.compile(r"\bdoc", re.IGNORECASE)

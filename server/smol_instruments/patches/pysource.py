@@ -405,6 +405,19 @@ def span_at(tree: ast.Module | None, lines: list[str], line: int) -> tuple[int, 
     return line, end
 
 
+def docstring_span(tree: ast.Module | None, line: int) -> tuple[int, int] | None:
+    """The 1-based first and last lines of the docstring of the function defined at `line`,
+    when it has one on lines of its own (`kept_docstring` puts such a one back)."""
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, FUNCTIONS) and node.lineno == line:
+            doc = docstring(node.body)
+            rest = node.body[1:2]
+            if doc is None or doc.lineno == node.lineno or (rest and rest[0].lineno == doc.lineno):
+                return None
+            return doc.lineno, last_line(doc)
+    return None
+
+
 def enclosing_at(tree: ast.Module | None, line: int) -> tuple[str, int] | None:
     """The innermost function or class holding `line` after its first: (its name, its line)."""
     node = enclosing_node(tree, line)
