@@ -186,15 +186,17 @@ def test_a_definition_a_change_names_is_shown_whole_to_be_written_whole(repo: Pa
         ("give scale an optional `offset` argument, default 0", True),
         ("scale(2, 3) gives 5, it should be 6", False),
         ("add a doctest to the docstring of scale", False),
+        ("add a test for scale", False),
     ],
-    ids=["a-feature", "control-a-fix", "control-a-docs-change"],
+    ids=["a-feature", "control-a-fix", "control-a-docs-change", "control-new-tests"],
 )
 def test_a_function_a_feature_rewrites_is_shown_without_its_docstring(
     repo: Path, task: str, bare: bool
 ) -> None:
     """The model writes back what it was shown (the 1.5B model copied semver's 25-line
     docstrings into every version, slowly); a version written without it keeps it. A fix
-    reads what the docstring promises, and a change to the docs changes it: both see it."""
+    reads what the docstring promises, a change to the docs changes it, and new tests test what
+    it says: they see it."""
     doc = '    """Scale a by b.\n\n    >>> scale(2, 3)\n    6\n    """\n'
     (repo / "calc" / "scale.py").write_text(f"def scale(a, b):\n{doc}    return a + b\n")
     text = context_for(repo, task)

@@ -208,7 +208,8 @@ class _Gatherer:
 
     def run(self, intent: TaskIntent) -> Context:
         task = intent.task
-        self.bare = intent.change and not intent.fix and not wording.DOCS.search(task)
+        bare = intent.change and not (intent.fix or intent.adds_tests)  # rewritten, not read
+        self.bare = bare and not wording.DOCS.search(task)
         for part in (test_failures(self.ctx, intent), recent_history(self.ctx, intent)):
             if part is not None:
                 self.evidence.append(part)
