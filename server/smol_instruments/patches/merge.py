@@ -45,6 +45,7 @@ from .pysource import (
     match_indentation,
     members,
     nested_functions,
+    paired,
     parse,
     reindent,
     takes_self,
@@ -274,15 +275,7 @@ class _Merger:
         label = f"{owner}.{name}" if owner else name
         if not found:
             return False
-        if len(found) != len(nodes):
-            lines = [first_line(n) for n in found]
-            raise MergeError(
-                f"{self.path} defines {label} {len(found)} times (lines {lines}) and new_text "
-                f"{len(nodes)} times",
-                f"Give all {len(found)} definitions of {name} in new_text, in the file's order, "
-                f"or {USE_OLD_TEXT}.",
-            )
-        for old, new in zip(found, nodes, strict=True):
+        for old, new in paired(found, nodes, f"{self.path} defines {label}"):
             if (
                 top
                 and isinstance(old, ast.ClassDef)

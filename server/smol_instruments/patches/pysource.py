@@ -13,6 +13,7 @@ import io
 import re
 import tokenize
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from ..base import pyast
@@ -242,6 +243,32 @@ def kept_docstring(
     return [*lines[:at], *(text if have == want else reindent(text, have, want)), *lines[at:]]
 
 
+def paired(
+    found: Sequence[ast.stmt], nodes: Sequence[ast.stmt], defines: str
+) -> list[tuple[ast.stmt, ast.stmt]]:
+    """The file's definitions of one name (`found`) matched with the block's (`nodes`): in
+    order when there are as many; when the block gives fewer, each with the one of the same
+    decorators (a property's getter copied without its setter, as the 1.5B model copies the
+    getter it was shown), if that picks a different one for each. Else a MergeError."""
+    if len(found) == len(nodes):
+        return list(zip(found, nodes, strict=True))
+
+    def marks(node: ast.stmt) -> list[str]:
+        return [ast.dump(d) for d in getattr(node, "decorator_list", [])]
+
+    picks = [[old for old in found if marks(old) == marks(new)] for new in nodes]
+    one_each = all(len(p) == 1 for p in picks) and len({id(p[0]) for p in picks}) == len(picks)
+    if len(nodes) < len(found) and one_each:
+        return [(p[0], new) for p, new in zip(picks, nodes, strict=True)]
+    name = getattr(found[0], "name", "")
+    raise MergeError(
+        f"{defines} {len(found)} times (lines {[first_line(n) for n in found]}) and new_text "
+        f"{len(nodes)} times",
+        f"Give all {len(found)} definitions of {name} in new_text, in the file's order, "
+        f"or {USE_OLD_TEXT}.",
+    )
+
+
 def class_header(cls: ast.ClassDef) -> list[str]:
     """What a class line says (decorators, bases, keywords), to compare two classes by."""
     parts = [*cls.decorator_list, *cls.bases, *cls.keywords, *getattr(cls, "type_params", [])]
@@ -249,8 +276,14 @@ def class_header(cls: ast.ClassDef) -> list[str]:
 
 
 def members(cls: ast.ClassDef) -> set[str]:
-    """What a class has, by name: its definitions, attributes, docstring and class line."""
-    names = {getattr(node, "name", None) or assigned_name(node) for node in cls.body}
+    """What a class has, by name: its definitions, attributes, docstring and class line; a
+    name defined again (a property's setter) counts again, as `build#2`."""
+    seen: Counter[str | None] = Counter()
+    names: set[str | None] = set()
+    for node in cls.body:
+        name = getattr(node, "name", None) or assigned_name(node)
+        seen[name] += 1
+        names.add(name if seen[name] == 1 or not name else f"{name}#{seen[name]}")
     if docstring(cls.body):
         names.add("__doc__")
     if class_header(cls):
