@@ -1044,12 +1044,16 @@ def test_a_change_that_leaves_the_helper_it_was_asked_for_as_it_was_is_not_done(
         reply = 'def upper(text):\n    """Upper-case text."""\n    return text.upper()\n'
     else:
         reply = NESTED.replace('"""The rules for a word."""', '"""The rules, upper-cased."""')
-    turns = [f"```python\n# file: app/words.py\n{reply}```", "Added the docstring."]
-    outcome, _, patches = run_keeping_patches(
+    turns = [f"```python\n# file: app/words.py\n{reply}```", *["Added the docstring."] * 2]
+    outcome, requests, patches = run_keeping_patches(
         repo, settings, turns, "the little helper in rules needs a docstring"
     )
     assert len(patches) == 1
     missed = "the task is about `upper` (nested in `rules`), and this change leaves it as it was"
+    # told once before the run ends, from the diff, with how to write the change
+    told = [r.last_user_text() for r in requests]
+    told = [text for text in told if "Reply with the change again" in text]
+    assert (len(told) == 1 and missed in told[0]) is not right
     assert (missed in outcome.answer) is not right, outcome.answer
     assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
 
@@ -1269,7 +1273,7 @@ def test_a_section_asked_for_with_no_heading_for_it_is_not_done(
     git(repo, "commit", "-q", "-m", "readme")
     block = f"{readme}\n<<<<<<< SEARCH\nA calculator.\n=======\nA calculator.\n\n{added}\n"
     block += ">>>>>>> REPLACE"
-    turns = [block, "I added a Usage section."]
+    turns = [block, *["I added a Usage section."] * 2]
     task = f"add a Usage section to {readme} with an example"
     outcome, requests, patches = run_keeping_patches(repo, settings, turns, task)
     assert len(patches) == 1 and "add(1, 2)" in patches[0].files[0].proposed
@@ -1294,7 +1298,7 @@ def test_a_section_asked_for_and_a_change_that_only_removes_lines_is_not_done(
     git(repo, "commit", "-q", "-m", "readme")
     block = "README.md\n<<<<<<< SEARCH\nA calculator.\n=======\n>>>>>>> REPLACE"
     outcome, _, patches = run_keeping_patches(
-        repo, settings, [block, "Done."], "add a Usage section to README.md"
+        repo, settings, [block, "Done.", "Done."], "add a Usage section to README.md"
     )
     assert len(patches) == 1 and "A calculator." not in patches[0].files[0].proposed
     assert outcome.status == "incomplete", outcome.answer
@@ -1313,7 +1317,7 @@ def test_a_change_that_never_writes_the_new_name_its_task_names_is_not_done(
         reply = "def mul(a, b, times=1):\n    return a * b * times\n"
     else:
         reply = 'def mul(a, b):\n    """Multiply."""\n    return a * b\n'
-    turns = [f"```python\n# file: app/calc.py\n{reply}```", "Added the argument."]
+    turns = [f"```python\n# file: app/calc.py\n{reply}```", *["Added the argument."] * 2]
     task = "give mul an optional `times` argument, default 1"
     outcome, requests, patches = run_keeping_patches(repo, settings, turns, task)
     first = requests[0].last_user_text()
@@ -1356,7 +1360,7 @@ def test_a_change_that_leaves_the_function_the_task_is_about_as_it_was_is_not_do
     name = "mul" if right else "add"
     body = "a * b * times" if right else "a + b + times"
     reply = f"def {name}(a, b, times=1):\n    return {body}\n"
-    turns = [f"```python\n# file: app/calc.py\n{reply}```", "Added the argument."]
+    turns = [f"```python\n# file: app/calc.py\n{reply}```", *["Added the argument."] * 2]
     task = "give mul an optional `times` argument, default 1"
     outcome, _, patches = run_keeping_patches(repo, settings, turns, task)
     assert len(patches) == 1

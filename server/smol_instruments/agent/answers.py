@@ -18,7 +18,7 @@ from ..base.testruns import COUNT_KINDS, failing_tests
 from .evidence import Step, Steps
 from .mentions import FENCED
 from .model import RunCancelled, for_one_call
-from .outcome import needs_a_change
+from .outcome import needs_a_change, shortfall
 from .prompts import TELL_ONE_STEP, Note, Nudge, is_placeholder
 from .watch import RunWatch
 
@@ -478,3 +478,18 @@ def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None)
     raise ValueError(
         Nudge.NO_CHANGE.says(text=watch.writes_text, path=watch.change_file or "<path>")
     )
+
+
+def the_change_does_what_was_asked(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A change proposed that the diff shows leaves out what the task asks (agent/outcome.py
+    `shortfall`: dev sv-parse-allow-v wrote a leading-v check and no `allow_v`) is sent back
+    once, saying what is missing; the run is judged on the change proposed last."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    last = watch.last_patch() if watch is not None else None
+    if watch is None or last is None or Nudge.SHORT in watch.nudged or not watch.intent.change:
+        return True
+    if (short := shortfall(watch, last)) is None:
+        return True
+    watch.nudged.add(Nudge.SHORT)
+    path = watch.change_file or last.files[0].path
+    raise ValueError(Nudge.SHORT.says(text=watch.writes_text, short=short, path=path))

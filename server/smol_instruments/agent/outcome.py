@@ -92,26 +92,34 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
             said += f"\n\nThe model's summary{against}: {rest}"
         if failed_checks(last.validation, held=intent.held):
             status, said = "incomplete", f"{NOT_VERIFIED} {said}"
-        elif (meant := watch.meant) and not changes(last, meant[0]):
-            # the helper's docstring given to the function around it (dev sv-nested-docstring)
-            status, said = "incomplete", f"{MISSED.format(inner=meant[0], outer=meant[1])} {said}"
-        elif (title := intent.section) and not adds_heading(last, title):
-            # a "Usage section" of examples with no heading (dev infl-readme-usage)
-            status, said = "incomplete", f"{NO_HEADING.format(title=title)} {said}"
-        elif new := [name for name in watch.absent if name in intent.task and not adds(last, name)]:
-            # "add a `max_length` argument to parameterize": a change that never writes it
-            names = ", ".join(f"`{name}`" for name in new)
-            status, said = "incomplete", f"{NOT_ADDED.format(names=names)} {said}"
-        elif watch.asked and not intent.fix and not any(touches(last, n) for n in watch.asked):
-            # "give parse an allow_v flag" answered by a change to another function: what the
-            # task is about is left as it was (a fix may be made in a helper: not judged)
-            names = ", ".join(f"`{name}`" for name in watch.asked)
-            status, said = "incomplete", f"{UNTOUCHED.format(names=names)} {said}"
+        elif short := shortfall(watch, last):
+            status, said = "incomplete", f"{short} {said}"
         elif intent.mends and changes_code(last) and not verified(last, watch.failing):
             # a fix is known by what ran: a call the task tells, or tests that failed before
             status, said = "incomplete", f"{UNVERIFIED} {said}"
         answer = said
     return status, answer
+
+
+def shortfall(watch: RunWatch, patch: Patch) -> str | None:
+    """What the diff shows a change leaves out of what its task asks, as "Not done: ...", or
+    None: the helper it means, a section's heading, a name it adds, the function it is about.
+    The model is told it once before the run ends (agent/answers.py)."""
+    intent = watch.intent
+    if (meant := watch.meant) and not changes(patch, meant[0]):
+        # the helper's docstring given to the function around it (dev sv-nested-docstring)
+        return MISSED.format(inner=meant[0], outer=meant[1])
+    if (title := intent.section) and not adds_heading(patch, title):
+        # a "Usage section" of examples with no heading (dev infl-readme-usage)
+        return NO_HEADING.format(title=title)
+    if new := [name for name in watch.absent if name in intent.task and not adds(patch, name)]:
+        # "add a `max_length` argument to parameterize": a change that never writes it
+        return NOT_ADDED.format(names=", ".join(f"`{name}`" for name in new))
+    if watch.asked and not intent.fix and not any(touches(patch, n) for n in watch.asked):
+        # "give parse an allow_v flag" answered by a change to another function: what the
+        # task is about is left as it was (a fix may be made in a helper: not judged)
+        return UNTOUCHED.format(names=", ".join(f"`{name}`" for name in watch.asked))
+    return None
 
 
 def _untouched_files(text: str, repo_files: list[str], patch: Patch) -> str:
@@ -251,19 +259,26 @@ def changes(patch: Patch, name: str) -> bool:
 
 
 def touches(patch: Patch, name: str) -> bool:
-    """Whether the patch adds, changes or removes a definition called `name` or one inside it
-    (`Version` for `Version.parse`), or adds or deletes a line that names it."""
+    """Whether the patch adds, changes or removes a definition called `name`, one inside it
+    (`Version` for `Version.parse`) or one its code calls in that file (the helper of `name`),
+    or adds or deletes a line that names it."""
     last = name.rsplit(".", 1)[-1]
-    if any(
-        last in qualified.split(".")
-        for change in patch.files
-        if change.path.endswith(".py")
-        for names in definition_changes(change).values()
-        for qualified in names
-    ):
-        return True
+    for change in (change for change in patch.files if change.path.endswith(".py")):
+        tree = parsed(change.original)
+        nodes = ast.walk(tree) if tree is not None else ()
+        defs = [node for node in nodes if isinstance(node, DEFINITIONS) and node.name == last]
+        calls = {_called(n) for d in defs for n in ast.walk(d) if isinstance(n, ast.Call)}
+        for qualified in (q for names in definition_changes(change).values() for q in names):
+            if last in qualified.split(".") or qualified.split(".")[-1] in calls:
+                return True
     word = re.compile(rf"(?<![\w]){re.escape(last)}(?![\w])")
     return any(word.search(line) for hunk in patch.hunks for line in [*hunk.old, *hunk.new])
+
+
+def _called(call: ast.Call) -> str:
+    """The name a call calls: `f` of `f(x)` and of `self.f(x)`."""
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
 
 
 #: A line under a heading that makes it one (reStructuredText, Markdown's setext style).

@@ -370,6 +370,12 @@ class Nudge(Enum):
         "this answer leaves out these steps of `{name}`: {missing}. Write the answer again "
         "with one more sentence for each of them, saying in plain words what it does."
     )
+    # A change proposed that leaves out what the task asks, told from its diff (agent/outcome.py
+    # `shortfall`): the helper it means, a section's heading, a name it adds, its function.
+    SHORT = (
+        "{short} Reply with the change again: " + WRITE_THE_CHANGE + ".",
+        "{short} Reply with the change again: " + WRITE_A_TEXT_CHANGE + ".",
+    )
     NO_CHANGE = (
         "no change has been proposed for this task yet. Reply with the change: "
         + WRITE_THE_CHANGE

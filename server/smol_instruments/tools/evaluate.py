@@ -140,6 +140,8 @@ def evaluate_code(
         )
     reported = json.loads(stdout.rsplit(RESULT_MARK, 1)[1].strip().splitlines()[0])
     printed = str(reported.pop("printed", "")) + stdout.rsplit(RESULT_MARK, 1)[0].rstrip("\n")
+    if not reported.pop("touched", True):  # ran none of the repository (RUNNER)
+        reported["untouched"] = True
     out: dict[str, Any] = {"code": code, **reported}
     if "raised_at" in out:  # where in the repository, not where its view is mounted
         out["raised_at"] = [at.removeprefix(f"{ctx.root}/") for at in out["raised_at"]]
@@ -175,6 +177,21 @@ class EvaluateTool(RepoTool):
             return {**evaluate_code(self.ctx, call), "note": note}
         if missing and not result.get("raised_at"):
             raise self.unfinished(code, missing.group(1))
+        if result.pop("untouched", False):
+            # dev sv-why-release-first: asked why sorted() puts a release before its
+            # prerelease, the model sorted strings with `packaging`, and the run said its
+            # answer rested on what ran "with this repository's code"
+            raise ToolError(
+                ErrorType.INVALID_ARGUMENT,
+                "evaluate: this code ran none of the repository's code and read none of its "
+                "files, so what it gives says nothing about this repository",
+                recovery_suggestion=(
+                    "Call what the repository defines, with literal arguments: "
+                    'evaluate(code="<function>(<arguments>)"). To find a function, '
+                    'rg_search(pattern="def <word>").'
+                ),
+                context={"code": code[:200]},
+            )
         return result
 
     def unfinished(self, code: str, name: str) -> ToolError:
