@@ -101,6 +101,23 @@ def test_code_whose_own_lines_use_a_name_nothing_defines_is_an_invalid_argument(
     assert any(frame.startswith("calc/broken.py:2") for frame in raised["raised_at"])
 
 
+def test_code_that_runs_none_of_the_repository_is_an_invalid_argument(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev sv-why-release-first: asked why sorted() puts a release before its prerelease, the
+    model sorted strings with a library of its own, and the answer was told as resting on
+    what ran "with this repository's code". Code that runs none of the repository's code and
+    opens none of its files is told to call the repository; code that calls it, or reads one
+    of its files, runs (controls)."""
+    outside = evaluate(tmp_path, settings, "sorted(['1.0.0', '1.0.0-rc.1'])")
+    assert outside["error"] == "INVALID_ARGUMENT", outside
+    assert "ran none of the repository's code" in outside["message"]
+    assert "value" not in outside
+    assert evaluate(tmp_path, settings, "sorted([average([2, 4]), 1])")["value"] == "[-3.0, 1]"
+    read = evaluate(tmp_path, settings, "open('calc/ops.py').read().count('def ')")
+    assert read["value"] == "3" and "untouched" not in read
+
+
 def test_several_lines_prints_and_src_layout(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:

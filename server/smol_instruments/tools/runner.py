@@ -77,6 +77,22 @@ def hint(exc):
     return None
 
 
+# whether the code ran any of the repository's code or opened any of its files: code that
+# did neither says nothing about the repository (tools/evaluate.py)
+import os
+repository = os.path.join(payload["paths"][-1], "")
+result["touched"] = False
+def opened(event, args):
+    if event == "open" and not result["touched"] and isinstance(args[0], (str, bytes, os.PathLike)):
+        result["touched"] = os.path.abspath(os.fsdecode(args[0])).startswith(repository)
+def called(frame, event, arg):
+    if frame.f_code.co_filename.startswith(repository):
+        result["touched"] = True
+        sys.setprofile(None)
+sys.addaudithook(opened)
+sys.setprofile(called)
+
+
 if payload.get("tracer"):  # evaluate_code(trace=N): TRACER below
     exec(payload["tracer"], {"payload": payload, "result": result, "sys": sys, "ast": ast})
 try:
