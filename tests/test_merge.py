@@ -704,3 +704,12 @@ def test_a_parameter_a_change_adds_and_never_reads_is_found() -> None:
     assert unread_parameters(old, new) == [("V.fin", "keep"), ("f", "b")]
     assert unread_parameters(old, "def f(:\n") == []  # does not parse: nothing judged
     assert unread_parameters(new, new) == []  # nothing new
+
+
+def test_a_file_that_is_not_utf8_is_not_judged_for_unread_parameters() -> None:
+    """A file read with surrogateescape (not UTF-8) made the check raise UnicodeEncodeError in
+    the middle of propose_patch; it is not judged, and the proposal goes on."""
+    from smol_instruments.patches.pysource import unread_parameters
+
+    old = "def f(a):\n    return 'caf\udce9'\n"
+    assert unread_parameters(old, old.replace("(a)", "(a, b=1)")) == []

@@ -52,10 +52,11 @@ def parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.A
 
 
 def parsed(source: str | None) -> ast.Module | None:
-    """The module `source` holds, or None when there is none or it does not parse."""
+    """The module `source` holds, or None when there is none or it does not parse (a file
+    that is not UTF-8, read with surrogateescape, or holds a null byte: ValueError)."""
     if source is None:
         return None
     try:
         return parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
