@@ -115,7 +115,7 @@ def shortfall(watch: RunWatch, patch: Patch) -> str | None:
     if new := [name for name in watch.absent if name in intent.task and not adds(patch, name)]:
         # "add a `max_length` argument to parameterize": a change that never writes it
         return NOT_ADDED.format(names=", ".join(f"`{name}`" for name in new))
-    if watch.asked and not intent.fix and not any(touches(patch, n) for n in watch.asked):
+    if watch.asked and not intent.fix and not touches(patch, watch.asked):
         # "give parse an allow_v flag" answered by a change to another function: what the
         # task is about is left as it was (a fix may be made in a helper: not judged)
         return UNTOUCHED.format(names=", ".join(f"`{name}`" for name in watch.asked))
@@ -258,21 +258,22 @@ def changes(patch: Patch, name: str) -> bool:
     )
 
 
-def touches(patch: Patch, name: str) -> bool:
-    """Whether the patch adds, changes or removes a definition called `name`, one inside it
-    (`Version` for `Version.parse`) or one its code calls in that file (the helper of `name`),
-    or adds or deletes a line that names it."""
-    last = name.rsplit(".", 1)[-1]
+def touches(patch: Patch, names: list[str]) -> bool:
+    """Whether the patch adds, changes or removes a definition called one of `names`, one
+    inside it (`Version` for `Version.parse`) or one its code calls in that file (the helper
+    of the name), or adds or deletes a line that names one. Each file is read once."""
+    lasts = {name.rsplit(".", 1)[-1] for name in names}
     for change in (change for change in patch.files if change.path.endswith(".py")):
         tree = parsed(change.original)
         nodes = ast.walk(tree) if tree is not None else ()
-        defs = [node for node in nodes if isinstance(node, DEFINITIONS) and node.name == last]
+        defs = [node for node in nodes if isinstance(node, DEFINITIONS) and node.name in lasts]
         calls = {_called(n) for d in defs for n in ast.walk(d) if isinstance(n, ast.Call)}
-        for qualified in (q for names in definition_changes(change).values() for q in names):
-            if last in qualified.split(".") or qualified.split(".")[-1] in calls:
+        for qualified in (q for found in definition_changes(change).values() for q in found):
+            parts = qualified.split(".")
+            if lasts & set(parts) or parts[-1] in calls:
                 return True
-    word = re.compile(rf"(?<![\w]){re.escape(last)}(?![\w])")
-    return any(word.search(line) for hunk in patch.hunks for line in [*hunk.old, *hunk.new])
+    lines = [line for hunk in patch.hunks for line in [*hunk.old, *hunk.new]]
+    return any(_word(last).search(line) for last in lasts for line in lines)
 
 
 def _called(call: ast.Call) -> str:
@@ -294,10 +295,14 @@ def adds(patch: Patch, name: str) -> bool:
     """Whether the patch writes `name` (its last dotted part) on a line it adds, or makes a
     file of that name (`test_words` of tests/test_words.py)."""
     last = name.rsplit(".", 1)[-1]
-    word = re.compile(rf"(?<![\w]){re.escape(last)}(?![\w])")
     files = {change.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] for change in patch.files}
     lines = (line for added in _added(patch) for line in added)
-    return last in files or any(word.search(line) for line in lines)
+    return last in files or any(_word(last).search(line) for line in lines)
+
+
+def _word(name: str) -> re.Pattern[str]:
+    """`name` as a whole word of a line (not part of a longer identifier)."""
+    return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
 
 
 def adds_heading(patch: Patch, title: str) -> bool:

@@ -178,21 +178,22 @@ class EvaluateTool(RepoTool):
         if missing and not result.get("raised_at"):
             raise self.unfinished(code, missing.group(1))
         if result.pop("untouched", False):
-            # dev sv-why-release-first: asked why sorted() puts a release before its
-            # prerelease, the model sorted strings with `packaging`, and the run said its
-            # answer rested on what ran "with this repository's code"
-            raise ToolError(
-                ErrorType.INVALID_ARGUMENT,
-                "evaluate: this code ran none of the repository's code and read none of its "
-                "files, so what it gives says nothing about this repository",
-                recovery_suggestion=(
-                    "Call what the repository defines, with literal arguments: "
-                    'evaluate(code="<function>(<arguments>)"). To find a function, '
-                    'rg_search(pattern="def <word>").'
-                ),
-                context={"code": code[:200]},
-            )
+            raise self.outside(code)
         return result
+
+    def outside(self, code: str) -> ToolError:
+        """The error for code that ran none of the repository's code and opened none of its
+        files: what it gives says nothing about the repository. Dev sv-why-release-first:
+        asked why sorted() puts a release before its prerelease, the model sorted strings
+        with `packaging`, and the run said its answer rested on what ran "with this
+        repository's code"."""
+        return ToolError(
+            ErrorType.INVALID_ARGUMENT,
+            "evaluate: this code ran none of the repository's code and read none of its "
+            "files, so what it gives says nothing about this repository",
+            recovery_suggestion=f"C{_CALL_THE_REPOSITORY[1:]}",
+            context={"code": code[:200]},
+        )
 
     def unfinished(self, code: str, name: str) -> ToolError:
         """The error for code whose own lines use `name` and nothing defines it: it ran none
@@ -213,13 +214,17 @@ class EvaluateTool(RepoTool):
             "nothing of the repository, so its NameError says nothing about it",
             recovery_suggestion=(
                 f"Define `{name}` in the code before using it (import it, or `{name} = ...`), "
-                'or call what the repository defines: evaluate(code="<function>(<literal '
-                'arguments>)"). To find a function, rg_search(pattern="def <word>").'
+                f"or {_CALL_THE_REPOSITORY}"
             ),
             context={"code": code[:200]},
         )
 
 
+#: How a recovery suggestion tells the model to run the repository instead.
+_CALL_THE_REPOSITORY = (
+    'call what the repository defines: evaluate(code="<function>(<literal arguments>)"). To '
+    'find a function, rg_search(pattern="def <word>").'
+)
 #: The exception of code that uses a name nothing defines.
 _NOT_DEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
 

@@ -12,7 +12,7 @@ RESULT_MARK = "\x1e-evaluate-result-\x1e"
 
 #: The program the interpreter runs; the payload (code, imports, paths) comes on stdin.
 RUNNER = r"""
-import ast, contextlib, difflib, inspect, io, json, linecache, re, sys, traceback
+import ast, contextlib, difflib, inspect, io, json, linecache, os, re, sys, traceback
 payload = json.loads(sys.stdin.read())
 sys.path[:0] = payload["paths"]
 space = {"__name__": "__evaluate__"}
@@ -79,7 +79,6 @@ def hint(exc):
 
 # whether the code ran any of the repository's code or opened any of its files: code that
 # did neither says nothing about the repository (tools/evaluate.py)
-import os
 repository = os.path.join(payload["paths"][-1], "")
 result["touched"] = False
 def opened(event, args):
