@@ -686,18 +686,31 @@ def test_the_previous_answer_again_is_never_the_answer_to_a_different_question(
     assert second.answer.startswith("Not answered: the model gave its answer to the previous")
 
 
-def test_a_symptom_read_as_a_question_that_changes_nothing_is_not_completed(
+def test_a_bug_stated_with_no_change_verb_is_a_fix_and_proposing_nothing_is_not_done(
     repo: Path, settings: Settings
 ) -> None:
-    """Told as a statement of what is wrong, with no change verb, the request may ask for a
-    change: a run that changed nothing does not end `completed`."""
-    turns = [block('print(read_file(path="app/calc.py"))'), "add() returns a - b."]
+    """Told as a statement of what is wrong, with no change verb, the request is a bug report:
+    a fix to propose, and a run that proposed nothing says so first."""
+    said = "add() returns a - b."  # sent back once to write the change, it says it again
+    turns = [block('print(read_file(path="app/calc.py"))'), said, said]
     task = "the add function subtracts, but the readme says it adds"
     outcome, _ = run(repo, settings, turns, task)
     assert outcome.status == "incomplete"
-    assert outcome.answer.startswith("add() returns a - b.")
-    assert "nothing was changed" in outcome.answer
+    assert outcome.answer.startswith("Not done: no change was proposed")
+    assert "add() returns a - b." in outcome.answer
     assert (repo / "app" / "calc.py").read_text().count("a - b") == 1
+
+
+def test_a_question_that_may_ask_for_a_change_and_changes_nothing_is_not_completed(
+    repo: Path, settings: Settings
+) -> None:
+    """Asked as a question about what could be, the request may ask for a change: answered
+    with nothing changed, the run is not `completed` and says how to ask for the change."""
+    turns = [block('print(read_file(path="app/calc.py"))'), "add() takes two numbers."]
+    outcome, _ = run(repo, settings, turns, "can add take a third number?")
+    assert outcome.status == "incomplete"
+    assert outcome.answer.startswith("add() takes two numbers.")
+    assert "nothing was changed" in outcome.answer
 
 
 def test_a_request_to_act_outside_the_repository_is_declined_in_one_step(

@@ -416,7 +416,7 @@ def test_a_chained_call_is_taken_whole(text: str, calls: list[str]) -> None:
 @pytest.mark.parametrize(
     ("task", "might"),
     [
-        ("the parser never handles tabs", True),  # a complaint, though not a symptom
+        ("the parser never handles tabs", False),  # a complaint: a change (below)
         ("is there a way to add a flag for that?", True),
         ("can dasherize take a separator?", True),  # a feature asked as a question
         ("the parser is in which file", False),  # a statement, no complaint
@@ -432,6 +432,39 @@ def test_a_chained_call_is_taken_whole(text: str, calls: list[str]) -> None:
 )
 def test_which_questions_might_ask_for_a_change(task: str, might: bool) -> None:
     assert from_rules(task).might_change is might
+
+
+@pytest.mark.parametrize(
+    ("task", "kind", "fix"),
+    [
+        # a bug report stated, asking nothing (dev sv-fix-not-equal, sv-fix-cli-compare were
+        # answered as questions, "nothing was changed", and ended `incomplete`)
+        (
+            "Version.parse('2.0.0').match('!=3.0.0') is False?? 2.0.0 is clearly not 3.0.0",
+            "change",
+            True,
+        ),
+        ("`pysemver compare 1.0.0 2.0.0` prints 1 but 1.0.0 is the older one", "change", True),
+        ("the parser never handles tabs", "change", True),
+        # the controls: asked as a question, a request to tell, someone unsure, a feature
+        ("the parser never handles tabs, does it?", "question", False),
+        ("explain why the parser never handles tabs", "question", False),
+        ("not sure why the parser never handles tabs", "question", False),
+        ("the parser is in which file", "question", False),
+        ("add a --tabs flag to the parser, but keep spaces the default", "change", False),
+    ],
+)
+def test_a_bug_stated_as_a_complaint_is_a_fix_to_propose(task: str, kind: str, fix: bool) -> None:
+    intent = from_rules(task)
+    assert (intent.kind, intent.fix) == (kind, fix)
+
+
+def test_a_complaint_s_call_is_its_symptom_a_fix_must_change() -> None:
+    intent = from_rules(
+        "Version.parse('2.0.0').match('!=3.0.0') is False?? it is clearly not 3.0.0"
+    )
+    assert intent.symptom_calls == ("Version.parse('2.0.0').match('!=3.0.0')",)
+    assert intent.symptom_wants == {}  # no value written: any other value than now
 
 
 def test_the_value_a_symptom_should_give_is_read_only_when_it_is_a_literal() -> None:

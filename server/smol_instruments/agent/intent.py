@@ -143,7 +143,8 @@ class TaskIntent:
         """The calls a change told by its symptom writes ("ordinalize(-1021) gives '-1021th',
         it should be '-1021st'"): a fix must change what they give (tools/patch.py checks
         each proposal by them)."""
-        return self.calls if self.change and wording.SHOULD.search(self.task) else ()
+        told = wording.SHOULD.search(self.task) or _complains(self.task)
+        return self.calls if self.change and told else ()
 
     @property
     def symptom_wants(self) -> dict[str, str]:
@@ -251,18 +252,11 @@ class TaskIntent:
     @property
     def might_change(self) -> bool:
         """Read as a question or a command in words that may ask for a change (a change word
-        inside, "can f take ...?", a statement of a symptom): changing nothing is not done. Not
+        inside, "can f take ...?"): changing nothing is not done. Not
         a question about what a change would affect: "if I change f" supposes the change."""
         if self.kind not in ("question", "command") or self.asks_callers == "impact":
             return False
-        if _open_to_change(self.task):
-            return True
-        statement = wording.QUESTION_FORM.search(self.task) is None
-        return (
-            self.kind == "question"
-            and statement
-            and wording.COMPLAINT.search(self.task) is not None
-        )
+        return _open_to_change(self.task)
 
     @property
     def section(self) -> str | None:
@@ -344,10 +338,27 @@ def _reports_symptom(task: str) -> bool:
     sentences = _sentences(task)
     if any(wording.WANTS.search(s) and not wording.QUESTION_FORM.search(s) for s in sentences):
         return True
+    if _complains(task):
+        return True
     return (
         wording.SYMPTOM.search(task) is not None
         and not any(wording.QUESTION_FORM.search(sentence) for sentence in sentences)
         and wording.TELLS.match(task) is None
+    )
+
+
+def _complains(task: str) -> bool:
+    """It states that code does something wrong, asking nothing ("X is False?? 2.0.0 is clearly
+    not 3.0.0", "`compare 1.0.0 2.0.0` prints 1 but 1.0.0 is the older one"): a bug report,
+    which a proposal answers (nothing is written unless the user accepts it). Not a message
+    phrased as a question, a request to tell, words of someone unsure, or a change asked for
+    plainly ("add a flag, but keep the default": a feature)."""
+    return (
+        wording.QUESTION_FORM.search(task) is None
+        and wording.COMPLAINT.search(task) is not None
+        and wording.TELLS.match(task) is None
+        and wording.UNSURE.search(task) is None
+        and not plain_change(task)
     )
 
 

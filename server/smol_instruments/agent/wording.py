@@ -56,6 +56,12 @@ COMPLAINT = re.compile(
     r"(?:does|do|is|are|was|can|won)n'?t)\b",
     re.IGNORECASE,
 )
+#: Words of someone unsure, who asks ("not sure what walk does, it never returns"): a question.
+UNSURE = re.compile(
+    r"\b(?:not sure|unsure|(?:do|does|did)n'?t (?:know|understand|get)|no idea|wonder\w*|"
+    r"curious|confus\w*)\b",
+    re.IGNORECASE,
+)
 #: A change asked for inside a sentence ("how do I add a user?", "is it possible to make ...",
 #: "run the tests and fix what fails"); not a function named like one ("what does add do?").
 CHANGE_WORD = re.compile(rf"\b(?:to|i|you|we|please|and|then)\s+(?:{CHANGE_VERBS})\b", re.I)
