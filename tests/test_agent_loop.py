@@ -646,6 +646,20 @@ def test_wrong_test_counts_given_again_come_with_the_printed_ones(
     assert note.endswith("the counts above are the model's and differ.")
 
 
+def test_a_change_s_answer_is_not_held_to_the_counts_of_the_run_before_it(
+    repo: Path, settings: Settings, venv_python_first: None
+) -> None:
+    """A change's answer quoting its patch's checks ("0 failed, 2 passed") is told from the
+    diff, not compared with the tests run before the change (dev sv-finalize-keep-build got a
+    "counts differ" note for its validation's counts)."""
+    change = "```python\n# file: app/calc.py\ndef add(a, b):\n    return a + b\n```"
+    turns = [block("print(run_tests())"), change, "Fixed add: 0 failed, 2 passed."]
+    outcome, requests = run(repo, settings, turns, "test_add fails, fix add in app/calc.py")
+    assert len(requests) == 3  # not sent back
+    assert "the counts above are the model's" not in outcome.answer
+    assert "0 failed, 2 passed" in outcome.answer
+
+
 @pytest.mark.parametrize(
     ("answer", "said"),
     [

@@ -452,6 +452,9 @@ def test_which_questions_might_ask_for_a_change(task: str, might: bool) -> None:
         ("not sure why the parser never handles tabs", "question", False),
         ("the parser is in which file", "question", False),
         ("add a --tabs flag to the parser, but keep spaces the default", "change", False),
+        # a fix asked for after the symptom, in a clause of its own
+        ("test_add fails, fix add in app/calc.py", "change", True),
+        ("the tests are red, then fix the parser", "change", True),
     ],
 )
 def test_a_bug_stated_as_a_complaint_is_a_fix_to_propose(task: str, kind: str, fix: bool) -> None:

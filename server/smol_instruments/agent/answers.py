@@ -144,9 +144,13 @@ def _kind(word: str) -> str:
 def the_counts_are_the_outputs(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
     """An answer that gives test counts gives the ones the last test run printed: sent back
     once (seen on the 1.5B model: "10 failed, 4 passed" from "1 failed, 4 passed"); the same
-    mistake again is let through with the printed counts below it, never alone."""
+    mistake again is let through with the printed counts below it, never alone. Not a
+    change's answer once it proposed a patch: that is told from the diff and its own checks,
+    whose counts are not the last run's (dev sv-finalize-keep-build quoted its validation's)."""
     watch: RunWatch | None = getattr(agent, "watch", None)
     if watch is None or not isinstance(answer, str):
+        return True
+    if watch.intent.change and watch.last_patch() is not None:
         return True
     said = {_kind(word): int(n) for n, word in _SAID_COUNT.findall(answer)}
     shown_line = _last_run_summary(memory)

@@ -129,7 +129,8 @@ class TaskIntent:
     def fix(self) -> bool:
         """A change that repairs something (a fix, a symptom to correct)."""
         return self.change and (
-            any(wording.ASKS_TO_FIX.match(s) for s in _sentences(self.task))
+            # "test_add fails, fix add": asked in any clause
+            any(wording.ASKS_TO_FIX.match(c) for c in _clauses(_sentences(self.task)))
             or _reports_symptom(self.task)
         )
 
