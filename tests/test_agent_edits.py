@@ -737,6 +737,50 @@ def test_a_copy_that_changes_nothing_is_told_what_the_symptom_call_must_give(
             assert told in first, first
 
 
+GREET = '''def greet(name):
+    """Greet someone: the message ends with one exclamation mark."""
+    prefix = "Hello"
+    message = f"{prefix}, {name}"  # the greeting itself
+    return message + "!!!"
+'''
+
+
+@pytest.mark.parametrize(
+    ("task", "told"),
+    [
+        (
+            "the greeting message from greet ends with three exclamation marks but one is enough",
+            'The task\'s words are on line 4: `message = f"{prefix}, {name}"  # the greeting '
+            'itself`; line 5: `return message + "!!!"`: change what they do, or that line '
+            "alone: propose_patch(path='app/greet.py', old_text=",
+        ),
+        ("make greet in app/greet.py shorter", None),  # control: no word of it is on a line
+    ],
+    ids=["words-on-lines", "control-no-words"],
+)
+def test_a_copy_that_changes_nothing_is_shown_the_lines_that_hold_the_task_s_words(
+    repo: Path, settings: Settings, no_search: None, task: str, told: str | None
+) -> None:
+    """Seen on the 1.5B model (dev jp-walk-message): `walk` copied back unchanged until the
+    loop stop, the message the task speaks of built on one of its lines. The refusal names
+    the lines holding most of the task's words (not the def line, docstring or comments, nor
+    the function's own name); with no such line it says nothing of them."""
+    (repo / "app" / "greet.py").write_text(GREET)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "greet")
+    same = "# file: app/greet.py\n" + GREET
+    fixed = same.replace('"!!!"', '"!"')
+    outcome, model = _checked_run(repo, settings, [same, fixed, "one mark now."], task)
+    first = model.requests[1].last_user_text()
+    assert "it changes nothing" in first, first
+    if told is None:
+        assert "The task's words" not in first, first
+    else:
+        assert told in first, first
+    assert outcome.status in ("completed", "incomplete")  # the change after it is proposed
+    assert "!!!" in (repo / "app" / "greet.py").read_text()  # nothing written unasked
+
+
 def _with_double(repo: Path) -> str:
     """Commit `double`, which calls `add` (the sample's wrong one); a copy of it unchanged."""
     import subprocess

@@ -159,6 +159,12 @@ class TaskIntent:
         return {calls[0]: wanted} if wanted is not None else {}
 
     @property
+    def words(self) -> tuple[str, ...]:
+        """The task's own words, lowercase, of three letters or more, its stop words left out."""
+        found = (word.lower() for word in re.findall(r"[A-Za-z_]\w{2,}", self.task))
+        return tuple(dict.fromkeys(word for word in found if word not in wording.STOP))
+
+    @property
     def held(self) -> Held:
         """Which failures that were there before a change still count against it:
         "all" when the task speaks of failing tests or asks for them to pass; "related" for a

@@ -269,7 +269,7 @@ class AgentSession:
             target=lambda: before.set_result(self._tree_state()), name="smol-tree", daemon=True
         ).start()
         intent = self._decide(task)
-        self.ctx.symptom_calls = intent.symptom_calls
+        self.ctx.symptom_calls, self.ctx.task_words = intent.symptom_calls, intent.words
         self.ctx.symptom_wants = intent.symptom_wants
         self.ctx.symptom_functions = {}  # the context's trace of each call fills it
         self.ctx.pin_expected = pinned if intent.adds_tests and not intent.fix else None

@@ -564,3 +564,33 @@ def unread_check(changes: list[tuple[str, str | None, str | None]]) -> list[dict
         return []
     output = "; ".join(said) + ": passing it changes nothing. Use it in the body."
     return [{"command": UNREAD_CHECK, "passed": False, "output": output}]
+
+
+def lines_holding(text: str, names: Sequence[str], words: Sequence[str], most: int = 3) -> str:
+    """The lines of the definitions `names` (dotted: their last part) in `text` that hold the
+    most of `words` (a task's own words, lowercase; the names themselves say nothing of
+    where), at most `most`, in order, as "line 274: `raise ...`"; "" when none does. Def
+    lines, docstrings and comments are left out. A small model that copies a function back
+    unchanged is shown where the task's words point (dev jp-walk-message: the message
+    "member not found" is built on one line of `walk`)."""
+    tree = pyast.parsed(text)
+    lasts = {name.rsplit(".", 1)[-1] for name in names}
+    words = [word for word in words if word not in {last.lower() for last in lasts}]
+    if tree is None or not lasts or not words:
+        return ""
+    lines = [line.rstrip("\r\n") for line in LINE.findall(text)]
+    held: list[tuple[int, int]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, DEFINITIONS) or node.name not in lasts or not node.body:
+            continue
+        doc = docstring(node.body)
+        skip = (doc.lineno, last_line(doc)) if doc is not None else (0, 0)
+        for number in range(node.body[0].lineno, last_line(node) + 1):
+            code = lines[number - 1].split("#", 1)[0].lower() if number <= len(lines) else ""
+            if skip[0] <= number <= skip[1] or not code.strip():
+                continue
+            if found := sum(re.search(rf"\b{re.escape(w)}", code) is not None for w in words):
+                held.append((found, number))
+    top = max((found for found, _ in held), default=0)
+    best = [number for found, number in held if found == top][:most]
+    return "; ".join(f"line {number}: `{lines[number - 1].strip()}`" for number in sorted(best))

@@ -102,6 +102,9 @@ class ToolContext:
     #: Calls the task names with a symptom ("f(2) gives 3, it should be 4"), set by the agent
     #: for each task: every proposal is checked by what they give with it (tools/patch.py).
     symptom_calls: tuple[str, ...] = ()
+    #: The task's own words, lowercase, its stop words left out, set by the agent for each
+    #: task: a proposal that changes nothing is shown the lines that hold them (tools/patch.py).
+    task_words: tuple[str, ...] = ()
     #: What the task says such a call should give, as the literal it writes ("'-1021st'").
     symptom_wants: dict[str, str] = field(default_factory=dict)
     #: The repository's functions such a call ran, as its trace found them (agent/evidence.py).

@@ -22,7 +22,7 @@ from ..patches.diff import DiffError, parse, unified_diff
 from ..patches.guard import patch_path
 from ..patches.merge import merge_definitions
 from ..patches.model import MAX_PATCH_CHARS, Patch, printable
-from ..patches.pysource import unread_check
+from ..patches.pysource import lines_holding, unread_check
 from ..patches.service import Outcome, diff_of
 from ..safety.approval import ApprovalRequest, Decision
 from .base import RepoTool, ToolContext, guarded
@@ -339,7 +339,8 @@ class ProposePatchTool(RepoTool):
         try:
             merged = merge_definitions(text, new_text, rel)
         except ToolError as exc:
-            raise _with_symptom(self.ctx, exc) if "compared" in exc.context else exc from None
+            told = "compared" in exc.context
+            raise (_with_symptom(self.ctx, exc, rel, text) if told else exc) from None
         summary, new_file = merged.summary(), merged.text
         seen: dict[str, dict[str, Any]] = {}
         narrowed = narrowed_merge(
@@ -382,27 +383,24 @@ def confirms_symptom(ctx: ToolContext, path: str, new_text: str) -> str | None:
     return diff if checks and all(check.get("passed") for check in checks) else None
 
 
-def _with_symptom(ctx: ToolContext, error: ToolError) -> ToolError:
-    """A proposal that changes nothing, for a task told by its symptom: the error says what
-    the call must give instead (seen on the 1.5B model: the function copied unchanged, again
-    and again, with only "it changes nothing" to go on)."""
-    wrong = [
-        f"{call} must give {ctx.symptom_wants[call]}"
-        if call in ctx.symptom_wants
-        else f"{call} must give something else than it gives now"
-        for call in ctx.symptom_calls
-    ]
-    ran = [
-        f"{call} runs {', '.join(ctx.symptom_functions[call])}"
-        for call in ctx.symptom_calls
-        if len(ctx.symptom_functions.get(call, [])) > 1
-    ]
-    if wrong:
-        error.recovery_suggestion = (
-            f"{error.recovery_suggestion or ''} {'; '.join(wrong)}: change the "
-            "lines that compute it."
-            + (f" {'; '.join(ran)}: the wrong value may come from any of them." if ran else "")
-        ).strip()
+def _with_symptom(ctx: ToolContext, error: ToolError, path: str = "", text: str = "") -> ToolError:
+    """A proposal that changes nothing: the error says what the task's symptom call must give
+    instead, and which lines of the code compared hold the task's words (seen on the 1.5B
+    model: the function copied unchanged, again and again, with "it changes nothing" alone)."""
+    compared = [str(name) for name in error.context.get("compared", [])]
+    where = lines_holding(text, compared, ctx.task_words) if text else ""
+    told = [
+        f"The task's words are on {where}: change what they do, or that line alone: "
+        f"propose_patch(path='{path}', old_text=<the line, exactly>, new_text=<it changed>)."
+    ] * bool(where)
+    wants, calls, ran = ctx.symptom_wants, ctx.symptom_calls, ctx.symptom_functions
+    if wrong := [
+        f"{c} must give {wants.get(c, 'something else than it gives now')}" for c in calls
+    ]:
+        many = [f"{c} runs {', '.join(ran[c])}" for c in calls if len(ran.get(c, [])) > 1]
+        told.append(f"{'; '.join(wrong)}: change the lines that compute it.")
+        told += [f"{'; '.join(many)}: the wrong value may come from any of them."] * bool(many)
+    error.recovery_suggestion = " ".join([error.recovery_suggestion or "", *told]).strip()
     return error
 
 
