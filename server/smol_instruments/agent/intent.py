@@ -21,7 +21,8 @@ Who decides (`decide`):
   task or the conversation contains it. It does not overrule the rules on safety (a
   destructive request is declined) nor on a change (a 1.5B model labelled "Fix the bug ... so
   that the tests pass" run-and-report), nor on a bug told as what happens ("NO_COLOR should
-  win": a fix; on the 1.5B model over the dev tasks its kinds were no better than the rules');
+  win", "X is False?? 2.0.0 is clearly not 3.0.0": a fix, proposed for the user to review; on
+  the 1.5B model over the dev tasks its kinds were no better than the rules');
 - the rules again where no schema is enforced or the reply is unusable: a fallback only.
 
 What follows from the kind and the words (failures a change is held to, the first call, the
