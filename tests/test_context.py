@@ -500,6 +500,29 @@ def test_a_change_sees_the_code_it_rewrites_before_the_failing_tests_source(
     assert asked.index("`test_average`") < asked.index("`average`")
 
 
+def test_what_ran_leaves_room_for_the_code_a_change_rewrites(project: Path) -> None:
+    """Dev sv-fix-not-equal: the failing test's output and the call's trace filled the room,
+    no definition was shown, and the 1.5B model wrote a class of its own. For a change what
+    ran counts half the room at most against its code; a question's room is as it was."""
+    task = "average([2, 4, 6]) gives 6.0, it should be 4. The tests fail."
+    fix = context_for(project, task, budget=700)
+    assert "The tests, run with" in fix and "calc/ops.py, lines 8-9: `average`" in fix
+    asked = context_for(project, "average([2, 4, 6]) gives 6.0. Why do the tests fail?", 700)
+    assert "The tests, run with" in asked and "calc/ops.py, lines" not in asked  # control
+
+
+def test_the_function_that_gives_a_chained_call_s_value_is_shown_first(project: Path) -> None:
+    """Dev sv-fix-not-equal: for `Version.parse('2.0.0').match('!=3.0.0')` the context showed
+    `parse` first and `match`, whose value was wrong, cut to its docstring."""
+    (project / "calc" / "box.py").write_text(
+        "class Box:\n    def __init__(self, n):\n        self.n = n\n\n"
+        "    @classmethod\n    def make(cls, n):\n        return cls(n)\n\n"
+        "    def area(self):\n        return Box.make(self.n).n + self.n\n"
+    )  # `make` runs inside `area` too, as `parse` inside `match`
+    text = context_for(project, "Box.make(3).area() gives 6, it should be 9")
+    assert 0 < text.index("`area`") < text.index("`make`")
+
+
 def test_a_new_section_of_a_document_is_shown_the_codes_own_examples(tmp_path: Path) -> None:
     """Dev infl-readme-usage: asked for a Usage section "with a couple of examples" and shown
     only the README, the 1.5B model filled it with the README's own lines and its tool's

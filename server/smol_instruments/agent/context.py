@@ -54,7 +54,7 @@ from .evidence import (
 )
 from .examples import usage_examples
 from .intent import TaskIntent
-from .mentions import asks_which_code
+from .mentions import asks_which_code, outer_callee
 from .named import file_of_words, meets_word, named_files, passages, word_forms
 
 log = logging.getLogger(__name__)
@@ -219,9 +219,11 @@ class _Gatherer:
         names = list(dict.fromkeys(failing + names))
         early = computed_calls(self.ctx, intent) if intent.calls else None  # what ran shows
         ran = [function.split(" (")[0] for function in early.ran_in] if early else []
-        # the code the task's call ran comes before code it only names (dev sv-fix-bump-minor:
-        # `parse` of `parse('1.2.3').bump_minor()` filled the room, bump_minor went unshown)
-        names.sort(key=lambda name: name not in failing and name not in ran)
+        # the code the task's call ran comes before code it only names, what gives its value
+        # first (dev sv-fix-bump-minor: `parse` of `parse('1.2.3').bump_minor()` filled the
+        # room, bump_minor went unshown; dev sv-fix-not-equal the same, `match` cut)
+        outer = {outer_callee(call) for call in intent.calls}
+        names.sort(key=lambda n: 0 if n in failing else 1 if n in outer else 2 if n in ran else 3)
         found = self._definitions(names, early.ran_in if early else [])
         defined = {name for name, _, _ in found}
         # a name the task writes that the code uses without defining it (an environment
@@ -321,12 +323,8 @@ class _Gatherer:
             self.shown.add((path, start + 1))
 
     def _names(self, task: str) -> list[str]:
-        seen: dict[str, None] = {}
-        for word in _WORD.findall(task):
-            if word.lower() in wording.STOP:
-                continue
-            seen.setdefault(word, None)
-        return list(seen)[:30]
+        words = _WORD.findall(task)
+        return list(dict.fromkeys(w for w in words if w.lower() not in wording.STOP))[:30]
 
     def _related(
         self, task: str, skip: Iterable[str] = (), docstrings: bool = False
@@ -452,10 +450,11 @@ class _Gatherer:
         tree = self._tree(path)  # a function the merge puts inside another, given alone
         if tree is not None and (outer := nested_owner(tree.body, name, line)) is not None:
             self.nested.append((name, outer))
-        most = CHANGED_LINES if changed and not related else DEFINITION_LINES
+        rewritten = changed and not related
+        most = CHANGED_LINES if rewritten else DEFINITION_LINES
         # the function a change rewrites, without its docstring: the model writes back what it
         # was shown, and a version written without one keeps it (patches/pysource.py)
-        doc = docstring_span(tree, line) if changed and not related and self.bare else None
+        doc = docstring_span(tree, line) if rewritten and self.bare else None
         rows = [n for n in range(start, end + 1) if not (doc and doc[0] <= n <= doc[1])]
         cut = len(rows) > most
         last = rows[most - 1] if cut else end
@@ -470,7 +469,7 @@ class _Gatherer:
             title += " (found by the task's words: check it is what is asked)"
         if (path, line) in self.holding:
             title += f" (it uses `{self.holding[path, line]}`)"
-        self._add(_Piece(path, title, body, _language(path), start, last, name))
+        self._add(_Piece(path, title, body, _language(path), start, last, name), code=rewritten)
 
     def _lines_using(self, name: str) -> list[tuple[str, int, str]]:
         result = RgSearchTool(self.ctx).forward(pattern=rf"\b{re.escape(name)}\b", max_results=40)
@@ -553,9 +552,12 @@ class _Gatherer:
                     names.setdefault(node.func.id, None)
         return list(names)[:10]
 
-    def _add(self, piece: _Piece) -> None:
+    def _add(self, piece: _Piece, *, code: bool = False) -> None:
+        """`piece` if room is left, cut to fit; for the `code` a change rewrites, what ran counts
+        half the budget at most (dev sv-fix-not-equal: shown no `match`, it wrote a class)."""
+        ran = sum(len(part.body) + len(part.title) for part in self.evidence)
         used = sum(len(p.body) + len(p.title) for p in self.pieces)
-        used += sum(len(part.body) + len(part.title) for part in self.evidence)
+        used += min(ran, self.budget // 2) if code else ran
         room = self.budget - used
         if room < 200:
             return

@@ -111,6 +111,17 @@ def literal_calls(text: str) -> list[str]:
     return calls[:4]
 
 
+def outer_callee(call: str) -> str | None:
+    """What the outermost call of `call` calls, whose value the call gives: `match` of
+    "Version.parse('2.0.0').match('!=3.0.0')", `f` of "f(g(1))"; None for no call."""
+    try:
+        node = ast.parse(call, mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    func = node.func if isinstance(node, ast.Call) else None
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
 def written_in(call: str, text: str, *, values: str | None = None) -> bool:
     """The call's function and each of its arguments occur in `text` (its arguments in `values`
     when given): a call a model writes for a task is run only when it is the task's, not one
