@@ -587,3 +587,21 @@ def test_a_link_in_the_store_is_refused_not_followed(
     (store_of(root) / "plinked.json").symlink_to(outside / "plinked.json")
     assert service(root).all() == []
     assert "'repo/plinked.json' is a symbolic link" in caplog.text
+
+
+def test_lines_holding_names_a_line_once_when_a_class_and_its_method_are_compared() -> None:
+    from smol_instruments.patches.pysource import lines_holding
+
+    text = (
+        "class Walker:\n"
+        '    """Walks a document."""\n'
+        "\n"
+        "    def walk(self, doc, key):\n"
+        "        if key not in doc:\n"
+        "            raise KeyError(f'member not found: {doc}')  # the message\n"
+        "        return doc[key]\n"
+    )
+    where = lines_holding(text, ["Walker", "Walker.walk"], ["member", "found", "message"])
+    assert where == "line 6: `raise KeyError(f'member not found: {doc}')  # the message`"
+    # control: words on no line of the compared code say nothing
+    assert lines_holding(text, ["Walker.walk"], ["absent"]) == ""

@@ -81,7 +81,6 @@ _SECRET = re.compile(
     r"|\.netrc|\.npmrc|\.pypirc|credentials(?:\.\w+)?)$",
     re.IGNORECASE,
 )
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _BUILTINS = frozenset(dir(builtins))
 #: The words of an identifier: `_can_do_colour` and `canDoColour` are can, do, colour.
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -323,8 +322,7 @@ class _Gatherer:
             self.shown.add((path, start + 1))
 
     def _names(self, task: str) -> list[str]:
-        words = _WORD.findall(task)
-        return list(dict.fromkeys(w for w in words if w.lower() not in wording.STOP))[:30]
+        return wording.own_words(task)[:30]
 
     def _related(
         self, task: str, skip: Iterable[str] = (), docstrings: bool = False
@@ -343,7 +341,7 @@ class _Gatherer:
                 continue  # named by the task: shown as such
             parts = [word_forms(part).pop() for part in _NAME_PART.findall(name)]
             doc = self._docstring(path, line) if docstrings else ""
-            said = [word_forms(word).pop() for word in _WORD.findall(doc)]
+            said = [word_forms(word).pop() for word in wording.WORD.findall(doc)]
             named = sum(any(meets_word(part, forms) for part in parts) for forms in words)
             told = sum(any(meets_word(part, forms) for part in parts + said) for forms in words)
             if told:  # a word in the name counts twice: a docstring says more than it is about

@@ -162,8 +162,7 @@ class TaskIntent:
     @property
     def words(self) -> tuple[str, ...]:
         """The task's own words, lowercase, of three letters or more, its stop words left out."""
-        found = (word.lower() for word in re.findall(r"[A-Za-z_]\w{2,}", self.task))
-        return tuple(dict.fromkeys(word for word in found if word not in wording.STOP))
+        return tuple(dict.fromkeys(word.lower() for word in wording.own_words(self.task)))
 
     @property
     def held(self) -> Held:

@@ -216,5 +216,14 @@ STOP = frozenset(
     python please also only just like use used uses using given want need""",
     )
 )
+#: A word of three letters or more that may name code.
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def own_words(text: str) -> list[str]:
+    """The words of `text` that may name code, as written, once each, STOP words left out."""
+    return list(dict.fromkeys(w for w in WORD.findall(text) if w.lower() not in STOP))
+
+
 #: A change to docs or docstrings (context shows them to it).
 DOCS = re.compile(r"\bdoc", re.IGNORECASE)

@@ -579,7 +579,7 @@ def lines_holding(text: str, names: Sequence[str], words: Sequence[str], most: i
     if tree is None or not lasts or not words:
         return ""
     lines = [line.rstrip("\r\n") for line in LINE.findall(text)]
-    held: list[tuple[int, int]] = []
+    held: dict[int, int] = {}  # line -> words: a method is in its class's body too
     for node in ast.walk(tree):
         if not isinstance(node, DEFINITIONS) or node.name not in lasts or not node.body:
             continue
@@ -590,7 +590,7 @@ def lines_holding(text: str, names: Sequence[str], words: Sequence[str], most: i
             if skip[0] <= number <= skip[1] or not code.strip():
                 continue
             if found := sum(re.search(rf"\b{re.escape(w)}", code) is not None for w in words):
-                held.append((found, number))
-    top = max((found for found, _ in held), default=0)
-    best = [number for found, number in held if found == top][:most]
+                held[number] = found
+    top = max(held.values(), default=0)
+    best = [number for number, found in sorted(held.items()) if found == top][:most]
     return "; ".join(f"line {number}: `{lines[number - 1].strip()}`" for number in sorted(best))
