@@ -56,6 +56,7 @@ from .examples import usage_examples
 from .intent import TaskIntent
 from .mentions import asks_which_code, outer_callee
 from .named import file_of_words, meets_word, named_files, passages, word_forms
+from .parameters import Parameter, new_parameter
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +205,7 @@ class _Gatherer:
         self.searched: set[tuple[str, str, int]] = set()  # found by the task's words
         self.nodes: dict[str, dict[int, ast.AST]] = {}
         self.bare = False  # definitions a change rewrites are shown without their docstrings
+        self.parameter: Parameter | None = None  # a change adds it: shown in the signature
 
     def run(self, intent: TaskIntent) -> Context:
         task = intent.task
@@ -213,7 +215,7 @@ class _Gatherer:
             if part is not None:
                 self.evidence.append(part)
         mentioned = [name.rsplit(".", 1)[-1] for name in (*intent.names, *intent.carried)]
-        names = [*mentioned, *self._names(task)]
+        names = [*mentioned, *wording.own_words(task)[:30]]
         failing = [name for part in self.evidence for name in part.names]
         names = list(dict.fromkeys(failing + names))
         early = computed_calls(self.ctx, intent) if intent.calls else None  # what ran shows
@@ -235,6 +237,8 @@ class _Gatherer:
             named += tests_for([path for _, path, _ in found], self.files, self._text)
         held = defined | set(self.holding.values())
         absent = missing_names(self.ctx, list(intent.names), held, self.files, intent.change)
+        functions = [*intent.names, *(n for n, path, _ in found if not is_test_path(path))]
+        self.parameter = new_parameter(task, absent.names, functions) if absent else None
         # no code named: the definitions its words name; none for a name found nowhere (dev
         # sv-missing-epoch: shown cmd_bump, the model told how bump_epoch works)
         related = not (found or named or self.evidence or absent) and intent.kind != "command"
@@ -304,7 +308,7 @@ class _Gatherer:
         lines = text.splitlines()
         # the word that named the file ("in pyproject") is not what the task is about in it
         own = {PurePosixPath(path).stem.lower(), PurePosixPath(path).name.lower()}
-        words = [word.lower() for word in self._names(task) if word.lower() not in own]
+        words = [word.lower() for word in wording.own_words(task)[:30] if word.lower() not in own]
         hits = [i for i, line in enumerate(lines) if any(w in line.lower() for w in words)]
         if not hits:
             if path.endswith(".py") and not is_test_path(path):
@@ -321,9 +325,6 @@ class _Gatherer:
             self._add(_Piece(path, title, body, _language(path), start + 1, end))
             self.shown.add((path, start + 1))
 
-    def _names(self, task: str) -> list[str]:
-        return wording.own_words(task)[:30]
-
     def _related(
         self, task: str, skip: Iterable[str] = (), docstrings: bool = False
     ) -> list[tuple[str, str, int]]:
@@ -332,7 +333,7 @@ class _Gatherer:
         decide whether to print colours?": `_can_do_colour`; by docstrings `cprint` came too). A
         lexical search, as an editor's codebase retrieval: without it the 1.5B model answered a
         question naming nothing from a guess at the library, in one step."""
-        words = [word_forms(word) for word in self._names(task) if len(word) >= 4]
+        words = [word_forms(word) for word in wording.own_words(task)[:30] if len(word) >= 4]
         if not words:
             return []
         ranked = []
@@ -442,13 +443,14 @@ class _Gatherer:
         text = self._text(path)
         if text is None:
             return
-        lines = text.splitlines()
-        start, end = span_at(self._tree(path), lines, line)
+        lines, tree = text.splitlines(), self._tree(path)
+        start, end = span_at(tree, lines, line)
         self.shown.add((path, line))
-        tree = self._tree(path)  # a function the merge puts inside another, given alone
         if tree is not None and (outer := nested_owner(tree.body, name, line)) is not None:
-            self.nested.append((name, outer))
-        rewritten = changed and not related
+            self.nested.append((name, outer))  # a function the merge puts inside another
+        rewritten = changed and not related  # the signature as the change must write it:
+        shape = self.parameter.signed if rewritten and self.parameter else None
+        lines, signed = shape(name, lines, start, end) if shape else (lines, "")
         most = CHANGED_LINES if rewritten else DEFINITION_LINES
         # the function a change rewrites, without its docstring: the model writes back what it
         # was shown, and a version written without one keeps it (patches/pysource.py)
@@ -457,10 +459,8 @@ class _Gatherer:
         cut = len(rows) > most
         last = rows[most - 1] if cut else end
         body = "\n".join(lines[n - 1] for n in rows if n <= last) + "\n"
-        title = f"{path}, lines {start}-{last}: `{name}`" + (
-            f" (cut: it ends at line {end})" if cut else ""
-        )
-        title += " (its docstring left out: written without one, it keeps it)" * bool(doc)
+        title = f"{path}, lines {start}-{last}: `{name}`" + f" (cut: it ends at line {end})" * cut
+        title += " (its docstring left out: written without one, it keeps it)" * bool(doc) + signed
         if changed and isinstance(owner := enclosing_node(tree, line), ast.ClassDef):
             title += f" (a method of `{owner.name}`: write the method alone, not the class)"
         if related:

@@ -1,0 +1,98 @@
+"""A parameter a change adds, read from the task and written into a signature
+(agent/parameters.py)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from smol_instruments.agent.parameters import Parameter, new_parameter
+
+SOURCE = """class Version:
+    @classmethod
+    def parse(
+        cls: type, version: str, optional_minor_and_patch: bool = False
+    ) -> "Version":
+        return cls()
+
+    def many(self, *args, k=3, **kw):
+        pass
+
+    def keywords(**kw):
+        pass
+
+    def bare():
+        pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("task", "absent", "names", "wanted"),
+    [
+        (
+            "people keep passing 'v1.2.3' to Version.parse. give it an allow_v flag (default "
+            "False) that lets a leading v through",
+            ["allow_v"],
+            ["Version.parse", "allow_v"],
+            Parameter("parse", "allow_v", "False"),
+        ),
+        (
+            "give parameterize an optional max_length argument",
+            ["max_length"],
+            ["parameterize", "max_length"],
+            Parameter("parameterize", "max_length", "None"),
+        ),
+        (
+            "can you give bump a `step` parameter? default stays 1",
+            ["step"],
+            ["bump", "step"],
+            Parameter("bump", "step", "1"),
+        ),
+        (
+            "add a sep option to join, defaulting to ', '",
+            ["sep"],
+            ["join", "sep"],
+            Parameter("join", "sep", "', '"),
+        ),
+        # controls: a missing name not called a parameter; no function named to add it to
+        ("add a bump_epoch function", ["bump_epoch"], ["bump_epoch"], None),
+        ("add an allow_v flag", ["allow_v"], ["allow_v"], None),
+    ],
+)
+def test_the_parameter_a_task_adds(
+    task: str, absent: list[str], names: list[str], wanted: Parameter | None
+) -> None:
+    assert new_parameter(task, absent, names) == wanted
+
+
+@pytest.mark.parametrize(
+    ("parameter", "start", "end", "line", "wanted"),
+    [
+        (
+            Parameter("parse", "allow_v", "False"),
+            2,
+            6,
+            4,
+            "        cls: type, version: str, optional_minor_and_patch: bool = False, "
+            "allow_v: bool = False",
+        ),
+        (Parameter("many", "x", "None"), 8, 9, 8, "    def many(self, *args, k=3, x=None, **kw):"),
+        (Parameter("keywords", "x", "'é'"), 11, 12, 11, "    def keywords(x='é', **kw):"),
+        (Parameter("bare", "x", "1"), 14, 15, 14, "    def bare(x=1):"),
+    ],
+)
+def test_a_parameter_goes_into_the_signature_and_nowhere_else(
+    parameter: Parameter, start: int, end: int, line: int, wanted: str
+) -> None:
+    lines = SOURCE.splitlines()
+    taken = parameter.into(lines, start, end)
+    assert taken is not None and len(taken) == len(lines)
+    assert taken[line - 1] == wanted
+    assert [row for n, row in enumerate(taken) if n != line - 1] == [
+        row for n, row in enumerate(lines) if n != line - 1
+    ]
+    ast.parse("\n".join(taken))  # still Python
+    # a signature that has it already, or no function, is left as it is
+    assert parameter.into(taken, start, end) is None
+    assert Parameter("Version", "x", "1").into(lines, 1, 15) is None
