@@ -742,6 +742,9 @@ GREET = '''def greet(name):
     prefix = "Hello"
     message = f"{prefix}, {name}"  # the greeting itself
     return message + "!!!"
+
+
+GREETED = greet("you")
 '''
 
 
@@ -771,14 +774,68 @@ def test_a_copy_that_changes_nothing_is_shown_the_lines_that_hold_the_task_s_wor
     same = "# file: app/greet.py\n" + GREET
     fixed = same.replace('"!!!"', '"!"')
     outcome, model = _checked_run(repo, settings, [same, fixed, "one mark now."], task)
-    first = model.requests[1].last_user_text()
-    assert "it changes nothing" in first, first
+    texts = [request.last_user_text() for request in model.requests]
+    first = next(text for text in texts if "it changes nothing" in text)
     if told is None:
         assert "The task's words" not in first, first
     else:
         assert told in first, first
     assert outcome.status in ("completed", "incomplete")  # the change after it is proposed
     assert "!!!" in (repo / "app" / "greet.py").read_text()  # nothing written unasked
+
+
+def _greet_repo(repo: Path) -> None:
+    (repo / "app" / "greet.py").write_text(GREET)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "greet")
+
+
+BANG = "the greeting message from greet ends with three exclamation marks but one is enough"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '```python\n    return message + "!"\n```',  # the line alone
+        "```python\n# file: app/greet.py\n" + GREET.replace('"!!!"', '"!"') + "```",  # whole
+    ],
+    ids=["the-line", "the-function-around-it"],
+)
+def test_a_copied_function_s_line_is_asked_for_alone_and_proposed(
+    repo: Path, settings: Settings, no_search: None, reply: str
+) -> None:
+    """Dev jp-walk-message: told which line holds the task's words, the 1.5B model copied
+    `walk` back again. That line is asked for alone, and its new version (or the likest new
+    line of a function written whole around it) is proposed in place, checked like any
+    change; nothing is written unless accepted."""
+    _greet_repo(repo)
+    same = "```python\n# file: app/greet.py\n" + GREET + "```"
+    _outcome, model, patches = _locally_checked(
+        repo, settings, [same, reply, "One mark now."], BANG
+    )
+    asked = model.requests[1].prompt_text()
+    shown = 'message = f"{prefix}, {name}"  # the greeting itself\nreturn message + "!!!"'
+    assert f"Lines 4, 5 of app/greet.py:\n```python\n{shown}\n```" in asked
+    assert BANG in asked
+    assert len(patches) == 1
+    diff = diff_of(patches[0])  # one line for one, its line end kept (the next line stays)
+    assert '-    return message + "!!!"\n+    return message + "!"\n \n \n GREETED' in diff, diff
+    assert "asked for alone, proposed changed as patch" in model.requests[2].prompt_text()
+    assert "!!!" in (repo / "app" / "greet.py").read_text()
+
+
+def test_a_line_given_back_the_same_is_no_change(
+    repo: Path, settings: Settings, no_search: None
+) -> None:
+    """Control: the line given back as it is (and then words, not a line) proposes nothing:
+    the run goes on as before and ends saying no change was proposed."""
+    _greet_repo(repo)
+    same = "```python\n# file: app/greet.py\n" + GREET + "```"
+    again = '```python\n    return message + "!!!"\n```'
+    turns = [same, again, "It is fine.", "It is fine as it is.", "It is fine as it is."]
+    outcome, _model, patches = _locally_checked(repo, settings, turns, BANG)
+    assert patches == []
+    assert outcome.status == "incomplete" and outcome.answer.startswith("Not done")
 
 
 def _with_double(repo: Path) -> str:

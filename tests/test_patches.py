@@ -602,6 +602,6 @@ def test_lines_holding_names_a_line_once_when_a_class_and_its_method_are_compare
         "        return doc[key]\n"
     )
     where = lines_holding(text, ["Walker", "Walker.walk"], ["member", "found", "message"])
-    assert where == "line 6: `raise KeyError(f'member not found: {doc}')  # the message`"
+    assert where == [(6, "            raise KeyError(f'member not found: {doc}')  # the message")]
     # control: words on no line of the compared code say nothing
-    assert lines_holding(text, ["Walker.walk"], ["absent"]) == ""
+    assert lines_holding(text, ["Walker.walk"], ["absent"]) == []

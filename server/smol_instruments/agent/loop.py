@@ -116,6 +116,7 @@ class SmolCodeAgent(PinnedCodeAgent):
         search_fix: Callable[[list[Any], str | None], tuple[int, str, str] | None] = (
             lambda messages, path: None
         ),
+        rewrite_line: Callable[[str], tuple[str, str, str, str] | None] = lambda task: None,
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault(
@@ -142,6 +143,8 @@ class SmolCodeAgent(PinnedCodeAgent):
         self.edit_blocks = edit_blocks
         #: Versions of a step's change sampled again, the first the run confirms (search.py).
         self.search_fix = search_fix
+        #: A line a copied function holds the task's words on, asked for alone (search.py).
+        self.rewrite_line = rewrite_line
         #: What each step's observation ends with (by the run it belongs to), id(step) -> text.
         self._after: dict[int, str] = {}
         self._same_failures = 0
@@ -323,6 +326,8 @@ class SmolCodeAgent(PinnedCodeAgent):
                 hold(watch.edit_grammar)
         if watch is not None and not watch.searched and _judged(watch):
             self._confirm_fix(step, watch)
+        if watch is not None and watch.intent.change and not watch.rewritten:
+            self._rewrite_copied(step, watch)
         if isinstance(step.error, AgentMaxStepsError):
             return
         if watch is not None and watch.loops() >= STUCK_AFTER:
@@ -362,6 +367,22 @@ class SmolCodeAgent(PinnedCodeAgent):
                 + (f" ({first[0][:160]})" if first else ""),
                 step,
             )
+
+    def _rewrite_copied(self, step: ActionStep, watch: RunWatch) -> None:
+        """After a step whose change copied its function back unchanged: the line of it that
+        holds most of the task's words, asked for alone (agent/search.py), proposed in place,
+        once per run; the observation says so."""
+        found = None if watch.changed() else self.rewrite_line(watch.intent.task)
+        if found is None:
+            return
+        watch.rewritten = True
+        path, where, old, new = found
+        result = self.tools["propose_patch"](path=path, old_text=old, new_text=new)
+        if isinstance(result, dict) and result.get("patch_id"):
+            said = Nudge.REWRITTEN.says(
+                where=where, path=path, patch=str(result["patch_id"]), diff=result["diff"]
+            )
+            step.observations = (step.observations or "").rstrip() + "\n" + said
 
     def _confirm_fix(self, step: ActionStep, watch: RunWatch) -> None:
         """After the model's first change for a symptom with a wanted value that does not give

@@ -103,6 +103,12 @@ CHANGE_THERE = (
     + ", then the complete new version of `{name}` with the fix in it"
     + WITHOUT_DOCSTRING
 )
+#: Lines asked for alone, after the function they are in came back unchanged (search.py).
+REWRITE_LINES = (
+    "{where} of {path}:\n```python\n{lines}\n```\nThe task: {task}\nWrite the line that "
+    "must change as it must be for the task. Reply with one ```python block holding the new "
+    "line only."
+)
 CHANGE_AGAIN = (
     "\nReply with "
     + ONE_BLOCK
@@ -285,6 +291,10 @@ class Nudge(Enum):
     # After a change that does not give what the task wants (or leaves the failing tests
     # failing), and a sampled version that does (agent/search.py): the change is made; what is
     # left is to say it.
+    REWRITTEN = (
+        "{where} of {path}, asked for alone, proposed changed as patch {patch}:\n{diff}\n"
+        "Say in a sentence what this change does."
+    )
     CONFIRMED = (
         "Other versions of this change were sampled and run: version {tries} {made}. It is "
         "proposed as patch {patch}:\n{diff}\n"

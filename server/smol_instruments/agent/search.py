@@ -33,18 +33,21 @@ and every check passes on it (`_passes`), and only where the tests run on a vers
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from typing import Any
 
 from smolagents.models import ChatMessage, MessageRole
 
+from ..base.errors import ToolError
 from ..tools.base import ToolContext
+from ..tools.files import read_repo_text
 from ..tools.patch import confirms_symptom, merged_diff, patch_checks
 from .edits import file_header
 from .intent import Held
 from .model import for_one_call
 from .outcome import failed_checks
-from .prompts import CHANGE_AGAIN, CHANGE_THERE
+from .prompts import CHANGE_AGAIN, CHANGE_THERE, REWRITE_LINES
 
 #: Versions sampled at most, once per run.
 SAMPLES = 6
@@ -52,6 +55,10 @@ SAMPLES = 6
 TEMPERATURE = 0.9
 #: Functions of the call's trace the versions are spread over, at most.
 PLACES = 3
+#: Tokens a line asked for alone may take (a runaway reply is cut, not waited for).
+LINE_TOKENS = 120
+#: How like the line a reply's line must be to be its new version (difflib's ratio).
+LIKE = 0.4
 #: A function of a trace, as tools/evaluate.py TRACER names it: "ordinal (inflection.py)".
 _RAN = re.compile(r"^(?P<name>[A-Za-z_]\w*) \((?P<path>[^()]+\.py)\)$")
 
@@ -86,6 +93,54 @@ def search_fix(
         diff = merged_diff(ctx, path, body) if by_tests else confirms_symptom(ctx, path, body)
         if diff is not None and _passes(ctx, diff, held, every=by_tests):
             return seed, path, body
+    return None
+
+
+def rewrite_line(model: Any, ctx: ToolContext, task: str) -> tuple[str, str, str, str] | None:
+    """(path, where, old lines, new lines) of the lines a proposal that copied its function
+    back unchanged holds most of the task's words on (tools/patch.py sets `ctx.copied`), asked
+    for alone, at the agent's temperature, then hotter: each line of the reply's block that
+    the file does not have replaces the shown line it is likest (difflib, `LIKE` at least);
+    None when no reply gives one. Asked once per copy; the run proposes the result like any
+    change, checked like any change.
+
+    Seen on the 1.5B model (dev jp-walk-message): `walk` copied back five times, told which
+    line holds "member ... not found" and how to replace it alone, and copied again."""
+    if ctx.copied is None:
+        return None
+    (path, held), ctx.copied = ctx.copied, None
+    try:  # a line the file has already is no new version of one shown
+        lines = read_repo_text(ctx, path)[1].splitlines(keepends=True)
+    except ToolError:
+        return None
+    present = {row.strip() for row in lines}
+    numbers = [number for number, _ in held]
+    where = f"Line {numbers[0]}" if len(numbers) == 1 else f"Lines {', '.join(map(str, numbers))}"
+    shown = "\n".join(line.strip() for _, line in held)
+    asked = REWRITE_LINES.format(where=where, path=path, lines=shown, task=task)
+    for hot in (False, True):
+        hotter = {"temperature": TEMPERATURE, "seed": 1} if hot else {}
+        with for_one_call(model, max_tokens=LINE_TOKENS, **hotter):
+            message = ChatMessage(role=MessageRole.USER, content=asked)
+            reply = model.generate([message], stop_sequences=["Observation:", "Calling tools:"])
+        content = reply.content if isinstance(reply.content, str) else ""
+        rows = (
+            [row.strip() for row in _first_block(content).splitlines()] if "```" in content else []
+        )
+        new: dict[int, tuple[float, str]] = {}
+        for row in (r for r in rows if r and r not in present and not r.startswith("#")):
+            like, number, line = max(
+                (difflib.SequenceMatcher(None, row, line.strip()).ratio(), number, line)
+                for number, line in held
+            )
+            if like >= LIKE and like > new.get(number, (0.0, ""))[0]:
+                indent, had = line[: len(line) - len(line.lstrip())], lines[number - 1]
+                new[number] = (like, indent + row + had[len(had.rstrip("\r\n")) :])
+        if new:
+            first, last = min(new), max(new)
+            old = "".join(lines[first - 1 : last])
+            changed = [new[n][1] if n in new else lines[n - 1] for n in range(first, last + 1)]
+            return path, where, old, "".join(changed)
     return None
 
 

@@ -5,9 +5,8 @@ sink, calls `run(task)` for each message of a conversation (memory is kept acros
 may call `cancel()` from another thread. An editor host may also hand it a `buffers` reader
 (tools/base.py): files are then read as the editor shows them, unsaved changes included. An
 untrusted session (`trusted=False`, a folder the user does not trust) runs no command and
-validates patches by running nothing. A host may also hand it an `endpoint` source
-(llm/resolve.py): the session asks it for the model's endpoint before each run. The session
-turns smolagents' stream into the PROTOCOL.md events and returns a `RunOutcome`.
+validates patches by running nothing. An `endpoint` source (llm/resolve.py) is asked for the
+model's endpoint before each run. The stream becomes PROTOCOL.md events and a `RunOutcome`.
 
 smolagents' loop is kept (agent/loop.py extends it through its seams). A run's status is
 judged by what happened, not by the model's words: a task that asked for a change and got none
@@ -67,7 +66,7 @@ from .model import AgentModel, RunCancelled, build_model, context_window, enforc
 from .outcome import describe_proposal, judge
 from .pipeline import instrument
 from .prompts import prompt_templates, task_message
-from .search import search_fix
+from .search import rewrite_line, search_fix
 from .state import AgentState
 from .watch import RunWatch
 
@@ -160,6 +159,7 @@ class AgentSession:
                 path,
                 self._watch.intent.held if self._watch is not None else "related",
             ),
+            rewrite_line=lambda task: rewrite_line(self.model, self.ctx, task),
         )
         self.turns = 0
         self._topic = ""  # the last task of this conversation that named code
@@ -271,7 +271,7 @@ class AgentSession:
         intent = self._decide(task)
         self.ctx.symptom_calls, self.ctx.task_words = intent.symptom_calls, intent.words
         self.ctx.symptom_wants = intent.symptom_wants
-        self.ctx.symptom_functions = {}  # the context's trace of each call fills it
+        self.ctx.symptom_functions, self.ctx.copied = {}, None  # the context's trace fills it
         self.ctx.pin_expected = pinned if intent.adds_tests and not intent.fix else None
         end = self._one_step(trace_id)
         if intent.kind == "decline":  # one step, nothing run: the request is not carried out

@@ -45,6 +45,8 @@ class RunWatch:
     blocks: set[tuple[str, str]] = field(default_factory=set)
     #: Versions of a change were sampled again for the symptom's value (agent/search.py).
     searched: bool = False
+    #: A line of code a copied function holds the task's words on was asked for alone.
+    rewritten: bool = False
     #: What the symptom's calls should give: the task's words, or a failing test's assertion.
     wants: dict[str, str] = field(default_factory=dict)
     patches_seen: int = 0  # patches the model has been told of

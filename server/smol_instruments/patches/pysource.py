@@ -566,10 +566,12 @@ def unread_check(changes: list[tuple[str, str | None, str | None]]) -> list[dict
     return [{"command": UNREAD_CHECK, "passed": False, "output": output}]
 
 
-def lines_holding(text: str, names: Sequence[str], words: Sequence[str], most: int = 3) -> str:
+def lines_holding(
+    text: str, names: Sequence[str], words: Sequence[str], most: int = 3
+) -> list[tuple[int, str]]:
     """The lines of the definitions `names` (dotted: their last part) in `text` that hold the
     most of `words` (a task's own words, lowercase; the names themselves say nothing of
-    where), at most `most`, in order, as "line 274: `raise ...`"; "" when none does. Def
+    where), at most `most`, in order, as (number, line); none when none does. Def
     lines, docstrings and comments are left out. A small model that copies a function back
     unchanged is shown where the task's words point (dev jp-walk-message: the message
     "member not found" is built on one line of `walk`)."""
@@ -577,7 +579,7 @@ def lines_holding(text: str, names: Sequence[str], words: Sequence[str], most: i
     lasts = {name.rsplit(".", 1)[-1] for name in names}
     words = [word for word in words if word not in {last.lower() for last in lasts}]
     if tree is None or not lasts or not words:
-        return ""
+        return []
     lines = [line.rstrip("\r\n") for line in LINE.findall(text)]
     held: dict[int, int] = {}  # line -> words: a method is in its class's body too
     for node in ast.walk(tree):
@@ -593,4 +595,4 @@ def lines_holding(text: str, names: Sequence[str], words: Sequence[str], most: i
                 held[number] = found
     top = max(held.values(), default=0)
     best = [number for number, found in sorted(held.items()) if found == top][:most]
-    return "; ".join(f"line {number}: `{lines[number - 1].strip()}`" for number in sorted(best))
+    return [(number, lines[number - 1]) for number in best]

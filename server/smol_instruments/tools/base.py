@@ -105,6 +105,9 @@ class ToolContext:
     #: The task's own words, lowercase, its stop words left out, set by the agent for each
     #: task: a proposal that changes nothing is shown the lines that hold them (tools/patch.py).
     task_words: tuple[str, ...] = ()
+    #: (path, ((number, line), ...)) of the lines holding most of them in the code a proposal
+    #: copied back unchanged, set by tools/patch.py: the agent asks for them alone (search.py).
+    copied: tuple[str, tuple[tuple[int, str], ...]] | None = None
     #: What the task says such a call should give, as the literal it writes ("'-1021st'").
     symptom_wants: dict[str, str] = field(default_factory=dict)
     #: The repository's functions such a call ran, as its trace found them (agent/evidence.py).

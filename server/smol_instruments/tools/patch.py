@@ -390,7 +390,9 @@ def _changes_nothing(
     instead, and which lines of the code compared hold the task's words (seen on the 1.5B
     model: the function copied unchanged, again and again, with "it changes nothing" alone)."""
     compared = [str(name) for name in error.context.get("compared", [])]
-    where = lines_holding(text, compared, ctx.task_words) if text else ""
+    held = lines_holding(text, compared, ctx.task_words) if text else []
+    ctx.copied = (path, tuple(held)) if held else None  # the agent may ask for them alone
+    where = "; ".join(f"line {number}: `{line.strip()}`" for number, line in held)
     told = [
         f"The task's words are on {where}: change what they do, or that line alone: "
         f"propose_patch(path='{path}', old_text=<the line, exactly>, new_text=<it changed>)."
