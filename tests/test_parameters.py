@@ -96,3 +96,23 @@ def test_a_parameter_goes_into_the_signature_and_nowhere_else(
     # a signature that has it already, or no function, is left as it is
     assert parameter.into(taken, start, end) is None
     assert Parameter("Version", "x", "1").into(lines, 1, 15) is None
+
+
+def test_a_method_whose_docstring_has_a_line_at_column_zero_takes_it() -> None:
+    """semver's `Version.parse` has a docstring example line at column 0: dedenting the
+    method as a whole left it indented, it did not parse, and the parameter was not added
+    (dev sv-parse-allow-v)."""
+    source = [
+        "class Version:",
+        "    @classmethod",
+        "    def parse(cls, version):",
+        '        """Parse it.',
+        "",
+        "        >>> Version(1,",
+        "prerelease='pre.2')",
+        '        """',
+        "        return cls(version)",
+    ]
+    taken = Parameter("parse", "allow_v", "False").into(source, 2, 9)
+    assert taken is not None and taken[2] == "    def parse(cls, version, allow_v=False):"
+    assert taken[6] == "prerelease='pre.2')"

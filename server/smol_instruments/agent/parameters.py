@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import re
-import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -65,9 +64,12 @@ class Parameter:
         (1-based) taking the parameter; None when it does not parse, is no function, or has
         a parameter of that name already. The line count stays the same."""
         span = lines[start - 1 : end]
-        indent = min((len(line) - len(line.lstrip()) for line in span if line.strip()), default=0)
+        first = next((line for line in span if line.strip()), "")
+        indent = len(first) - len(first.lstrip())
+        # its own indentation off each line that has it (a docstring's line may have less)
+        source = [line[indent:] if not line[:indent].strip() else line for line in span]
         try:
-            tree = ast.parse(textwrap.dedent("\n".join(span)))
+            tree = ast.parse("\n".join(source))
         except SyntaxError:
             return None
         node = next(iter(tree.body), None)
@@ -100,7 +102,6 @@ class Parameter:
             row, col, text = args.kwarg.lineno - 1, args.kwarg.col_offset - 2, f"{written}, "
         else:  # no parameter at all: just inside the parentheses after its name
             row = node.lineno - 1  # the def line, below any decorator
-            source = textwrap.dedent("\n".join(span)).splitlines()
             row = next(r for r in range(row, len(source)) if "(" in source[r])
             col, text = len(source[row].encode()[: source[row].index("(") + 1]), written
         line = span[row]
