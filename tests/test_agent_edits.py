@@ -838,6 +838,35 @@ def test_a_line_given_back_the_same_is_no_change(
     assert outcome.status == "incomplete" and outcome.answer.startswith("Not done")
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # a line added beside the shown ones, which it keeps: no new version of either
+        '```python\n    message = f"{prefix}, {name}"  # the greeting itself\n    if not name:\n'
+        '        return "!"\n    return message + "!!!"\n```',
+        # the statement split over more lines than were shown
+        '```python\n    return (\n        message + "!"\n    )\n```',
+        # a bracket left open: not the same statement
+        '```python\n    return message + ("!"\n```',
+    ],
+    ids=["a-line-added-beside", "a-statement-split", "a-bracket-left-open"],
+)
+def test_a_reply_that_is_no_line_for_line_rewrite_proposes_nothing(
+    repo: Path, settings: Settings, no_search: None, reply: str
+) -> None:
+    """Found in review: each new line of the reply replaced the shown line it was likest,
+    so a guard added before `return xs[0]` replaced it with the guard's `return None`, and a
+    statement split over three lines left its middle line in place of the whole. A reply
+    that keeps the shown lines, has more new lines than were shown, or changes a line's
+    bracket balance is not taken as their new version."""
+    _greet_repo(repo)
+    same = "```python\n# file: app/greet.py\n" + GREET + "```"
+    turns = [same, reply, reply, "It is fine.", "It is fine as it is.", "It is fine as it is."]
+    outcome, _model, patches = _locally_checked(repo, settings, turns, BANG)
+    assert patches == [], [diff_of(patch) for patch in patches]
+    assert outcome.status == "incomplete"
+
+
 def _with_double(repo: Path) -> str:
     """Commit `double`, which calls `add` (the sample's wrong one); a copy of it unchanged."""
     import subprocess

@@ -24,6 +24,9 @@ SOURCE = """class Version:
 
     def bare():
         pass
+
+    def héllo():
+        pass
 """
 
 
@@ -55,6 +58,27 @@ SOURCE = """class Version:
             ["join", "sep"],
             Parameter("join", "sep", "', '"),
         ),
+        (
+            "finalize_version throws away the build metadata too. add a keep_build option so i "
+            "can keep it, off by default",
+            ["keep_build"],
+            ["finalize_version", "keep_build"],
+            Parameter("finalize_version", "keep_build", "False"),
+        ),
+        # found in review: a default told of something else, a negated state, a keyword
+        (
+            "add a strict flag to parse; retries in fetch default to 3",
+            ["strict"],
+            ["parse", "strict"],
+            Parameter("parse", "strict", "False"),
+        ),
+        (
+            "add a debug flag to run, not enabled by default",
+            ["debug"],
+            ["run", "debug"],
+            Parameter("run", "debug", "False"),
+        ),
+        ("add a lambda argument to fit", ["lambda"], ["fit", "lambda"], None),
         # controls: a missing name not called a parameter; no function named to add it to
         ("add a bump_epoch function", ["bump_epoch"], ["bump_epoch"], None),
         ("add an allow_v flag", ["allow_v"], ["allow_v"], None),
@@ -80,6 +104,7 @@ def test_the_parameter_a_task_adds(
         (Parameter("many", "x", "None"), 8, 9, 8, "    def many(self, *args, k=3, x=None, **kw):"),
         (Parameter("keywords", "x", "'é'"), 11, 12, 11, "    def keywords(x='é', **kw):"),
         (Parameter("bare", "x", "1"), 14, 15, 14, "    def bare(x=1):"),
+        (Parameter("héllo", "x", "1"), 17, 18, 17, "    def héllo(x=1):"),
     ],
 )
 def test_a_parameter_goes_into_the_signature_and_nowhere_else(
@@ -95,7 +120,12 @@ def test_a_parameter_goes_into_the_signature_and_nowhere_else(
     ast.parse("\n".join(taken))  # still Python
     # a signature that has it already, or no function, is left as it is
     assert parameter.into(taken, start, end) is None
-    assert Parameter("Version", "x", "1").into(lines, 1, 15) is None
+    assert Parameter("Version", "x", "1").into(lines, 1, 18) is None
+
+
+def test_no_parameter_goes_after_a_bare_slash() -> None:
+    """After positional-only parameters alone, a new one would be positional-only too."""
+    assert Parameter("f", "flag", "False").into(["def f(a, /):", "    pass"], 1, 2) is None
 
 
 def test_a_method_whose_docstring_has_a_line_at_column_zero_takes_it() -> None:

@@ -15,6 +15,7 @@ that takes the parameter and never reads it is refused (patches/pysource.py
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,10 +34,16 @@ _DEFAULT = re.compile(
     r"\s*(?:[:=]\s*)?[`(]?",
     re.IGNORECASE,
 )
+#: A default told as a state: "off by default", "enabled by default" (not "not on by ...").
+_BY_DEFAULT = re.compile(
+    r"(?<!not )(?<!n't )\b(on|off|true|false|enabled|disabled)\s+by\s+default\b", re.IGNORECASE
+)
 #: Words written for Python's constants in prose ("default false").
 _CONSTANTS = {"true": "True", "false": "False", "none": "None", "null": "None", "off": "False"}
 #: How many characters either side of the name the word calling it a parameter may be.
 _NEAR = 30
+#: How far after the name its default may be told (and not past a ";": another clause).
+_TOLD = 60
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,8 @@ class Parameter:
         every = [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]
         if any(arg is not None and arg.arg == self.name for arg in every):
             return None
+        if args.posonlyargs and not (args.args or args.vararg or args.kwonlyargs):
+            return None  # after them is before the "/": it would be positional-only too
         typed = any(arg is not None and arg.annotation is not None for arg in every)
         value = ast.literal_eval(self.default)
         kind = type(value).__name__ if isinstance(value, bool | int | float | str) else ""
@@ -103,7 +112,7 @@ class Parameter:
         else:  # no parameter at all: just inside the parentheses after its name
             row = node.lineno - 1  # the def line, below any decorator
             row = next(r for r in range(row, len(source)) if "(" in source[r])
-            col, text = len(source[row].encode()[: source[row].index("(") + 1]), written
+            col, text = len(source[row][: source[row].index("(") + 1].encode()), written
         line = span[row]
         head = line.encode()[: indent + col].decode(errors="replace")
         changed = head + text + line[len(head) :]
@@ -118,14 +127,18 @@ def new_parameter(task: str, absent: Sequence[str], names: Sequence[str]) -> Par
     no function to add it to."""
     functions = [name.rsplit(".", 1)[-1] for name in names if name not in absent]
     for name in absent:
-        at = task.find(name)
-        if not name.isidentifier() or at < 0 or not functions:
+        found = re.search(rf"\b{re.escape(name)}\b", task)
+        if not name.isidentifier() or keyword.iskeyword(name) or not found or not functions:
             continue
+        at = found.start()
         near = task[max(0, at - _NEAR) : at + len(name) + _NEAR]
         if not _PARAMETER.search(near):
             continue
-        told = _DEFAULT.search(task, at)
-        default = _default(task[told.end() :]) if told else None
+        after = task[at : at + len(name) + _TOLD].split(";")[0]
+        told = _DEFAULT.search(after)
+        default = _default(task[at + told.end() :]) if told else None
+        if default is None and (state := _BY_DEFAULT.search(after)):
+            default = str(state[1].lower() in ("on", "true", "enabled"))
         flag = re.search(r"\bflags?\b", near, re.IGNORECASE) is not None
         return Parameter(functions[0], name, default or ("False" if flag else "None"))
     return None

@@ -40,6 +40,7 @@ from typing import Any
 from smolagents.models import ChatMessage, MessageRole
 
 from ..base.errors import ToolError
+from ..patches.pysource import LINE
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.patch import confirms_symptom, merged_diff, patch_checks
@@ -110,7 +111,7 @@ def rewrite_line(model: Any, ctx: ToolContext, task: str) -> tuple[str, str, str
         return None
     (path, held), ctx.copied = ctx.copied, None
     try:  # a line the file has already is no new version of one shown
-        lines = read_repo_text(ctx, path)[1].splitlines(keepends=True)
+        lines = LINE.findall(read_repo_text(ctx, path)[1])  # numbered as lines_holding does
     except ToolError:
         return None
     present = {row.strip() for row in lines}
@@ -127,12 +128,21 @@ def rewrite_line(model: Any, ctx: ToolContext, task: str) -> tuple[str, str, str
         rows = (
             [row.strip() for row in _first_block(content).splitlines()] if "```" in content else []
         )
+        fresh = [r for r in rows if r and r not in present and not r.startswith("#")]
+        # a shown line the reply keeps is not the one it rewrites (a line added beside it is
+        # no new version of it); more new lines than shown is no line-for-line rewrite (a
+        # statement split over lines); a new version keeps its brackets' balance
+        open_ = [(n, line) for n, line in held if line.strip() not in rows]
+        if len(fresh) > len(open_):
+            continue
         new: dict[int, tuple[float, str]] = {}
-        for row in (r for r in rows if r and r not in present and not r.startswith("#")):
-            like, number, line = max(
+        for row in fresh:
+            likes = [
                 (difflib.SequenceMatcher(None, row, line.strip()).ratio(), number, line)
-                for number, line in held
-            )
+                for number, line in open_
+                if _balance(line) == _balance(row)
+            ]
+            like, number, line = max(likes, default=(0.0, 0, ""))
             if like >= LIKE and like > new.get(number, (0.0, ""))[0]:
                 indent, had = line[: len(line) - len(line.lstrip())], lines[number - 1]
                 new[number] = (like, indent + row + had[len(had.rstrip("\r\n")) :])
@@ -142,6 +152,11 @@ def rewrite_line(model: Any, ctx: ToolContext, task: str) -> tuple[str, str, str
             changed = [new[n][1] if n in new else lines[n - 1] for n in range(first, last + 1)]
             return path, where, old, "".join(changed)
     return None
+
+
+def _balance(line: str) -> int:
+    """Brackets a line opens and does not close."""
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
 def _places(ctx: ToolContext, repo_files: set[str]) -> list[tuple[str, str]]:
