@@ -315,7 +315,7 @@ class ProposePatchTool(RepoTool):
         start, end = _find_unique(text, old_text, rel)
         new_file = text[:start] + new_text + text[end:]
         if new_file == text:
-            raise _changes_nothing(
+            raise _unchanged(
                 self.ctx,
                 ToolError(
                     ErrorType.INVALID_ARGUMENT,
@@ -340,7 +340,7 @@ class ProposePatchTool(RepoTool):
             merged = merge_definitions(text, new_text, rel)
         except ToolError as exc:
             told = "compared" in exc.context
-            raise (_changes_nothing(self.ctx, exc, rel, text) if told else exc) from None
+            raise (_unchanged(self.ctx, exc, rel, text) if told else exc) from None
         summary, new_file = merged.summary(), merged.text
         seen: dict[str, dict[str, Any]] = {}
         narrowed = narrowed_merge(
@@ -383,9 +383,7 @@ def confirms_symptom(ctx: ToolContext, path: str, new_text: str) -> str | None:
     return diff if checks and all(check.get("passed") for check in checks) else None
 
 
-def _changes_nothing(
-    ctx: ToolContext, error: ToolError, path: str = "", text: str = ""
-) -> ToolError:
+def _unchanged(ctx: ToolContext, error: ToolError, path: str = "", text: str = "") -> ToolError:
     """`error`, of a proposal that changes nothing, told what the task's symptom call must give
     instead, and which lines of the code compared hold the task's words (seen on the 1.5B
     model: the function copied unchanged, again and again, with "it changes nothing" alone)."""
