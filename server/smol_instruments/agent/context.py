@@ -206,6 +206,7 @@ class _Gatherer:
         self.nodes: dict[str, dict[int, ast.AST]] = {}
         self.bare = False  # definitions a change rewrites are shown without their docstrings
         self.parameter: Parameter | None = None  # a change adds it: shown in the signature
+        self.words: list[str] = []  # the task's own words (wording.own_words), 30 at most
 
     def run(self, intent: TaskIntent) -> Context:
         task = intent.task
@@ -215,7 +216,8 @@ class _Gatherer:
             if part is not None:
                 self.evidence.append(part)
         mentioned = [name.rsplit(".", 1)[-1] for name in (*intent.names, *intent.carried)]
-        names = [*mentioned, *wording.own_words(task)[:30]]
+        self.words = wording.own_words(task)[:30]
+        names = [*mentioned, *self.words]
         failing = [name for part in self.evidence for name in part.names]
         names = list(dict.fromkeys(failing + names))
         early = computed_calls(self.ctx, intent) if intent.calls else None  # what ran shows
@@ -243,11 +245,11 @@ class _Gatherer:
         # sv-missing-epoch: shown cmd_bump, the model told how bump_epoch works)
         related = not (found or named or self.evidence or absent) and intent.kind != "command"
         if related:
-            found = self._related(task)
+            found = self._related()
         elif intent.kind == "question" and asks_which_code(task):
             # "which method strips the prerelease and build?": the names are what the answer
             # acts on; the code whose name or docstring holds most of its words comes first
-            searched = self._related(task, skip=defined, docstrings=True)
+            searched = self._related(skip=defined, docstrings=True)
             self.searched, found = set(searched), searched + found
         if intent.literal is not None:
             # "what does it give for 'x'?": the one function it is about, run with the value;
@@ -269,7 +271,7 @@ class _Gatherer:
                 self._add(whole)
                 self.whole.add(path)
             elif text is not None:
-                self._add_passages(path, text, task)
+                self._add_passages(path, text)
         if intent.change:  # a class around a method shown: the model rewrote the class
             found = [item for item in found if not self._encloses(item, found)]
         if intent.change and not intent.adds_tests:  # the code a change rewrites whole first:
@@ -301,14 +303,14 @@ class _Gatherer:
 
     # --- what the task names -----------------------------------------------------------------
 
-    def _add_passages(self, path: str, text: str, task: str) -> None:
+    def _add_passages(self, path: str, text: str) -> None:
         """A named file too long to show whole: the lines where the task's words occur, with a
         few around each (a `classifiers` change in a long pyproject.toml copies them exactly);
         where none does, the start of a file that is no module (a title, a test's imports)."""
         lines = text.splitlines()
         # the word that named the file ("in pyproject") is not what the task is about in it
         own = {PurePosixPath(path).stem.lower(), PurePosixPath(path).name.lower()}
-        words = [word.lower() for word in wording.own_words(task)[:30] if word.lower() not in own]
+        words = [word.lower() for word in self.words if word.lower() not in own]
         hits = [i for i, line in enumerate(lines) if any(w in line.lower() for w in words)]
         if not hits:
             if path.endswith(".py") and not is_test_path(path):
@@ -326,14 +328,14 @@ class _Gatherer:
             self.shown.add((path, start + 1))
 
     def _related(
-        self, task: str, skip: Iterable[str] = (), docstrings: bool = False
+        self, skip: Iterable[str] = (), docstrings: bool = False
     ) -> list[tuple[str, str, int]]:
         """(name, path, line) of the definitions whose names (and `docstrings`: asked which code
         does something) hold a task's words, code before tests, most words first ("how does it
         decide whether to print colours?": `_can_do_colour`; by docstrings `cprint` came too). A
         lexical search, as an editor's codebase retrieval: without it the 1.5B model answered a
         question naming nothing from a guess at the library, in one step."""
-        words = [word_forms(word) for word in wording.own_words(task)[:30] if len(word) >= 4]
+        words = [word_forms(word) for word in self.words if len(word) >= 4]
         if not words:
             return []
         ranked = []
