@@ -824,6 +824,25 @@ def test_a_copied_function_s_line_is_asked_for_alone_and_proposed(
     assert "!!!" in (repo / "app" / "greet.py").read_text()
 
 
+def test_a_copied_function_s_line_is_not_asked_for_alone_with_nothing_to_judge_it(
+    repo: Path, settings: Settings, no_search: None
+) -> None:
+    """Held-out, a fix turned false success after the line was asked for alone: a line
+    rewritten where no test fails and no value is wanted is a guess nothing can tell wrong.
+    With the project's tests passing, the copy is refused as before and nothing is asked
+    for alone (the control above, with a failing test, is asked)."""
+    _greet_repo(repo)
+    calc = repo / "app" / "calc.py"
+    calc.write_text(calc.read_text().replace("a - b", "a + b"))
+    git(repo, "commit", "-qam", "add adds")
+    same = "```python\n# file: app/greet.py\n" + GREET + "```"
+    turns = [same, "It is fine.", "It is fine as it is.", "It is fine as it is."]
+    _outcome, model, patches = _locally_checked(repo, settings, turns, BANG)
+    assert patches == []
+    assert not any("Lines 4, 5 of app/greet.py" in r.prompt_text() for r in model.requests)
+    assert "it changes nothing" in model.requests[1].last_user_text()
+
+
 def test_a_line_given_back_the_same_is_no_change(
     repo: Path, settings: Settings, no_search: None
 ) -> None:

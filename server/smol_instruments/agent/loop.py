@@ -326,7 +326,7 @@ class SmolCodeAgent(PinnedCodeAgent):
                 hold(watch.edit_grammar)
         if watch is not None and not watch.searched and _judged(watch):
             self._confirm_fix(step, watch)
-        if watch is not None and watch.intent.change and not watch.rewritten:
+        if watch is not None and watch.intent.change and not watch.rewritten and _judged(watch):
             self._rewrite_copied(step, watch)
         if isinstance(step.error, AgentMaxStepsError):
             return
@@ -371,7 +371,8 @@ class SmolCodeAgent(PinnedCodeAgent):
     def _rewrite_copied(self, step: ActionStep, watch: RunWatch) -> None:
         """After a step whose change copied its function back unchanged: the line of it that
         holds most of the task's words, asked for alone (agent/search.py), proposed in place,
-        once per run; the observation says so."""
+        once per run; the observation says so. Only where a run can judge it (`_judged`): a
+        line rewritten with no judge was proposed as a fix no test could tell wrong."""
         found = None if watch.changed() else self.rewrite_line(watch.intent.task)
         if found is None:
             return
