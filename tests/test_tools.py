@@ -1317,6 +1317,60 @@ def test_run_tests_finds_a_tests_module_pytest_would_miss(
     assert result["summary"].startswith("no tests ran")
 
 
+NOISY_TESTS = (
+    "import warnings\n\nfrom calc import add\n\n\n"
+    + "".join(
+        f"def test_noisy_{i}():\n"
+        f"    warnings.warn('old_api() is deprecated since 3.0.0, use new_api() #{i}', "
+        "PendingDeprecationWarning)\n\n\n"
+        for i in range(60)
+    )
+    + "def test_add():\n    assert add(2, 2) == 4, 'add is broken: TypeError-like detail'\n"
+)
+
+
+@pytest.mark.parametrize("noisy", [True, False], ids=["warnings", "control-no-warnings"])
+def test_run_tests_leaves_pytest_s_warnings_summary_out(
+    tmp_path: Path, settings: Settings, venv_on_path: None, noisy: bool
+) -> None:
+    """Dev sv-finalize-keep-build: forty-nine deprecation warnings filled the end of a failed
+    check's output kept for the model, and the 1.5B model never saw its `TypeError`. The
+    warnings summary is left out, said so; the failure and the counts stay. Control: without
+    warnings nothing is said to be left out."""
+    tests = NOISY_TESTS if noisy else NOISY_TESTS.replace("    warnings.warn(", "    print(")
+    root = make_repo(
+        tmp_path / "noisy",
+        {"calc.py": "def add(a, b):\n    return a - b\n", "test_calc.py": tests},
+    )
+    result = assert_ok(make_tools(root, settings)[1]["run_tests"]())
+    assert result["failed_tests"] == ["test_calc.py::test_add"]
+    assert "add is broken: TypeError-like detail" in result["output"]
+    assert "61 passed" not in result["output"] and "1 failed, 60 passed" in result["output"]
+    assert ("warnings summary left out" in result["output"]) is noisy
+    assert "is deprecated since 3.0.0" not in result["output"]
+
+
+def test_a_patch_check_s_output_leaves_the_warnings_summary_out() -> None:
+    """The same for a proposed patch's checks (sandbox/checks.py), whose output is cut to
+    its end: the failure is kept, the warnings are not."""
+    from smol_instruments.sandbox.checks import check_result
+
+    warnings = "".join(
+        f"tests/t.py::test_{i}\n  DeprecationWarning: old #{i}\n\n" for i in range(80)
+    )
+    output = (
+        "F" + "." * 80 + "\n=== FAILURES ===\n___ test_add ___\nE   TypeError: add() got 3\n"
+        f"=== warnings summary ===\n{warnings}"
+        "-- Docs: https://docs.pytest.org/en/stable/how-to/capture-warnings.html\n"
+        "=== short test summary info ===\nFAILED tests/t.py::test_add - TypeError\n"
+        "1 failed, 80 passed, 80 warnings in 0.5s\n"
+    )
+    result = check_result("pytest -q", 1, output, 10, timed_out=False, timeout_s=60, max_chars=400)
+    assert "E   TypeError: add() got 3" in result.output, result.output
+    assert "[pytest's warnings summary left out: 242 lines]" in result.output
+    assert "DeprecationWarning" not in result.output and result.output.endswith("in 0.5s\n")
+
+
 def test_run_tests_long_output_keeps_the_end(tools: Tools) -> None:
     result = assert_ok(tools["run_tests"](command="seq 1 5000"))
     assert result["truncated"] is True

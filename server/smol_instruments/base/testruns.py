@@ -53,6 +53,42 @@ def test_summary(stdout: str, stderr: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
+#: pytest's section headers ("=== warnings summary ===") and the line that ends its warnings.
+_SECTION = re.compile(r"^=+ (.+?) =+$")
+_WARNINGS_DOCS = re.compile(r"^-- Docs: https?://docs\.pytest\.org/\S*warnings")
+
+
+def without_warnings(output: str) -> str:
+    """pytest's output with its "warnings summary" section left out, a line saying so in its
+    place: the failures and the short summary are what a reader acts on, and the text is cut
+    from the end to fit (base/truncate.py `keep_tail`). Seen on dev sv-finalize-keep-build:
+    forty-nine deprecation warnings filled the 3,000 characters kept of a failed check, and the
+    1.5B model never saw its own `TypeError`. Any other output comes back as it is."""
+    lines = output.splitlines(keepends=True)
+    kept: list[str] = []
+    skipped = 0
+    for line in lines:
+        header = _SECTION.match(line.rstrip("\r\n"))
+        if header is not None:
+            in_warnings = header[1].strip() == "warnings summary"
+            if skipped and not in_warnings:
+                kept.append(f"[pytest's warnings summary left out: {skipped} lines]\n")
+                skipped = 0
+            if in_warnings:
+                skipped = 1
+                continue
+        elif skipped:
+            skipped += 1
+            if _WARNINGS_DOCS.match(line):
+                kept.append(f"[pytest's warnings summary left out: {skipped} lines]\n")
+                skipped = 0
+            continue
+        kept.append(line)
+    if skipped:
+        kept.append(f"[pytest's warnings summary left out: {skipped} lines]\n")
+    return "".join(kept)
+
+
 def ran_tests(output: str) -> bool:
     """The output is a test runner's: a line of it is a summary of counts (`test_summary`)."""
     return any(_SUMMARY.search(line) for line in output.splitlines())

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from ..base import pyast
-from ..base.testruns import failing_tests, test_summary
+from ..base.testruns import failing_tests, test_summary, without_warnings
 from ..base.truncate import keep_tail
 from ..patches.validation import CheckResult
 
@@ -42,7 +42,7 @@ def check_result(
     return CheckResult(
         command=command,
         passed=(exit_code == 0 or nothing_to_run) and not timed_out,
-        output=keep_tail(output, max_chars),
+        output=keep_tail(without_warnings(output), max_chars),
         exit_code=exit_code,
         duration_ms=duration_ms,
         timed_out=timed_out,

@@ -32,7 +32,7 @@ from ..base.errors import ErrorType, ToolError
 from ..base.git import apply_diff, ignored_paths, user_identity
 from ..base.overlay import View, ViewError
 from ..base.process import ProcessResult, run_process
-from ..base.testruns import failing_tests, test_summary
+from ..base.testruns import failing_tests, test_summary, without_warnings
 from ..base.truncate import truncate_output
 from ..base.writeback import write_back
 from ..patches.guard import patch_path
@@ -323,7 +323,7 @@ class RunTestsTool(RepoTool):
                 )
         result, gate = gated_run(self.ctx, command, self.settings.command_timeout_s)
         combined = result.stdout + (("\n" + result.stderr) if result.stderr.strip() else "")
-        limits = self.limits
+        combined, limits = without_warnings(combined), self.limits
         output, truncated = truncate_output(
             combined, limits.truncate_chars, limits.truncate_lines, keep="tail"
         )
