@@ -1371,6 +1371,33 @@ def test_a_patch_check_s_output_leaves_the_warnings_summary_out() -> None:
     assert "DeprecationWarning" not in result.output and result.output.endswith("in 0.5s\n")
 
 
+@pytest.mark.parametrize(
+    ("output", "kept"),
+    [
+        (  # the final section's title, no link to the docs: the counts end it
+            "F.\nE boom\n=== warnings summary (final) ===\nt.py::x\n  Dep\n"
+            "1 failed, 1 passed, 1 warning in 0.1s\nstderr here\n",
+            "F.\nE boom\n[pytest's warnings summary left out: 3 lines]\n"
+            "1 failed, 1 passed, 1 warning in 0.1s\nstderr here\n",
+        ),
+        (  # in colour
+            "\x1b[33m=== warnings summary ===\x1b[0m\nt.py::x\n  Dep\n"
+            "\x1b[31m=== 1 failed in 0.1s ===\x1b[0m\n",
+            "[pytest's warnings summary left out: 3 lines]\n\x1b[31m=== 1 failed in 0.1s ===\x1b[0m\n",
+        ),
+        # control: not pytest's
+        ("no pytest here\n=== build ===\nok\n", "no pytest here\n=== build ===\nok\n"),
+    ],
+    ids=["final-title-no-docs-link", "colour", "control-other-output"],
+)
+def test_the_warnings_summary_ends_where_pytest_ends_it(output: str, kept: str) -> None:
+    """Found in review: a section titled "(final)" or in colour was kept whole, and one
+    without the link to pytest's docs swallowed the counts and the stderr after it."""
+    from smol_instruments.base.testruns import without_warnings
+
+    assert without_warnings(output) == kept
+
+
 def test_run_tests_long_output_keeps_the_end(tools: Tools) -> None:
     result = assert_ok(tools["run_tests"](command="seq 1 5000"))
     assert result["truncated"] is True

@@ -55,37 +55,41 @@ def test_summary(stdout: str, stderr: str) -> str:
 
 #: pytest's section headers ("=== warnings summary ===") and the line that ends its warnings.
 _SECTION = re.compile(r"^=+ (.+?) =+$")
-_WARNINGS_DOCS = re.compile(r"^-- Docs: https?://docs\.pytest\.org/\S*warnings")
+_WARNINGS_DOCS = re.compile(r"^-- Docs: https?://docs?\.pytest\.org/\S*warnings")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def without_warnings(output: str) -> str:
-    """pytest's output with its "warnings summary" section left out, a line saying so in its
-    place: the failures and the short summary are what a reader acts on, and the text is cut
-    from the end to fit (base/truncate.py `keep_tail`). Seen on dev sv-finalize-keep-build:
+    """pytest's output with its "warnings summary" sections left out, a line saying so in
+    their place: the failures and the short summary are what a reader acts on, and the text is
+    cut from the end to fit (base/truncate.py `keep_tail`). Seen on dev sv-finalize-keep-build:
     forty-nine deprecation warnings filled the 3,000 characters kept of a failed check, and the
-    1.5B model never saw its own `TypeError`. Any other output comes back as it is."""
-    lines = output.splitlines(keepends=True)
+    1.5B model never saw its own `TypeError`. A section ends at pytest's link to its warnings
+    docs, at the next section, or at the line of counts; any other output is as it was."""
     kept: list[str] = []
     skipped = 0
-    for line in lines:
-        header = _SECTION.match(line.rstrip("\r\n"))
-        if header is not None:
-            in_warnings = header[1].strip() == "warnings summary"
-            if skipped and not in_warnings:
-                kept.append(f"[pytest's warnings summary left out: {skipped} lines]\n")
-                skipped = 0
-            if in_warnings:
-                skipped = 1
-                continue
-        elif skipped:
+
+    def said() -> None:
+        nonlocal skipped
+        if skipped:
+            kept.append(f"[pytest's warnings summary left out: {skipped} lines]\n")
+        skipped = 0
+
+    for line in output.splitlines(keepends=True):
+        plain = _COLOUR.sub("", line).rstrip("\r\n")
+        header = _SECTION.match(plain)
+        if header is not None and header[1].strip().startswith("warnings summary"):
+            said()
+            skipped = 1
+        elif skipped and _WARNINGS_DOCS.match(plain):
             skipped += 1
-            if _WARNINGS_DOCS.match(line):
-                kept.append(f"[pytest's warnings summary left out: {skipped} lines]\n")
-                skipped = 0
-            continue
-        kept.append(line)
-    if skipped:
-        kept.append(f"[pytest's warnings summary left out: {skipped} lines]\n")
+            said()
+        elif skipped and header is None and not _PYTEST_LINE.match(plain.strip()):
+            skipped += 1
+        else:
+            said()
+            kept.append(line)
+    said()
     return "".join(kept)
 
 
