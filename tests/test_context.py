@@ -215,32 +215,6 @@ def test_a_method_a_change_rewrites_is_said_to_be_written_alone(repo: Path) -> N
     assert "a method of" not in context_for(repo, "what does area return?")
 
 
-@pytest.mark.parametrize(
-    ("task", "signature"),
-    [
-        ("give area an optional `scale` argument, default 1", "def area(self, scale=1):"),
-        ("add a `quiet` flag to area", "def area(self, quiet=False):"),
-        ("area needs an `exact` option (default true)", "def area(self, exact=True):"),
-    ],
-)
-def test_a_parameter_a_change_adds_is_shown_in_the_signature(
-    repo: Path, task: str, signature: str
-) -> None:
-    """Shown the function as it was, the 1.5B model rewrote the body for a new flag and left
-    the signature (dev sv-parse-allow-v: "Not done: the task names `allow_v`, which this change
-    does not add"): adding it is mechanical, using it is the feature. Said so; the file is
-    untouched; a question about the same name, and a change that adds no parameter, are shown
-    the code as it is (controls)."""
-    box = "class Box:\n    def area(self):\n        return 4\n"
-    (repo / "calc" / "box.py").write_text(box)
-    text = context_for(repo, task)
-    assert signature in text and "is added to its signature, not in the file yet" in text
-    assert (repo / "calc" / "box.py").read_text() == box
-    for other in ("what does the scale argument of area do?", "make area return 5"):
-        assert "def area(self):" in context_for(repo, other)
-        assert "added to its signature" not in context_for(repo, other)
-
-
 # --- what the task's words ask to be looked at (agent/evidence.py) --------------------------
 
 

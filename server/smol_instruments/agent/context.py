@@ -56,7 +56,6 @@ from .examples import usage_examples
 from .intent import TaskIntent
 from .mentions import asks_which_code, outer_callee
 from .named import file_of_words, meets_word, named_files, passages, word_forms
-from .parameters import Parameter, new_parameter
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +204,6 @@ class _Gatherer:
         self.searched: set[tuple[str, str, int]] = set()  # found by the task's words
         self.nodes: dict[str, dict[int, ast.AST]] = {}
         self.bare = False  # definitions a change rewrites are shown without their docstrings
-        self.parameter: Parameter | None = None  # a change adds it: shown in the signature
         self.words: list[str] = []  # the task's own words (wording.own_words), 30 at most
 
     def run(self, intent: TaskIntent) -> Context:
@@ -239,8 +237,6 @@ class _Gatherer:
             named += tests_for([path for _, path, _ in found], self.files, self._text)
         held = defined | set(self.holding.values())
         absent = missing_names(self.ctx, list(intent.names), held, self.files, intent.change)
-        functions = [*intent.names, *(n for n, path, _ in found if not is_test_path(path))]
-        self.parameter = new_parameter(task, absent.names, functions) if absent else None
         # no code named: the definitions its words name; none for a name found nowhere (dev
         # sv-missing-epoch: shown cmd_bump, the model told how bump_epoch works)
         related = not (found or named or self.evidence or absent) and intent.kind != "command"
@@ -450,9 +446,7 @@ class _Gatherer:
         self.shown.add((path, line))
         if tree is not None and (outer := nested_owner(tree.body, name, line)) is not None:
             self.nested.append((name, outer))  # a function the merge puts inside another
-        rewritten = changed and not related  # the signature as the change must write it:
-        shape = self.parameter.signed if rewritten and self.parameter else None
-        lines, signed = shape(name, lines, start, end) if shape else (lines, "")
+        rewritten = changed and not related
         most = CHANGED_LINES if rewritten else DEFINITION_LINES
         # the function a change rewrites, without its docstring: the model writes back what it
         # was shown, and a version written without one keeps it (patches/pysource.py)
@@ -462,7 +456,7 @@ class _Gatherer:
         last = rows[most - 1] if cut else end
         body = "\n".join(lines[n - 1] for n in rows if n <= last) + "\n"
         title = f"{path}, lines {start}-{last}: `{name}`" + f" (cut: it ends at line {end})" * cut
-        title += " (its docstring left out: written without one, it keeps it)" * bool(doc) + signed
+        title += " (its docstring left out: written without one, it keeps it)" * bool(doc)
         if changed and isinstance(owner := enclosing_node(tree, line), ast.ClassDef):
             title += f" (a method of `{owner.name}`: write the method alone, not the class)"
         if related:
