@@ -52,7 +52,6 @@ from .evidence import (
     test_failures,
     tests_for,
 )
-from .examples import usage_examples
 from .intent import TaskIntent
 from .mentions import asks_which_code, outer_callee
 from .named import file_of_words, meets_word, named_files, passages, word_forms
@@ -287,8 +286,6 @@ class _Gatherer:
             shown = [(p.name, p.body) for p in self.pieces if p.name and p.language == "python"]
             if examples := docstring_examples(self.ctx, shown[:MAX_DEFINITIONS]):
                 self.evidence.append(examples)
-        if intent.section and (usage := usage_examples(self.ctx, self.files)):
-            self.evidence.append(usage)  # a document's new section: the code's own examples
         context = self._render()
         context.named_files, context.near, context.nested = named, near, self.nested
         context.asked = [name for name in names if name in defined]
