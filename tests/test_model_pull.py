@@ -106,6 +106,10 @@ def final(tmp_path: Path) -> Path:
     return tmp_path / "models" / "tiny-q4.gguf"
 
 
+def state_of_tiny(listed: str) -> str:
+    return str(next(r for r in json.loads(listed) if r["name"] == "tiny")["state"])
+
+
 def one_line(stderr: str) -> str:
     """The error: one line (progress lines, `NN% ...`, are not part of it)."""
     progress = re.compile(r"^smol-instruments: +\d+% ")
@@ -228,12 +232,22 @@ def test_a_corrupt_cached_file_is_reported_and_pulled_again(
     with FakeHub(REPO, {"tiny-q4.gguf": DATA}) as hub:
         env["HF_ENDPOINT"] = hub.url
         assert cli("model", "pull", "tiny", env=env).returncode == 0
-        with final(tmp_path).open("r+b") as stream:  # a bit flips on disk
+        path = final(tmp_path)
+        before = path.stat()
+        with path.open("r+b") as stream:  # a bit flips on disk
             stream.seek(1000)
             stream.write(b"\0")
-        listed = cli("model", "list", "--json", env=env)
-        row = next(r for r in json.loads(listed.stdout) if r["name"] == "tiny")
-        assert row["state"].startswith("cached, CORRUPT")
+        # Bit rot leaves size and mtime as they were (and a write within one clock tick of the
+        # pull may too): only `--verify`, which hashes again, can see it.
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert state_of_tiny(cli("model", "list", "--json", "--verify", env=env).stdout).startswith(
+            "cached, CORRUPT"
+        )
+        # A file changed since its stamp (a new mtime) is hashed again without being asked.
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+        assert state_of_tiny(cli("model", "list", "--json", env=env).stdout).startswith(
+            "cached, CORRUPT"
+        )
         again = cli("model", "pull", "tiny", env=env)
         assert again.returncode == 0, again.stderr
     assert final(tmp_path).read_bytes() == DATA

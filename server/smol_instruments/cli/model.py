@@ -162,14 +162,14 @@ def cmd_pull(args: argparse.Namespace, settings: Settings) -> int:
 
 def _model_rows(settings: Settings, *, rehash: bool) -> list[dict[str, Any]]:
     from ..llm.catalog import load_catalog
-    from ..llm.pull import has_valid_stamp, model_file, verify_file
+    from ..llm.pull import model_file, verify_file
 
     rows = []
     for spec in load_catalog(settings).values():
         path = model_file(settings, spec)
         if not path.exists():
             state = "not cached"
-        elif (has_valid_stamp(path, spec) and not rehash) or verify_file(path, spec):
+        elif verify_file(path, spec, trust_stamp=not rehash):
             state = "cached, verified"
         else:
             state = "cached, CORRUPT (pull it again)"

@@ -119,9 +119,12 @@ def verify_file(
     spec: ModelSpec,
     progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
+    *,
+    trust_stamp: bool = True,
 ) -> bool:
-    """True when `path` is `spec`'s file: by its stamp, else by hashing it (and stamping it)."""
-    if has_valid_stamp(path, spec):
+    """True when `path` is `spec`'s file: by its stamp (unless not `trust_stamp`: bit rot
+    leaves size and mtime as they were), else by hashing it (and stamping it)."""
+    if trust_stamp and has_valid_stamp(path, spec):
         return True
     try:
         if path.stat().st_size != spec.size:
