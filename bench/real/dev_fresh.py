@@ -5,6 +5,12 @@ requests none of its rules were written from; after that they are dev like the o
 their transcripts, tune on them.
 
 A bug is one realistic commit with an ordinary message (a `Variant`), never a marker.
+
+`LATER` (written 2026-12-06, before any run) are fresh tasks of the kinds where the held-out
+split has false successes while every dev task of the kind passed: names that do not exist
+(a parameter of a function that does, a function beside one that does), a nested function
+that shares its name with another, tests to add, prose and `setup.py` edits. On the dev
+repositories, phrased as people type them.
 """
 
 from __future__ import annotations
@@ -12,7 +18,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import fixtures
-from .checks import Check, all_of, answer_says, hidden_test, tests_pass, untouched
+from .checks import (
+    Check,
+    all_of,
+    answer_says,
+    file_says,
+    hidden_test,
+    nested_docstring,
+    new_test_for,
+    parsed_file,
+    says_missing,
+    tests_pass,
+    untouched,
+)
 from .dev_semver import TESTS, VERSION
 from .tasks import Task, answers, edit, undo
 
@@ -221,5 +239,133 @@ TASKS: tuple[Task, ...] = (
             "compare() returns -1 when only the other version has a prerelease: the two "
             "branches for a missing prerelease (not rc1, not rc2) are swapped."
         ),
+    ),
+)
+
+
+def _wrapper_docstring(repo: Path) -> list[str]:
+    edit(
+        repo,
+        VERSION,
+        '    def wrapper(self: "Version", other: Comparable) -> bool:\n',
+        '    def wrapper(self: "Version", other: Comparable) -> bool:\n'
+        '        """Compare with `other` when it is a comparable type, else NotImplemented."""\n',
+    )
+    return ["Added the docstring to the wrapper inside _comparator."]
+
+
+def _to_dict_test(repo: Path) -> list[str]:
+    (repo / "tests" / "test_to_dict_parts.py").write_text(
+        _IMPORT + "def test_to_dict_keeps_prerelease_and_build():\n"
+        "    d = Version.parse('1.2.3-rc.1+b.5').to_dict()\n"
+        "    assert d['prerelease'] == 'rc.1' and d['build'] == 'b.5'\n"
+    )
+    return ["Added tests/test_to_dict_parts.py."]
+
+
+def _no_color_test(repo: Path) -> list[str]:
+    (repo / "tests" / "test_no_color_arg.py").write_text(
+        "from termcolor import colored\n\n\ndef test_no_color_argument():\n"
+        "    assert colored('x', 'red', no_color=True) == 'x'\n"
+    )
+    return ["Added tests/test_no_color_arg.py."]
+
+
+def _readme_example(repo: Path) -> list[str]:
+    edit(
+        repo,
+        "README.md",
+        "See source code for examples\n",
+        "```python\n>>> from jsonpointer import resolve_pointer\n"
+        ">>> resolve_pointer({'foo': [1, 2]}, '/foo/1')\n2\n```\n",
+    )
+    return ["The README shows resolve_pointer."]
+
+
+def _drop_py37(repo: Path) -> list[str]:
+    edit(repo, "setup.py", "    'Programming Language :: Python :: 3.7',\n", "")
+    return ["setup.py no longer lists 3.7."]
+
+
+def _classifiers_without_37(text: str) -> bool:
+    return "Python :: 3.7'" not in text and all(
+        f"Python :: 3.{minor}'" in text for minor in range(8, 13)
+    )
+
+
+LATER: tuple[Task, ...] = (
+    Task(
+        "sv-nested-wrapper-doc",
+        "semver",
+        "nested",
+        ("document the wrapper function inside _comparator, it has no docstring",),
+        all_of(nested_docstring("semver", VERSION, "_comparator", "wrapper"), tests_pass(TESTS)),
+        "wrapper (nested in _comparator) has a docstring; no new top-level def; tests pass",
+        _wrapper_docstring,
+    ),
+    Task(
+        "sv-missing-strict",
+        "semver",
+        "missing",
+        ("does Version.parse reject leading zeros when i pass strict=True?",),
+        says_missing("strict"),
+        "answer says parse has no strict argument; nothing written",
+        answers(
+            "Version.parse has no strict argument; it rejects leading zeros such as 01.2.3 "
+            "without one."
+        ),
+    ),
+    Task(
+        "tc-missing-cprint-bold",
+        "termcolor",
+        "missing",
+        ("whats the difference between cprint and cprint_bold",),
+        says_missing("cprint_bold"),
+        "answer says cprint_bold does not exist; nothing written",
+        answers("termcolor has no cprint_bold: for bold, call cprint(text, attrs=['bold'])."),
+    ),
+    Task(
+        "sv-add-test-to-dict",
+        "semver",
+        "add-test",
+        ("can you write a test for Version.to_dict, make sure prerelease and build come through",),
+        all_of(untouched("src"), new_test_for("semver", "to_dict"), tests_pass(TESTS + 1)),
+        "a new test calls to_dict(); the tests pass, one more than before; src/ unchanged",
+        _to_dict_test,
+    ),
+    Task(
+        "tc-add-test-no-color",
+        "termcolor",
+        "add-test",
+        ("add a test that colored(..., no_color=True) gives back the plain text",),
+        all_of(untouched("src"), new_test_for("termcolor", "colored"), tests_pass(67)),
+        "a new test calls colored(); the tests pass, one more than before; src/ unchanged",
+        _no_color_test,
+    ),
+    Task(
+        "jp-readme-example",
+        "jsonpointer",
+        "docs",
+        (
+            "the readme just says see source code for examples. put a small resolve_pointer "
+            "example in it instead",
+        ),
+        file_says("README.md", r"resolve_pointer\(", r"RFC 6901", r"^\* PyPI:"),
+        "README.md calls resolve_pointer in an example and keeps its other lines",
+        _readme_example,
+    ),
+    Task(
+        "jp-drop-py37",
+        "jsonpointer",
+        "docs",
+        ("we dropped 3.7, take it out of setup.py",),
+        parsed_file(
+            "setup.py",
+            lambda t: (compile(t, "setup.py", "exec"), t)[1],
+            _classifiers_without_37,
+            "3.7 gone, 3.8 to 3.12 kept",
+        ),
+        "setup.py still compiles; its 3.7 classifier gone, 3.8 to 3.12 kept",
+        _drop_py37,
     ),
 )
