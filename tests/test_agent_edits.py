@@ -1516,3 +1516,107 @@ def test_a_change_that_leaves_the_function_the_task_is_about_as_it_was_is_not_do
     untouched = "Not done: the task is about `mul`, and this change neither changes nor uses"
     assert (untouched in outcome.answer) is not right, outcome.answer
     assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+
+
+@pytest.mark.parametrize(
+    ("path", "reply", "right"),
+    [
+        ("tests/test_calc.py", "def test_mul():\n    assert mul(0, 5) == 0\n", False),
+        ("tests/conftest.py", "def test_mul_zero():\n    assert mul(0, 5) == 0\n", False),
+        ("tests/test_calc.py", "def test_mul_zero():\n    assert mul(0, 5) == 0\n", True),
+    ],
+    ids=["an-old-test-changed", "written-in-conftest", "control-new-test"],
+)
+def test_a_request_for_a_test_that_adds_none_the_runner_collects_is_not_done(
+    repo: Path, settings: Settings, path: str, reply: str, right: bool
+) -> None:
+    """Asked to add a test, the 1.5B model changed an existing one (dev tc-add-test-no-color)
+    or wrote new ones in conftest.py, where pytest collects none (dev sv-add-test-to-dict):
+    told from the diff, the run is not `completed`. Control: a new test function in a test
+    file completes."""
+    turns = [f"```python\n# file: {path}\n{reply}```", *["Added the test."] * 2]
+    outcome, requests, patches = run_keeping_patches(repo, settings, turns, "add a test for mul")
+    assert patches, outcome.answer
+    said = "Not done: the task asks for a new test, and this change adds no test function"
+    assert (said in outcome.answer) is not right, outcome.answer
+    assert (said in requests[-1].prompt_text()) is not right  # told once before the end
+    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+
+
+@pytest.mark.parametrize("right", [False, True], ids=["the-code-changed", "control-the-readme"])
+def test_a_change_that_leaves_the_file_its_task_names_as_it_was_is_not_done(
+    repo: Path, settings: Settings, right: bool
+) -> None:
+    """Asked to put an example in the README, the model changed the code (dev
+    jp-readme-example) and its summary said the example was added: told from the diff, the
+    run is not `completed`. Control: the README changed completes."""
+    if right:
+        reply = (
+            "README.md\n<<<<<<< SEARCH\nA tiny project for tests.\n=======\n"
+            "A tiny project for tests.\n\n    >>> add(2, 3)\n>>>>>>> REPLACE"
+        )
+    else:
+        reply = '```python\n# file: app/calc.py\ndef mul(a, b):\n    """Multiply."""\n'
+        reply += "    return a * b\n```"
+    task = "the readme says nothing useful. put a small usage example in it"
+    outcome, _, patches = run_keeping_patches(repo, settings, [reply, *["Added it."] * 2], task)
+    assert patches, outcome.answer
+    said = "Not done: the task is about `README.md`, and this change does not touch it."
+    assert (said in outcome.answer) is not right, outcome.answer
+    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+
+
+NESTED_TWICE = {
+    "app/__init__.py": "",
+    "app/checks.py": "def typed(op):\n    def wrapper(a, b):\n        return op(a, b)\n\n"
+    "    return wrapper\n",
+    "app/deco.py": "def logged(f):\n    def wrapper(*args):\n        print('call')\n"
+    "        return f(*args)\n\n    return wrapper\n",
+}
+
+
+@pytest.mark.parametrize("right", [False, True], ids=["the-other-wrapper", "control-typed-s"])
+def test_a_nested_function_meant_by_its_own_name_and_its_owner_s_is_the_one_changed(
+    tmp_path: Path, settings: Settings, right: bool
+) -> None:
+    """Two functions nest a `wrapper`; the task names it and the function it is in ("the
+    wrapper function inside typed", no word like "helper"): the change is asked for in that
+    function's file, and one to the other `wrapper` (dev sv-nested-wrapper-doc) is not done.
+    Control: the docstring in `typed`'s wrapper completes."""
+    repo = make_repo(tmp_path / "repo", NESTED_TWICE)
+    if right:
+        reply = '# file: app/checks.py\ndef wrapper(a, b):\n    """Apply op."""\n'
+        reply += "    return op(a, b)\n"
+    else:
+        reply = '# file: app/deco.py\ndef wrapper(*args):\n    """Log the call."""\n'
+        reply += "    print('call')\n    return f(*args)\n"
+    turns = [f"```python\n{reply}```", *["Added the docstring."] * 2]
+    task = "document the wrapper function inside typed, it has no docstring"
+    outcome, requests, patches = run_keeping_patches(repo, settings, turns, task)
+    first = requests[0].last_user_text()
+    assert "`wrapper`, the function nested in `typed`" in first, first
+    assert "# file: app/checks.py" in first, first
+    assert patches, outcome.answer
+    said = "Not done: the task is about `wrapper` (nested in `typed`)"
+    assert (said in outcome.answer) is not right, outcome.answer
+    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+
+
+@pytest.mark.parametrize("right", [False, True], ids=["described", "control-said-absent"])
+def test_an_answer_that_describes_a_name_no_file_has_is_sent_back_then_marked(
+    repo: Path, settings: Settings, right: bool
+) -> None:
+    """Told that `mul_all` occurs nowhere, the 1.5B model described it anyway (dev
+    tc-missing-cprint-bold): sent back once with the search's result; the same again ends
+    with that result below it, not `completed`. Control: saying it is not there completes."""
+    if right:
+        answer = "mul multiplies two numbers. There is no mul_all in this repository."
+    else:
+        answer = "mul multiplies two numbers, while mul_all multiplies every number of a list."
+    task = "whats the difference between mul and mul_all"
+    outcome, requests, _ = run_keeping_patches(repo, settings, [answer] * 3, task)
+    told = "a search of every file found no `mul_all` in this repository"
+    assert any(told in r.prompt_text() for r in requests) is not right
+    note = "Note: searched every file: `mul_all` occurs nowhere in this repository."
+    assert (note in outcome.answer) is not right, outcome.answer
+    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer

@@ -75,6 +75,13 @@ from smol_instruments.base.config import Settings
         ("can parse take bytes? the default should be str", "change"),
         ("does the default stay 1?", "question"),
         ("can parse take bytes?", "question"),
+        # edits told with everyday verbs (dev jp-drop-py37, jp-readme-example: the model's
+        # reading made both questions, and they were answered with nothing changed)
+        ("we dropped 3.7, take it out of setup.py", "change"),
+        ("the readme says nothing. put a small example in it", "change"),
+        ("bump the version to 2.1", "change"),
+        ("can you take a look at why parse fails", "question"),
+        ("how long does the run take?", "question"),
     ],
 )
 def test_the_rules_tell_the_kind_of_request(task: str, kind: str) -> None:
@@ -181,6 +188,11 @@ def test_code_names_are_the_words_written_as_code() -> None:
     # _can_do_colour, what does that affect?" had no name but the model's); a lone _ is none
     said = code_names("if I change _can_do_colour or _irregular, is __init__ or a _ b affected?")
     assert said == ["_can_do_colour", "_irregular", "__init__"]
+    # a keyword argument written as code (dev sv-missing-strict: `strict` is in no file, and
+    # the answer described what it does); a comparison is not one
+    said = code_names("does Version.parse reject 01.2.3 when i pass strict=True? if a==b")
+    assert said == ["Version.parse", "strict"]
+    assert code_names("what does parse('1.0', strict=True) give?") == ["parse"]  # the call's
 
 
 def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> None:

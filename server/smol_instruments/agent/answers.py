@@ -186,6 +186,31 @@ def _sent_back_once(agent: Any, watch: RunWatch, nudge: Nudge, note: Note, **slo
     raise ValueError(nudge.says(text=False, **slots))
 
 
+#: Words by which a sentence says something is not there ("there is no", "does not exist").
+_NOT_THERE = re.compile(r"\b(?:no|not|nowhere|none|neither|nor|never|without)\b|n't\b", re.I)
+
+
+def the_absent_are_not_described(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A question's answer that names what a search of every file found nowhere says, in a
+    sentence naming it, that it is not there: sent back once (dev tc-missing-cprint-bold, told
+    `cprint_bold` occurs nowhere, said it prints bold); the same again is let through with the
+    search's result below it, and the run is not `completed`."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or not isinstance(answer, str) or watch.intent.change or not watch.absent:
+        return True
+    sentences = re.split(r"(?<=[.!?])\s+|\n+", answer)
+    described = []
+    for name in watch.absent:
+        word = re.compile(rf"(?<!\w){re.escape(name.rsplit('.', 1)[-1])}(?!\w)")
+        said = [sentence for sentence in sentences if word.search(sentence)]
+        if said and not any(_NOT_THERE.search(sentence) for sentence in said):
+            described.append(name)
+    if not described:
+        return True
+    names = ", ".join(f"`{name}`" for name in described)
+    return _sent_back_once(agent, watch, Nudge.ABSENT_DESCRIBED, Note.ABSENT, names=names)
+
+
 def the_failures_are_named(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
     """A run whose task asks about failing tests names the ones the test runner reported:
     sent back once with pytest's list; the same omission again is let through with that list

@@ -32,7 +32,7 @@ from pathlib import PurePosixPath
 
 from ..base.pyast import parsed
 from ..base.testruns import is_test_path
-from ..patches.pysource import docstring_span, enclosing_at, enclosing_node, nested_owner, span_at
+from ..patches.pysource import docstring_span, enclosing_at, enclosing_node, nested_pairs, span_at
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.imports import passing_call
@@ -109,6 +109,7 @@ class Context:
     unrun: list[str] = field(default_factory=list)
     #: (inner, outer) for each shown function defined inside another function.
     nested: list[tuple[str, str]] = field(default_factory=list)
+    outer_files: dict[str, str] = field(default_factory=dict)  # the file of each `outer`
     #: The one file of code (not tests) whose definitions are shown, else None.
     code_file: str | None = None
     asked: list[str] = field(default_factory=list)  # the names it mentions that are defined
@@ -197,6 +198,7 @@ class _Gatherer:
         self.whole: set[str] = set()
         self.shown: set[tuple[str, int]] = set()
         self.nested: list[tuple[str, str]] = []
+        self.outer_files: dict[str, str] = {}  # where each function with a nested one is
         self.texts: dict[str, str | None] = {}
         self.trees: dict[str, ast.Module | None] = {}
         self.holding: dict[tuple[str, int], str] = {}  # a definition -> the name it uses
@@ -288,6 +290,7 @@ class _Gatherer:
                 self.evidence.append(examples)
         context = self._render()
         context.named_files, context.near, context.nested = named, near, self.nested
+        context.outer_files = self.outer_files
         context.asked = [name for name in names if name in defined]
         code = {p.path for p in self.pieces if p.name and p.language == "python"}
         code = {path for path in code if not is_test_path(path)}
@@ -441,8 +444,10 @@ class _Gatherer:
         lines, tree = text.splitlines(), self._tree(path)
         start, end = span_at(tree, lines, line)
         self.shown.add((path, line))
-        if tree is not None and (outer := nested_owner(tree.body, name, line)) is not None:
-            self.nested.append((name, outer))  # a function the merge puts inside another
+        if tree is not None:  # functions the merge puts inside another: this one, or its own
+            for inner, outer in nested_pairs(tree, name, line):
+                self.nested.append((inner, outer))
+                self.outer_files.setdefault(outer, path)
         rewritten = changed and not related
         most = CHANGED_LINES if rewritten else DEFINITION_LINES
         # the function a change rewrites, without its docstring: the model writes back what it

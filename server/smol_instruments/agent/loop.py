@@ -55,6 +55,7 @@ from ..patches.model import Patch
 from ..tools.edit import has_edit_blocks
 from .adapter import FENCE, PinnedCodeAgent
 from .answers import (
+    the_absent_are_not_described,
     the_answer_is_grounded,
     the_answer_is_new,
     the_answer_is_real,
@@ -126,6 +127,7 @@ class SmolCodeAgent(PinnedCodeAgent):
                 the_answer_is_new,
                 the_answer_is_grounded,
                 the_computed_value_is_told,
+                the_absent_are_not_described,
                 the_change_was_proposed,
                 the_change_does_what_was_asked,
                 the_counts_are_the_outputs,

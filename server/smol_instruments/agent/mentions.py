@@ -13,6 +13,7 @@ import re
 _CODE_NAME = re.compile(
     r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([A-Za-z_]\w*)\(|\b(_*[a-z]+_[a-z0-9_]+|_+[a-z]\w*)\b"
     r"|\b([A-Z]+_[A-Z0-9_]+)\b|\b([a-z]+[A-Z]\w*)\b|\b([A-Z]\w*\.[a-z_]\w*)\b"
+    r"|\b([a-z_]\w*)=(?![=\s])"  # a keyword argument: "when i pass strict=True"
 )
 #: A call written in a task: a name, then an argument list the calls below parse.
 _CALL_START = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
@@ -56,10 +57,13 @@ _FILE_NAME = re.compile(r"\.(?:py|md|txt|toml|ya?ml|json|js|ts|cfg|ini|rst|lock)
 
 def code_names(text: str) -> list[str]:
     """Identifiers `text` writes as code: in backticks, called, snake_case (a private
-    `_nat_cmp`, `_irregular` too), CONSTANT_CASE, camelCase, Class.method."""
+    `_nat_cmp`, `_irregular` too), CONSTANT_CASE, camelCase, Class.method, `keyword=`."""
     found: dict[str, None] = {}
-    for groups in _CODE_NAME.findall(text):
-        name = next((g for g in groups if g), "")
+    for match in _CODE_NAME.finditer(text):
+        before = text[: match.start()]
+        if match[7] and before.count("(") > before.count(")"):
+            continue  # a keyword of a call written out: the call is what is asked
+        name = next((g for g in match.groups() if g), "")
         if (
             name
             and name.lower() not in _NOT_CALLS

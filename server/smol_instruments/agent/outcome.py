@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..base.pyast import parsed
-from ..base.testruns import failing_tests, ran_tests, test_summary
+from ..base.testruns import failing_tests, is_test_path, ran_tests, test_summary
 from ..patches.model import FileChange, Patch
 from ..patches.pysource import DEFINITIONS, first_line, last_line
 from .events import RunStatus
@@ -42,6 +42,11 @@ NO_HEADING = (
     "Not done: the task asks for a `{title}` section, and this change adds no such heading."
 )
 NOT_ADDED = "Not done: the task names {names}, which this change does not add."
+NO_NEW_TEST = (
+    "Not done: the task asks for a new test, and this change adds no test function to a test "
+    "file ({changed})."
+)
+ELSEWHERE = "Not done: the task is about {files}, and this change does not touch it."
 UNTOUCHED = (
     "Not done: the task is about {names}, and this change neither changes nor uses any of them."
 )
@@ -106,7 +111,7 @@ def shortfall(watch: RunWatch, patch: Patch) -> str | None:
     None: the helper it means, a section's heading, a name it adds, the function it is about.
     The model is told it once before the run ends (agent/answers.py)."""
     intent = watch.intent
-    if (meant := watch.meant) and not changes(patch, meant[0]):
+    if (meant := watch.meant) and not changes(patch, f"{meant[1]}.<locals>.{meant[0]}"):
         # the helper's docstring given to the function around it (dev sv-nested-docstring)
         return MISSED.format(inner=meant[0], outer=meant[1])
     if (title := intent.section) and not adds_heading(patch, title):
@@ -115,6 +120,19 @@ def shortfall(watch: RunWatch, patch: Patch) -> str | None:
     if new := [name for name in watch.absent if name in intent.task and not adds(patch, name)]:
         # "add a `max_length` argument to parameterize": a change that never writes it
         return NOT_ADDED.format(names=", ".join(f"`{name}`" for name in new))
+    if intent.adds_tests and not adds_a_test(patch):
+        # a test changed, or tests written in conftest.py (dev sv-add-test-to-dict,
+        # tc-add-test-no-color): nothing new runs
+        return NO_NEW_TEST.format(changed=what_changed(patch))
+    named = watch.named_files
+    if (
+        named
+        and not (intent.fix or intent.adds_tests)
+        and not {change.path for change in patch.files} & set(named)
+    ):
+        # "put an example in the readme" proposed as a change to the code (dev
+        # jp-readme-example): the file the task is about is left as it was
+        return ELSEWHERE.format(files=" or ".join(f"`{path}`" for path in named))
     if watch.asked and not intent.fix and not touches(patch, watch.asked):
         # "give parse an allow_v flag" answered by a change to another function: what the
         # task is about is left as it was (a fix may be made in a helper: not judged)
@@ -247,14 +265,28 @@ def definition_changes(change: FileChange) -> dict[str, list[str]]:
 
 
 def changes(patch: Patch, name: str) -> bool:
-    """Whether the patch adds or changes a function called `name` (nested or not)."""
+    """Whether the patch adds or changes a function called `name` (nested or not), or the one
+    `name` qualifies (`f.<locals>.g`: not another function's `g`)."""
     return any(
-        qualified.split(".")[-1] == name
+        (qualified == name or qualified.endswith("." + name))
         for change in patch.files
         if change.path.endswith(".py")
         for verb, names in definition_changes(change).items()
         if verb != "removes"
         for qualified in names
+    )
+
+
+def adds_a_test(patch: Patch) -> bool:
+    """Whether the patch adds a test function (`test_*`) to a file the test runner collects
+    (conftest.py holds fixtures: pytest collects no test from it)."""
+    return any(
+        qualified.rsplit(".", 1)[-1].startswith("test")
+        for change in patch.files
+        if change.path.endswith(".py")
+        and is_test_path(change.path)
+        and not change.path.endswith("conftest.py")
+        for qualified in definition_changes(change)["adds"]
     )
 
 

@@ -214,11 +214,15 @@ _INNER_WORDS = re.compile(r"\b(?:helpers?|inner|nested|closure)\b", re.IGNORECAS
 
 
 def meant_inner(task: str, nested: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
-    """The one (inner, outer) pair the task means by a word for a nested function and the
-    name of the function it is in; None when it has no such word or means no one pair."""
-    if not _INNER_WORDS.search(task):
-        return None
-    named = {(i, o) for i, o in nested if re.search(rf"\b{re.escape(o)}\b", task)}
+    """The one (inner, outer) pair the task means by the name of the function it is in and a
+    word for a nested function, or its own name ("the wrapper function inside _comparator");
+    None when it means no one pair."""
+    named = {
+        (i, o)
+        for i, o in nested
+        if re.search(rf"\b{re.escape(o)}\b", task)
+        and (_INNER_WORDS.search(task) or re.search(rf"\b{re.escape(i)}\b", task))
+    }
     return named.pop() if len(named) == 1 else None
 
 
@@ -234,6 +238,7 @@ class Note(Enum):
 
     COUNTS = "Note: the tests printed '{shown}'; the counts above are the model's and differ."
     FAILURES = "Note: the test runner reported these tests failing: {listed}."
+    ABSENT = "Note: searched every file: {names} occurs nowhere in this repository."
     REACH = "Note: from the code, {reach}."
     STEPS = "Note: from the code, the steps of `{name}`: {steps}."
     GAVE = "Note: as it ran, {gave}."
@@ -363,6 +368,11 @@ class Nudge(Enum):
     COUNTS_DIFFER = (
         "the tests printed '{shown}', but this answer says {said}. Answer again with the "
         "numbers the output shows."
+    )
+    ABSENT_DESCRIBED = (
+        "a search of every file found no {names} in this repository, but this answer "
+        "describes it. Answer again: say plainly that it does not exist here, then what the "
+        "repository has instead."
     )
     FAILURES_NOT_NAMED = (
         "the test runner reported these tests failing: {listed}; this answer does not name "

@@ -313,12 +313,13 @@ class AgentSession:
         # what code gives); code read in an earlier turn is in the history too ("which test
         # checks it?"), but no earlier turn ran what this one asks
         watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
-        watch.named_files = context.named_files
+        watch.named_files, watch.failing = context.named_files, context.failing
         if intent.change and watch.writes_text and context.named_files and self._llama_server():
             watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
         watch.computed, watch.wants = context.computed, dict(self.ctx.symptom_wants)
         watch.code_file, watch.nested = context.code_file, context.nested
-        watch.absent, watch.failing, watch.asked = context.absent, context.failing, context.asked
+        watch.outer_files, watch.absent = context.outer_files, context.absent
+        watch.asked = context.asked
         # what the answer is held to, from the code: what uses a name, a function's steps
         watch.reach = reaches(self.ctx, intent, context.asked, self.repo_files)
         watch.steps = function_steps(self.ctx, intent, context.definitions)
@@ -365,8 +366,7 @@ class AgentSession:
                 self._report_step(exc.step, steps, usage)
             last = watch.last_patch()
             if last is not None and watch.intent.change:
-                # the change was proposed before the model began repeating itself: that is
-                # the outcome, and the checks below judge it
+                # proposed before the model began repeating itself: the outcome, judged below
                 said = describe_proposal(last, held=watch.intent.held)
                 status, error, answer = "completed", None, said
         except Exception as exc:  # a fault anywhere must end the run, not the host

@@ -82,6 +82,7 @@ class RunWatch:
     edit_grammar: str = ""
     #: (inner, outer) of each function shown nested in another (agent/context.py).
     nested: list[tuple[str, str]] = field(default_factory=list)
+    outer_files: dict[str, str] = field(default_factory=dict)  # the file of each `outer`
     #: Names the task writes as code that occur nowhere in the repository (agent/context.py):
     #: for a change, what it adds by those names.
     absent: list[str] = field(default_factory=list)
@@ -100,7 +101,10 @@ class RunWatch:
         """Where the change goes, for its header: the file the task names, else the one whose
         code is shown (given `<path>` for "NO_COLOR should win", the 1.5B model put invented
         classes in _types.py; given termcolor.py, it wrote `_can_do_colour` there), unless it
-        adds tests or writes a file name of its own (a file to create)."""
+        adds tests or writes a file name of its own (a file to create); for a function nested
+        in another that the task means, that one's file."""
+        if (meant := self.meant) and meant[1] in self.outer_files:
+            return self.outer_files[meant[1]]
         if self.named_file or self.intent.adds_tests or _FILE_NAME.search(self.intent.task):
             return self.named_file
         return self.code_file

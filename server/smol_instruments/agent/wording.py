@@ -10,7 +10,7 @@ import re
 CHANGE_VERBS = (
     r"fix|add|implement|change|update|refactor|rename|write|create|remove|delete|modify|"
     r"make|replace|edit|correct|patch|convert|move|extract|append|insert|improve|rewrite|give|"
-    r"document|support|allow|handle|repair|resolve|debug"
+    r"document|support|allow|handle|repair|resolve|debug|put|drop|bump|mention|take"
 )
 # An imperative at the start, or after a polite lead-in: "fix the test", "please add ...",
 # "can you update ...". A question about a change ("why does fix() fail?") is not one.
@@ -20,7 +20,10 @@ LEAD_IN = (
     r"|let'?s\s+)?"
 )
 #: Change verbs that ask for an answer here ("give me the failures", "make a list of ...").
-TELLING = r"(?!give\s+(?:me|us)\b|make\s+(?:a\s+list|sure|certain)\b|write\s+down\b)"
+TELLING = (
+    r"(?!give\s+(?:me|us)\b|make\s+(?:a\s+list|sure|certain)\b|write\s+down\b"
+    r"|take\s+a\s+look\b)"
+)
 ASKS = re.compile(rf"{LEAD_IN}{TELLING}(?:{CHANGE_VERBS})\b", re.IGNORECASE)
 #: The same after a comma or "and" ("the test fails, fix it"), not its subject ("and add is")
 ASKS_THEN = re.compile(
@@ -31,7 +34,7 @@ ASKS_THEN = re.compile(
 #: Verbs that say plainly to edit files ("make this repository new" is for the model to read).
 EDIT_VERBS = (
     r"fix|add|implement|change|update|refactor|rename|write|create|remove|modify|replace|edit|"
-    r"correct|convert|move|extract|insert|rewrite|give|document|repair"
+    r"correct|convert|move|extract|insert|rewrite|give|document|repair|put|drop|bump|mention"
 )
 PLAIN_CHANGE = re.compile(rf"{LEAD_IN}(?:{EDIT_VERBS})\b", re.IGNORECASE)
 #: A bug told by its symptom: "slug('A B') gives 'a_b', it should be 'a-b'".

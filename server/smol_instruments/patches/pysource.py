@@ -355,13 +355,9 @@ def cut_short(old: ast.stmt, new: ast.stmt, label: str) -> int | None:
 def nested_functions(body: list[ast.stmt], name: str) -> list[tuple[str, list[ast.stmt], ast.stmt]]:
     """Functions called `name` defined directly in another function's body: (the owner's
     label `outer.<locals>`, that body, the function)."""
-    found: list[tuple[str, list[ast.stmt], ast.stmt]] = []
-    for outer in (node for statement in body for node in ast.walk(statement)):
-        if isinstance(outer, FUNCTIONS):
-            for inner in outer.body:
-                if isinstance(inner, FUNCTIONS) and inner.name == name:
-                    found.append((f"{outer.name}.<locals>", outer.body, inner))
-    return found
+    outers = [node for top in body for node in ast.walk(top) if isinstance(node, FUNCTIONS)]
+    inner = [(o, i) for o in outers for i in o.body if getattr(i, "name", None) == name]
+    return [(f"{o.name}.<locals>", o.body, i) for o, i in inner if isinstance(i, FUNCTIONS)]
 
 
 def nested_owner(body: list[ast.stmt], name: str, line: int) -> str | None:
@@ -369,18 +365,22 @@ def nested_owner(body: list[ast.stmt], name: str, line: int) -> str | None:
     function called `name` nested in another and it starts at `line`: its owner's name. None
     when a top-level definition or a method of a class has the name (the merge takes those
     first), or the name is nested more than once or not directly in a function's body."""
-    top = [node for node in body if getattr(node, "name", None) == name]
-    methods = [
-        node
-        for cls in body
-        if isinstance(cls, ast.ClassDef)
-        for node in cls.body
-        if isinstance(node, FUNCTIONS) and node.name == name
-    ]
+    members = [node for cls in body if isinstance(cls, ast.ClassDef) for node in cls.body]
+    if any(getattr(node, "name", None) == name for node in [*body, *members]):
+        return None
     found = nested_functions(body, name)
-    if top or methods or len(found) != 1 or found[0][2].lineno != line:
+    if len(found) != 1 or found[0][2].lineno != line:
         return None
     return found[0][0].removesuffix(".<locals>")
+
+
+def nested_pairs(tree: ast.Module, name: str, line: int) -> list[tuple[str, str]]:
+    """(inner, outer) of `name` at `line` and of the functions in it, as the merge nests them."""
+    found = [(name, nested_owner(tree.body, name, line))]
+    for node in (n for n in ast.walk(tree) if isinstance(n, FUNCTIONS) and n.lineno == line):
+        inner = [n for n in node.body if isinstance(n, FUNCTIONS)]
+        found += [(n.name, nested_owner(tree.body, n.name, n.lineno)) for n in inner]
+    return [(inner, outer) for inner, outer in found if outer is not None]
 
 
 def test_class_line(classes: list[ast.ClassDef], method: str) -> str | None:
