@@ -1617,6 +1617,27 @@ def test_an_answer_that_describes_a_name_no_file_has_is_sent_back_then_marked(
     outcome, requests, _ = run_keeping_patches(repo, settings, [answer] * 3, task)
     told = "a search of every file found no `mul_all` in this repository"
     assert any(told in r.prompt_text() for r in requests) is not right
-    note = "Note: searched every file: `mul_all` occurs nowhere in this repository."
+    note = "Note: searched every file: `mul_all` occurs nowhere in this repository's code."
     assert (note in outcome.answer) is not right, outcome.answer
     assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+
+
+@pytest.mark.parametrize("takes", [False, True], ids=["no-such-parameter", "control-it-takes-it"])
+def test_a_keyword_argument_no_code_has_is_said_absent_though_a_comment_has_the_word(
+    tmp_path: Path, settings: Settings, takes: bool
+) -> None:
+    """"does mul reject floats when i pass strict=True?": `strict` is in a comment of
+    pyproject.toml only (dev sv-missing-strict), so a search of every file found it and the
+    answer described what it does. A keyword argument is looked for in the code: said
+    absent. Control: a function that takes `strict` is not said absent."""
+    signature = "def mul(a, b, strict=False):" if takes else "def mul(a, b):"
+    files = {
+        "pyproject.toml": "[tool.mypy]\n# strict = true\n",
+        "app/__init__.py": "",
+        "app/calc.py": f"{signature}\n    return a * b\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    task = "does mul reject floats when i pass strict=True?"
+    _, requests, _ = run_keeping_patches(repo, settings, ["It does not."] * 3, task)
+    said = "`strict` occurs nowhere in this repository's code"
+    assert (said in requests[0].last_user_text()) is not takes

@@ -53,7 +53,7 @@ from .evidence import (
     tests_for,
 )
 from .intent import TaskIntent
-from .mentions import asks_which_code, outer_callee
+from .mentions import asks_which_code, keyword_names, outer_callee
 from .named import file_of_words, meets_word, named_files, passages, word_forms
 
 log = logging.getLogger(__name__)
@@ -237,7 +237,8 @@ class _Gatherer:
         if intent.adds_tests and not any(map(is_test_path, named)):  # where new tests go
             named += tests_for([path for _, path, _ in found], self.files, self._text)
         held = defined | set(self.holding.values())
-        absent = missing_names(self.ctx, list(intent.names), held, self.files, intent.change)
+        said = {"change": intent.change, "keywords": keyword_names(task)}
+        absent = missing_names(self.ctx, list(intent.names), held, self.files, **said)
         # no code named: the definitions its words name; none for a name found nowhere (dev
         # sv-missing-epoch: shown cmd_bump, the model told how bump_epoch works)
         related = not (found or named or self.evidence or absent) and intent.kind != "command"

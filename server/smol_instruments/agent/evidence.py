@@ -285,14 +285,15 @@ def _gives_as_said(got: str, want: str) -> bool:
 
 
 def missing_names(
-    ctx: ToolContext, names: list[str], defined: set[str], files: list[str], change: bool = False
+    ctx: ToolContext, names: list[str], defined: set[str], files: list[str], **how: Any
 ) -> Evidence | None:
-    """Names the task writes as code that occur nowhere in the repository's files: said
-    plainly, so a question about a function that does not exist is not answered by invention;
-    for a `change`, the names it adds ("add a `max_length` argument to parameterize"), to be
-    written as the task writes them. A file's name ("setup.cfg", one of `files`) or its stem is
-    not a missing code name; nor is Python's own (`sorted`, `json.dumps`: dev
-    sv-why-release-first was told "there is no `sorted` in this repository")."""
+    """Names the task writes as code that occur nowhere in the repository's files (a keyword
+    argument, `strict=True`, in no Python file: dev sv-missing-strict, `# strict = true` in
+    pyproject.toml): said plainly, so a question about a function that does not exist is not
+    answered by invention; for a `change`, the names it adds ("add a `max_length` argument to
+    parameterize"), written as the task writes them. A file's name ("setup.cfg", one of
+    `files`) or its stem is not one; nor is Python's own (`sorted`, `json.dumps`). `how`:
+    `change` (bool), `keywords` (the names written as keyword arguments)."""
     absent = []
     basenames = {path.rsplit("/", 1)[-1] for path in files} | set(files)
     stems = {name.rsplit(".", 1)[0] for name in basenames}  # "tests/test_units.py" names one
@@ -301,21 +302,22 @@ def missing_names(
         python = hasattr(builtins, name) or name.partition(".")[0] in sys.stdlib_module_names
         if python or word in defined or name in basenames or word in stems:
             continue
-        found = RgSearchTool(ctx).forward(pattern=rf"\b{re.escape(word)}\b", max_results=1)
+        glob = "*.py" if name in how.get("keywords", ()) else None
+        found = RgSearchTool(ctx).forward(rf"\b{re.escape(word)}\b", glob, max_results=1)
         if found.get("error") == ErrorType.NO_MATCH:
             absent.append(name)
     if not absent:
         return None
     said = ", ".join(f"`{name}`" for name in absent)
-    if change:  # a question's instruction made a feature's new argument a thing to decline
+    if how.get("change"):  # a question's words made a feature's new argument one to decline
         title = (
             f"Searched every file: {said} is in no file of this repository yet. What the change "
             f"adds by that name is written {said}, as the task writes it"
         )
     else:
         title = (
-            f"Searched every file: {said} occurs nowhere in this repository (no function, class "
-            "or variable has that name). Say so; do not describe it"
+            f"Searched every file: {said} occurs nowhere in this repository's code (no "
+            "function, class, variable or parameter has that name). Say so; do not describe it"
         )
     return Evidence(title, "", absent, kind="absent")
 

@@ -13,8 +13,9 @@ import re
 _CODE_NAME = re.compile(
     r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([A-Za-z_]\w*)\(|\b(_*[a-z]+_[a-z0-9_]+|_+[a-z]\w*)\b"
     r"|\b([A-Z]+_[A-Z0-9_]+)\b|\b([a-z]+[A-Z]\w*)\b|\b([A-Z]\w*\.[a-z_]\w*)\b"
-    r"|\b([a-z_]\w*)=(?![=\s])"  # a keyword argument: "when i pass strict=True"
 )
+#: A keyword argument written in prose ("when i pass strict=True"); not a comparison.
+_KEYWORD = re.compile(r"\b([a-z_]\w*)=(?![=\s])")
 #: A call written in a task: a name, then an argument list the calls below parse.
 _CALL_START = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
 #: Words that look like calls in prose and are not the repository's ("e.g.(", "print(").
@@ -59,11 +60,8 @@ def code_names(text: str) -> list[str]:
     """Identifiers `text` writes as code: in backticks, called, snake_case (a private
     `_nat_cmp`, `_irregular` too), CONSTANT_CASE, camelCase, Class.method, `keyword=`."""
     found: dict[str, None] = {}
-    for match in _CODE_NAME.finditer(text):
-        before = text[: match.start()]
-        if match[7] and before.count("(") > before.count(")"):
-            continue  # a keyword of a call written out: the call is what is asked
-        name = next((g for g in match.groups() if g), "")
+    for groups in [*_CODE_NAME.findall(text), *((k,) for k in keyword_names(text))]:
+        name = next((g for g in groups if g), "")
         if (
             name
             and name.lower() not in _NOT_CALLS
@@ -72,6 +70,17 @@ def code_names(text: str) -> list[str]:
         ):
             found.setdefault(name, None)
     return list(found)
+
+
+def keyword_names(text: str) -> list[str]:
+    """The keyword arguments `text` writes outside a call written out (whose keywords are
+    the call's, run as it is)."""
+    found = []
+    for match in _KEYWORD.finditer(text):
+        before = text[: match.start()]
+        if before.count("(") <= before.count(")"):
+            found.append(match[1])
+    return found
 
 
 def naming_style(word: str) -> bool:

@@ -238,7 +238,7 @@ class Note(Enum):
 
     COUNTS = "Note: the tests printed '{shown}'; the counts above are the model's and differ."
     FAILURES = "Note: the test runner reported these tests failing: {listed}."
-    ABSENT = "Note: searched every file: {names} occurs nowhere in this repository."
+    ABSENT = "Note: searched every file: {names} occurs nowhere in this repository's code."
     REACH = "Note: from the code, {reach}."
     STEPS = "Note: from the code, the steps of `{name}`: {steps}."
     GAVE = "Note: as it ran, {gave}."
