@@ -434,6 +434,24 @@ def test_new_tests_for_code_come_with_the_test_file_that_imports_its_module(
     assert asked.named_files == []  # a question is not given the test file
 
 
+def test_new_tests_go_to_a_file_the_runner_collects_not_to_conftest(tmp_path: Path) -> None:
+    """pytest collects no test from conftest.py, first of the tests folder that imports the
+    module (dev sv-add-test-to-dict: told `# file: tests/conftest.py`, the model wrote its
+    tests there, where none ran): the new tests go to a test file."""
+    root = tmp_path / "pointer"
+    (root / "tests").mkdir(parents=True)
+    (root / "pointer.py").write_text("def escape(s):\n    return s.replace('~', '~0')\n")
+    (root / "tests" / "conftest.py").write_text("import pointer\n")
+    (root / "tests" / "helpers.py").write_text("import pointer\n")
+    (root / "tests" / "test_pointer.py").write_text(
+        "import pointer\n\n\ndef test_escape():\n    assert pointer.escape('a') == 'a'\n"
+    )
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    ctx = ToolContext.create(root, Settings(_env_file=None))
+    found = gather(ctx, from_rules("add tests for escape"), list_repo_files(ctx))
+    assert found.named_files == ["tests/test_pointer.py"]
+
+
 def test_of_a_name_defined_twice_the_definition_shown_is_not_the_wrapper(repo: Path) -> None:
     """Dev sv-bump-step: "can bump_patch take a step?" ran no call, and the first file found
     held the deprecated module function that only calls the method of the same name; the model

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 from ..base.errors import ErrorType, ToolError
 from ..base.pyast import parsed
-from ..base.testruns import failing_lines, failing_tests, is_test_path, test_summary
+from ..base.testruns import failing_lines, failing_tests, is_test_file, is_test_path, test_summary
 from ..base.truncate import truncate_output
 from ..patches.describe import describe_diff
 from ..patches.pysource import DEFINITIONS, doctests
@@ -351,7 +351,7 @@ def tests_for(sources: list[str], files: list[str], text: Callable[[str], str | 
         stem = PurePosixPath(source).stem
         module = PurePosixPath(source).parent.name if stem == "__init__" else stem
         word = re.compile(rf"^\s*(?:from|import)\s+[\w.]*\b{re.escape(module)}\b", re.M)
-        found = [path for path in files if is_test_path(path) and word.search(text(path) or "")]
+        found = [path for path in files if is_test_file(path) and word.search(text(path) or "")]
         if found:
             return found[:1]
     return []

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..base.pyast import parsed
-from ..base.testruns import failing_tests, is_test_path, ran_tests, test_summary
+from ..base.testruns import failing_tests, is_test_file, ran_tests, test_summary
 from ..patches.model import FileChange, Patch
 from ..patches.pysource import DEFINITIONS, first_line, last_line
 from .events import RunStatus
@@ -279,13 +279,11 @@ def changes(patch: Patch, name: str) -> bool:
 
 def adds_a_test(patch: Patch) -> bool:
     """Whether the patch adds a test function (`test_*`) to a file the test runner collects
-    (conftest.py holds fixtures: pytest collects no test from it)."""
+    (not conftest.py, where pytest collects none: dev sv-add-test-to-dict)."""
     return any(
         qualified.rsplit(".", 1)[-1].startswith("test")
         for change in patch.files
-        if change.path.endswith(".py")
-        and is_test_path(change.path)
-        and not change.path.endswith("conftest.py")
+        if is_test_file(change.path)
         for qualified in definition_changes(change)["adds"]
     )
 

@@ -129,3 +129,12 @@ def is_test_path(path: str) -> bool:
         or name in ("tests.py", "test.py")
         or "tests" in path.split("/")
     )
+
+
+def is_test_file(path: str) -> bool:
+    """Whether the test runner collects tests from the file: test_*.py, *_test.py, tests.py or
+    test.py (not conftest.py, which holds fixtures, nor a helper beside the tests)."""
+    name = PurePosixPath(path).name
+    return name.endswith(".py") and (
+        name.startswith("test_") or name.endswith("_test.py") or name in ("tests.py", "test.py")
+    )
