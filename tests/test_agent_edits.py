@@ -1543,13 +1543,15 @@ def test_a_request_for_a_test_that_adds_none_the_runner_collects_is_not_done(
     assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
 
 
+@pytest.mark.parametrize("instead", ["", " instead"], ids=["asked", "told-as-a-complaint"])
 @pytest.mark.parametrize("right", [False, True], ids=["the-code-changed", "control-the-readme"])
 def test_a_change_that_leaves_the_file_its_task_names_as_it_was_is_not_done(
-    repo: Path, settings: Settings, right: bool
+    repo: Path, settings: Settings, right: bool, instead: str
 ) -> None:
     """Asked to put an example in the README, the model changed the code (dev
     jp-readme-example) and its summary said the example was added: told from the diff, the
-    run is not `completed`. Control: the README changed completes."""
+    run is not `completed`, also when "instead" makes the request a complaint, so a fix.
+    Control: the README changed completes."""
     if right:
         reply = (
             "README.md\n<<<<<<< SEARCH\nA tiny project for tests.\n=======\n"
@@ -1558,7 +1560,7 @@ def test_a_change_that_leaves_the_file_its_task_names_as_it_was_is_not_done(
     else:
         reply = '```python\n# file: app/calc.py\ndef mul(a, b):\n    """Multiply."""\n'
         reply += "    return a * b\n```"
-    task = "the readme says nothing useful. put a small usage example in it"
+    task = "the readme says nothing useful. put a small usage example in it" + instead
     outcome, _, patches = run_keeping_patches(repo, settings, [reply, *["Added it."] * 2], task)
     assert patches, outcome.answer
     said = "Not done: the task is about `README.md`, and this change does not touch it."
@@ -1641,3 +1643,26 @@ def test_a_keyword_argument_no_code_has_is_said_absent_though_a_comment_has_the_
     _, requests, _ = run_keeping_patches(repo, settings, ["It does not."] * 3, task)
     said = "`strict` occurs nowhere in this repository's code"
     assert (said in requests[0].last_user_text()) is not takes
+
+
+def test_a_module_written_again_whole_is_proposed_as_its_lines_never_run(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """Asked to take a classifier out of setup.py, the 1.5B model wrote the file again with
+    the line gone under `# file: setup.py` (dev jp-drop-py37); module-level code, not
+    definitions, so it was run as code and `import io` was refused three times. In a change,
+    the lines are the file's new version: proposed as a change of the part they align with."""
+    setup = (
+        "import io\n\nfrom setuptools import setup\n\nCLASSIFIERS = [\n"
+        "    'Python :: 3.7',\n    'Python :: 3.8',\n]\n\n"
+        "with io.open('README.md') as readme:\n    long_description = readme.read()\n\n"
+        "setup(name='x', classifiers=CLASSIFIERS)\n"
+    )
+    repo = make_repo(tmp_path / "repo", {"setup.py": setup, "README.md": "x\n"})
+    new = setup.replace("    'Python :: 3.7',\n", "")
+    turns = [f"```python\n# file: setup.py\n{new}```", *["Took 3.7 out."] * 2]
+    outcome, _, patches = run_keeping_patches(repo, settings, turns, "take 3.7 out of setup.py")
+    assert len(patches) == 1, outcome.answer
+    (change,) = patches[0].files
+    assert change.path == "setup.py" and change.proposed == new
+    assert (repo / "setup.py").read_text() == setup  # proposed, not written

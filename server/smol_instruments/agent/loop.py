@@ -195,6 +195,12 @@ class SmolCodeAgent(PinnedCodeAgent):
         if path is not None:
             body = complete_prefix(body)  # a reply cut at its token limit mid-line
         names = defined_names(body, tools, assignments=path is not None)
+        change = watch is not None and watch.intent.change
+        if names is None and path is not None and change and not calls_a_tool(body, tools):
+            # the file's lines written again, module-level code and all: the part of the file
+            # they align with is what they replace (dev jp-drop-py37: setup.py without its
+            # 3.7 line was run as code, `import io` refused three times)
+            return self._search_replace(f"{path}\n```\n{body.rstrip()}\n```")
         if names is None and path is None and self._rewrites_text(code):
             return self._search_replace(self._reply)
         if names is None:

@@ -124,14 +124,11 @@ def shortfall(watch: RunWatch, patch: Patch) -> str | None:
         # a test changed, or tests written in conftest.py (dev sv-add-test-to-dict,
         # tc-add-test-no-color): nothing new runs
         return NO_NEW_TEST.format(changed=what_changed(patch))
-    named = watch.named_files
-    if (
-        named
-        and not (intent.fix or intent.adds_tests)
-        and not {change.path for change in patch.files} & set(named)
-    ):
-        # "put an example in the readme" proposed as a change to the code (dev
-        # jp-readme-example): the file the task is about is left as it was
+    named, aimed = watch.named_files, watch.writes_text or not (intent.fix or intent.adds_tests)
+    if named and aimed and not {change.path for change in patch.files} & set(named):
+        # "put an example in the readme ... instead" (a complaint, so a fix, which may go
+        # elsewhere; but the change was asked as lines of the README) proposed as a change to
+        # the code (dev jp-readme-example): the file the task is about is left as it was
         return ELSEWHERE.format(files=" or ".join(f"`{path}`" for path in named))
     if watch.asked and not intent.fix and not touches(patch, watch.asked):
         # "give parse an allow_v flag" answered by a change to another function: what the
