@@ -452,6 +452,21 @@ def test_new_tests_go_to_a_file_the_runner_collects_not_to_conftest(tmp_path: Pa
     assert found.named_files == ["tests/test_pointer.py"]
 
 
+def test_new_tests_go_with_the_tests_that_import_the_module_s_package(tmp_path: Path) -> None:
+    """src/semver/version.py: its tests import `semver`, and a word of another import
+    (`packaging.version`) is not the module (dev sv-add-test-to-dict)."""
+    root = tmp_path / "lib"
+    (root / "src" / "semver").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "src" / "semver" / "version.py").write_text("def to_dict(v):\n    return {}\n")
+    (root / "tests" / "test_a_other.py").write_text("import packaging.version\n")
+    (root / "tests" / "test_parts.py").write_text("from semver import to_dict\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    ctx = ToolContext.create(root, Settings(_env_file=None))
+    found = gather(ctx, from_rules("add a test for to_dict"), list_repo_files(ctx))
+    assert found.named_files == ["tests/test_parts.py"]
+
+
 def test_of_a_name_defined_twice_the_definition_shown_is_not_the_wrapper(repo: Path) -> None:
     """Dev sv-bump-step: "can bump_patch take a step?" ran no call, and the first file found
     held the deprecated module function that only calls the method of the same name; the model

@@ -345,12 +345,13 @@ def closest_names(ctx: ToolContext, absent: list[str], listed: set[str]) -> list
 
 
 def tests_for(sources: list[str], files: list[str], text: Callable[[str], str | None]) -> list[str]:
-    """The test file that imports the module of the first of `sources` (the code a new test
-    is for), by the module's name: where a new test goes and what it looks like."""
+    """The test file importing the module of the first of `sources` or its package (`semver`
+    of src/semver/version.py, not `packaging.version`: dev sv-add-test-to-dict): new tests'."""
     for source in (path for path in sources if not is_test_path(path)):
-        stem = PurePosixPath(source).stem
-        module = PurePosixPath(source).parent.name if stem == "__init__" else stem
-        word = re.compile(rf"^\s*(?:from|import)\s+[\w.]*\b{re.escape(module)}\b", re.M)
+        parts = [p for p in PurePosixPath(source).with_suffix("").parts if p != "__init__"]
+        runs = [".".join(parts[i:j]) for j in range(len(parts), 0, -1) for i in range(j)]
+        names = "|".join(map(re.escape, sorted(runs, key=len, reverse=True)))
+        word = re.compile(rf"^\s*(?:from|import)\s+(?:{names})\b(?!\.\w)", re.M)
         found = [path for path in files if is_test_file(path) and word.search(text(path) or "")]
         if found:
             return found[:1]
