@@ -214,6 +214,7 @@ def test_no_note_of_the_agent_makes_a_wrong_answer_right(tmp_path: Path) -> None
     # every note the agent has, filled: one added later is cut too
     slots = {"shown": "1 passed", "listed": "t.py::test_a", "reach": "`walk` used by resolve"}
     slots |= {"name": "walk", "steps": "`returns doc`", "results": "f() = 3", "gave": "n % 10 = 9"}
+    slots |= {"names": "`walk_all`"}
     for note in Note:
         assert checks.model_part(f"It is 3.\n\n{note.says(**slots)}").strip() == "It is 3."
     assert checks.model_part("It is 3.\n\nNote: it may be 4.") != "It is 3."  # the model's own
@@ -311,7 +312,14 @@ def test_every_kind_has_dev_tasks_on_vendored_and_written_fixtures() -> None:
     assert roots >= {"inflection", "jsonpointer", "termcolor", "semver"}
     for task in dev:
         assert task.key in {
-            t.key for t in (*tasks.FIRST, *dev_tasks.TASKS, *dev_semver.TASKS, *dev_fresh.TASKS)
+            t.key
+            for t in (
+                *tasks.FIRST,
+                *dev_tasks.TASKS,
+                *dev_semver.TASKS,
+                *dev_fresh.TASKS,
+                *dev_fresh.LATER,
+            )
         }
 
 
