@@ -18,7 +18,7 @@ from ..base.testruns import COUNT_KINDS, failing_tests
 from .evidence import Step, Steps
 from .mentions import FENCED
 from .model import RunCancelled, for_one_call
-from .outcome import needs_a_change, shortfall
+from .outcome import needs_a_change, shortfall, whole_word
 from .prompts import TELL_ONE_STEP, Note, Nudge, is_placeholder
 from .watch import RunWatch
 
@@ -201,7 +201,7 @@ def the_absent_are_not_described(answer: Any, memory: AgentMemory, agent: Any = 
     sentences = re.split(r"(?<=[.!?])\s+|\n+", answer)
     described = []
     for name in watch.absent:
-        word = re.compile(rf"(?<!\w){re.escape(name.rsplit('.', 1)[-1])}(?!\w)")
+        word = whole_word(name.rsplit(".", 1)[-1])
         said = [sentence for sentence in sentences if word.search(sentence)]
         if said and not any(_NOT_THERE.search(sentence) for sentence in said):
             described.append(name)

@@ -237,8 +237,10 @@ class _Gatherer:
         if intent.adds_tests and not any(map(is_test_path, named)):  # where new tests go
             named += tests_for([path for _, path, _ in found], self.files, self._text)
         held = defined | set(self.holding.values())
-        said = {"change": intent.change, "keywords": keyword_names(task)}
-        absent = missing_names(self.ctx, list(intent.names), held, self.files, **said)
+        keywords = keyword_names(task)
+        absent = missing_names(
+            self.ctx, list(intent.names), held, self.files, change=intent.change, keywords=keywords
+        )
         # no code named: the definitions its words name; none for a name found nowhere (dev
         # sv-missing-epoch: shown cmd_bump, the model told how bump_epoch works)
         related = not (found or named or self.evidence or absent) and intent.kind != "command"

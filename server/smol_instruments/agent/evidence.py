@@ -29,7 +29,7 @@ import re
 import sys
 import textwrap
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
@@ -285,15 +285,18 @@ def _gives_as_said(got: str, want: str) -> bool:
 
 
 def missing_names(
-    ctx: ToolContext, names: list[str], defined: set[str], files: list[str], **how: Any
+    ctx: ToolContext,
+    names: list[str],
+    defined: set[str],
+    files: list[str],
+    *,
+    change: bool = False,
+    keywords: Sequence[str] = (),
 ) -> Evidence | None:
-    """Names the task writes as code that occur nowhere in the repository's files (a keyword
-    argument, `strict=True`, in no Python file: dev sv-missing-strict, `# strict = true` in
-    pyproject.toml): said plainly, so a question about a function that does not exist is not
-    answered by invention; for a `change`, the names it adds ("add a `max_length` argument to
-    parameterize"), written as the task writes them. A file's name ("setup.cfg", one of
-    `files`) or its stem is not one; nor is Python's own (`sorted`, `json.dumps`). `how`:
-    `change` (bool), `keywords` (the names written as keyword arguments)."""
+    """Names the task writes as code in no file of the repository, `keywords` in no Python file
+    (`strict=True`: dev sv-missing-strict; `# strict = true` in a TOML comment): said, so what
+    does not exist is not described; for a `change`, the names it adds, written as the task
+    writes them. Not a file's name or stem (`files`), nor Python's own (`sorted`)."""
     absent = []
     basenames = {path.rsplit("/", 1)[-1] for path in files} | set(files)
     stems = {name.rsplit(".", 1)[0] for name in basenames}  # "tests/test_units.py" names one
@@ -302,23 +305,20 @@ def missing_names(
         python = hasattr(builtins, name) or name.partition(".")[0] in sys.stdlib_module_names
         if python or word in defined or name in basenames or word in stems:
             continue
-        glob = "*.py" if name in how.get("keywords", ()) else None
+        glob = "*.py" if name in keywords else None
         found = RgSearchTool(ctx).forward(rf"\b{re.escape(word)}\b", glob, max_results=1)
         if found.get("error") == ErrorType.NO_MATCH:
             absent.append(name)
     if not absent:
         return None
     said = ", ".join(f"`{name}`" for name in absent)
-    if how.get("change"):  # a question's words made a feature's new argument one to decline
-        title = (
-            f"Searched every file: {said} is in no file of this repository yet. What the change "
-            f"adds by that name is written {said}, as the task writes it"
-        )
-    else:
-        title = (
-            f"Searched every file: {said} occurs nowhere in this repository's code (no "
-            "function, class, variable or parameter has that name). Say so; do not describe it"
-        )
+    title = (  # for a change, not a question's words: they made a new argument one to decline
+        f"Searched every file: {said} is in no file of this repository yet. What the change "
+        f"adds by that name is written {said}, as the task writes it"
+        if change
+        else f"Searched every file: {said} occurs nowhere in this repository's code (no "
+        "function, class, variable or parameter has that name). Say so; do not describe it"
+    )
     return Evidence(title, "", absent, kind="absent")
 
 

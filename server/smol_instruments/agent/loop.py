@@ -213,7 +213,7 @@ class SmolCodeAgent(PinnedCodeAgent):
         if path is not None and watch is not None and not watch.intent.change:
             # a task that asks nothing to change gets no patch (the model writes one anyway)
             raise InterpreterError(Nudge.NOT_ASKED.says(call=watch.first_read()))
-        if path is None and watch is not None and watch.intent.change:
+        if path is None and watch is not None and change:
             path = choose_file(names, self.locate, watch.named_files)
             if path is None:
                 raise InterpreterError(Nudge.NO_FILE.says(names=", ".join(names)))

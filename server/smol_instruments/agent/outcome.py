@@ -300,7 +300,7 @@ def touches(patch: Patch, names: list[str]) -> bool:
             if lasts & set(parts) or parts[-1] in calls:
                 return True
     lines = [line for hunk in patch.hunks for line in [*hunk.old, *hunk.new]]
-    return any(_word(last).search(line) for last in lasts for line in lines)
+    return any(whole_word(last).search(line) for last in lasts for line in lines)
 
 
 def _called(call: ast.Call) -> str:
@@ -324,10 +324,10 @@ def adds(patch: Patch, name: str) -> bool:
     last = name.rsplit(".", 1)[-1]
     files = {change.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] for change in patch.files}
     lines = (line for added in _added(patch) for line in added)
-    return last in files or any(_word(last).search(line) for line in lines)
+    return last in files or any(whole_word(last).search(line) for line in lines)
 
 
-def _word(name: str) -> re.Pattern[str]:
+def whole_word(name: str) -> re.Pattern[str]:
     """`name` as a whole word of a line (not part of a longer identifier)."""
     return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
 

@@ -119,22 +119,19 @@ def failing_lines(output: str) -> list[str]:
     return [line for line in output.splitlines() if FAILED_ID.match(line)]
 
 
+def _test_name(name: str) -> bool:
+    """A file name test runners collect tests from: test_*, *_test.py, tests.py (unittest's
+    and Django's) or test.py."""
+    return name.startswith("test_") or name.endswith("_test.py") or name in ("tests.py", "test.py")
+
+
 def is_test_path(path: str) -> bool:
-    """Whether a repository path is a test's: test_*.py, *_test.py, tests.py (unittest's and
-    Django's), or under a tests folder."""
-    name = PurePosixPath(path).name
-    return (
-        name.startswith("test_")
-        or name.endswith("_test.py")
-        or name in ("tests.py", "test.py")
-        or "tests" in path.split("/")
-    )
+    """Whether a repository path is a test's: by its name (`_test_name`), or under a tests
+    folder (conftest.py and helpers too)."""
+    return _test_name(PurePosixPath(path).name) or "tests" in path.split("/")
 
 
 def is_test_file(path: str) -> bool:
-    """Whether the test runner collects tests from the file: test_*.py, *_test.py, tests.py or
-    test.py (not conftest.py, which holds fixtures, nor a helper beside the tests)."""
-    name = PurePosixPath(path).name
-    return name.endswith(".py") and (
-        name.startswith("test_") or name.endswith("_test.py") or name in ("tests.py", "test.py")
-    )
+    """Whether the test runner collects tests from the file: a Python file named as tests are
+    (not conftest.py, which holds fixtures, nor a helper beside the tests)."""
+    return path.endswith(".py") and _test_name(PurePosixPath(path).name)

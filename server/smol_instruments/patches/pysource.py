@@ -366,7 +366,8 @@ def nested_owner(body: list[ast.stmt], name: str, line: int) -> str | None:
     when a top-level definition or a method of a class has the name (the merge takes those
     first), or the name is nested more than once or not directly in a function's body."""
     members = [node for cls in body if isinstance(cls, ast.ClassDef) for node in cls.body]
-    if any(getattr(node, "name", None) == name for node in [*body, *members]):
+    methods = [node for node in members if isinstance(node, FUNCTIONS)]
+    if any(getattr(node, "name", None) == name for node in [*body, *methods]):
         return None
     found = nested_functions(body, name)
     if len(found) != 1 or found[0][2].lineno != line:
