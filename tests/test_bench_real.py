@@ -319,6 +319,7 @@ def test_every_kind_has_dev_tasks_on_vendored_and_written_fixtures() -> None:
                 *dev_semver.TASKS,
                 *dev_fresh.TASKS,
                 *dev_fresh.LATER,
+                *dev_fresh.THIRD,
             )
         }
 

@@ -11,10 +11,17 @@ split has false successes while every dev task of the kind passed: names that do
 (a parameter of a function that does, a function beside one that does), a nested function
 that shares its name with another, tests to add, prose and `setup.py` edits. On the dev
 repositories, phrased as people type them.
+
+`THIRD` (written 2026-12-06, before any run) are fresh tasks of the kinds the held-out split
+still fails most: bugs told by their symptom, features with a default, and prose edits
+(a changelog, `setup.py`), on termcolor, jsonpointer and inflection. Two first drafts shared
+a key or a function with a held-out task (a `reset` flag on `colored`, a flag on `humanize`);
+they were replaced, before any run, by tasks on other functions.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from . import fixtures
@@ -77,7 +84,49 @@ CLI_COMPARE_BUG = _bug(
     "    ver2 = Version.parse(args.version2)\n    return str(ver2.compare(args.version1))\n",
 )
 
-fixtures.register(NOT_EQUAL_BUG, COMPATIBLE_BUG, NEXT_VERSION_BUG, ORDER_BUG, CLI_COMPARE_BUG)
+TC = "src/termcolor/termcolor.py"
+RESET_BUG = fixtures.Variant(
+    "termcolor-reset-bug",
+    "termcolor",
+    (
+        (
+            "colored(): only reset what was set",
+            (
+                (
+                    TC,
+                    "    result += RESET\n",
+                    "    if color is not None:\n        result += RESET\n",
+                ),
+            ),
+        ),
+    ),
+)
+FROM_PARTS_BUG = fixtures.Variant(
+    "jsonpointer-from-parts-bug",
+    "jsonpointer",
+    (
+        (
+            "from_parts(): parts are strings already",
+            (
+                (
+                    "jsonpointer.py",
+                    "parts = [escape(str(part)) for part in parts]",
+                    "parts = [str(part) for part in parts]",
+                ),
+            ),
+        ),
+    ),
+)
+
+fixtures.register(
+    NOT_EQUAL_BUG,
+    COMPATIBLE_BUG,
+    NEXT_VERSION_BUG,
+    ORDER_BUG,
+    CLI_COMPARE_BUG,
+    RESET_BUG,
+    FROM_PARTS_BUG,
+)
 
 
 def _keep_build(repo: Path) -> list[str]:
@@ -367,5 +416,148 @@ LATER: tuple[Task, ...] = (
         ),
         "setup.py still compiles; its 3.7 classifier gone, 3.8 to 3.12 kept",
         _drop_py37,
+    ),
+)
+
+
+def _preserve_case(repo: Path) -> list[str]:
+    path = "inflection/__init__.py"
+    edit(
+        repo,
+        path,
+        "def parameterize(string: str, separator: str = '-') -> str:",
+        "def parameterize(string: str, separator: str = '-', preserve_case: bool = False) -> str:",
+    )
+    edit(
+        repo,
+        path,
+        "    return string.lower()\n",
+        "    return string if preserve_case else string.lower()\n",
+    )
+    return ["parameterize(preserve_case=True) keeps the case."]
+
+
+def _changes_entry(repo: Path) -> list[str]:
+    edit(
+        repo,
+        "CHANGES.md",
+        "## 2.0.0 and newer\n",
+        "## Unreleased\n\n- colored() and cprint() honour NO_COLOR before FORCE_COLOR.\n\n"
+        "## 2.0.0 and newer\n",
+    )
+    return ["CHANGES.md has an Unreleased section."]
+
+
+def _needs_38(repo: Path) -> list[str]:
+    edit(repo, "setup.py", "python_requires='>=3.5',", "python_requires='>=3.8',")
+    for minor in (5, 6, 7):
+        edit(repo, "setup.py", f"        'Programming Language :: Python :: 3.{minor}',\n", "")
+    return ["setup.py requires 3.8 and lists 3.8 only."]
+
+
+def _requires_38(text: str) -> bool:
+    return (
+        re.search(r"python_requires\s*=\s*['\"]>=\s*3\.8['\"]", text) is not None
+        and not any(f"Python :: 3.{minor}'" in text for minor in (5, 6, 7))
+        and "Python :: 3.8'" in text
+        and "Implementation :: PyPy'" in text
+    )
+
+
+THIRD: tuple[Task, ...] = (
+    Task(
+        "tc-fix-stuck-highlight",
+        "termcolor-reset-bug",
+        "fix",
+        (
+            "after i print colored('WARN', on_color='on_red') everything after it in my terminal stays red",
+        ),
+        all_of(
+            untouched("tests"),
+            hidden_test(
+                "from termcolor import colored\n\n\ndef test_reset_after_highlight():\n"
+                "    assert colored('x', on_color='on_red', force_color=True) == '\\x1b[41mx\\x1b[0m'\n"
+                "    assert colored('x', attrs=['bold'], force_color=True) == '\\x1b[1mx\\x1b[0m'\n"
+                "    assert colored('x', 'red', force_color=True) == '\\x1b[31mx\\x1b[0m'\n"
+            ),
+            tests_pass(66),
+        ),
+        "hidden test: a highlight or attribute alone ends with the reset code; 66 pass; tests/ unchanged",
+        undo(RESET_BUG, "colored() always ends with the reset code again."),
+    ),
+    Task(
+        "jp-fix-from-parts-slash",
+        "jsonpointer-from-parts-bug",
+        "fix",
+        (
+            "JsonPointer.from_parts(['a/b']) makes a pointer two levels deep (/a/b). 'a/b' is one "
+            "key, i want the pointer to that key",
+        ),
+        all_of(
+            untouched("tests.py"),
+            hidden_test(
+                "from jsonpointer import JsonPointer\n\n\ndef test_from_parts_escapes():\n"
+                "    assert JsonPointer.from_parts(['a/b']).path == '/a~1b'\n"
+                "    assert JsonPointer.from_parts(['~', 0]).path == '/~0/0'\n"
+                "    assert JsonPointer.from_parts(['a/b']).resolve({'a/b': 1}) == 1\n"
+            ),
+            tests_pass(22),
+        ),
+        "hidden test: from_parts escapes '/' and '~'; 22 pass; tests.py unchanged",
+        undo(FROM_PARTS_BUG, "from_parts escapes each part again."),
+    ),
+    Task(
+        "infl-slug-preserve-case",
+        "inflection",
+        "feature",
+        (
+            "parameterize lowercases everything. rails has preserve_case for this, can we get "
+            "that too? off by default",
+        ),
+        all_of(
+            hidden_test(
+                "from inflection import parameterize\n\n\ndef test_preserve_case():\n"
+                "    assert parameterize('Donald E. Knuth', preserve_case=True) == 'Donald-E-Knuth'\n"
+                "    assert parameterize('Donald E. Knuth') == 'donald-e-knuth'\n"
+                "    assert parameterize('A b', '_', preserve_case=True) == 'A_b'\n"
+            ),
+            tests_pass(455),
+        ),
+        "hidden test: preserve_case=True keeps the case, the default lowercases; 455 pass",
+        _preserve_case,
+    ),
+    Task(
+        "tc-changes-unreleased",
+        "termcolor",
+        "docs",
+        (
+            "add an Unreleased section at the top of CHANGES.md with one bullet: NO_COLOR now "
+            "wins over FORCE_COLOR",
+        ),
+        file_says(
+            "CHANGES.md",
+            r"\A\s*#+ Unreleased\s*\n+\s*[-*] .*NO_COLOR",
+            r"^## 2\.0\.0 and newer",
+            r"^- Added cprint function\.",
+        ),
+        "CHANGES.md starts with an Unreleased heading and a NO_COLOR bullet; older entries kept",
+        _changes_entry,
+    ),
+    Task(
+        "infl-requires-38",
+        "inflection",
+        "docs",
+        (
+            "we need 3.8+ now. update python_requires in setup.py and drop the 3.5, 3.6, 3.7 "
+            "classifiers",
+        ),
+        parsed_file(
+            "setup.py",
+            lambda t: (compile(t, "setup.py", "exec"), t)[1],
+            _requires_38,
+            "python_requires >=3.8; 3.5 to 3.7 gone; 3.8 and PyPy kept",
+        ),
+        "setup.py still compiles, requires >=3.8, lists no 3.5-3.7 and keeps 3.8 and PyPy",
+        _needs_38,
     ),
 )

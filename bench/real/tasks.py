@@ -287,7 +287,15 @@ def _all_tasks() -> tuple[Task, ...]:
         from .heldout import TASKS as held_out
     except ImportError:  # a checkout without the held-out split
         held_out = ()
-    tasks = (*FIRST, *dev.TASKS, *dev_semver.TASKS, *dev_fresh.TASKS, *dev_fresh.LATER, *held_out)
+    tasks = (
+        *FIRST,
+        *dev.TASKS,
+        *dev_semver.TASKS,
+        *dev_fresh.TASKS,
+        *dev_fresh.LATER,
+        *dev_fresh.THIRD,
+        *held_out,
+    )
     keys = [t.key for t in tasks]
     if len(set(keys)) != len(keys):
         raise ValueError(f"two tasks share a key: {sorted(k for k in keys if keys.count(k) > 1)}")
