@@ -915,10 +915,17 @@ def no_search(monkeypatch: pytest.MonkeyPatch) -> None:
     """No version sampled again (agent/search.py): the model's own replies, one by one (a fix
     whose tests failed before is searched for when the model's first change does not pass)."""
     monkeypatch.setattr(search, "SAMPLES", 0)
+    monkeypatch.setattr(search, "LINES", 0)
+
+
+@pytest.fixture
+def functions_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole functions sampled, no statement asked for alone (agent/search.py)."""
+    monkeypatch.setattr(search, "LINES", 0)
 
 
 def test_a_fix_the_model_cannot_write_is_found_among_versions_sampled_and_run(
-    repo: Path, settings: Settings
+    repo: Path, settings: Settings, functions_only: None
 ) -> None:
     """Seen on the 1.5B model (dev jp-fix-escape): escape() copied back unchanged at the
     agent's temperature, reply after reply; sampled hotter, some versions held the fix. After
@@ -955,8 +962,121 @@ def test_a_fix_the_model_cannot_write_is_found_among_versions_sampled_and_run(
     assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
 
 
-def test_sampled_versions_are_spread_over_the_functions_the_call_ran(
+def test_a_fix_is_searched_statement_by_statement_before_whole_functions(
     repo: Path, settings: Settings
+) -> None:
+    """Seen on the 1.5B model (dev sv-fix-not-equal, infl-ordinal-negative): asked for a whole
+    function, even a named other one, it wrote back the one the task names, unchanged. After a
+    change that does not give the value, each statement the symptom's call ran is asked for
+    alone, under the trace, at the agent's temperature: a reply that is the same statement is
+    asked again hotter; the first version the run confirms is proposed, in its function."""
+    _with_double(repo)  # double(2) runs double, then add: double's statement is asked first
+    unchanged = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
+    outcome, model, patches = _locally_checked(
+        repo,
+        settings,
+        [
+            unchanged,
+            "```python\nreturn add(a, a)\n```",  # double's, the same: asked again hotter
+            "```python\nreturn add(a, a) + 1\n```",  # a new double that gives 1: wrong
+            "```python\nreturn a + b\n```",  # add's: the fix
+            "double doubles now.",
+        ],
+        "double(2) gives 0, it should be 4",
+    )
+    same, hotter, fixed, after = model.requests[1:5]
+    asked = same.last_user_text()
+    assert len(same.messages) == 1 and asked.startswith(
+        "The task: double(2) gives 0, it should be 4\ndouble(2) ran with the repository's code"
+    ), asked
+    assert "double(2) must give 4." in asked
+    assert asked.endswith(
+        "Suppose the fault is in this statement, line 10 of app/calc.py (in `double`):\n"
+        "```python\nreturn add(a, a)\n```\nReply with one ```python block holding that "
+        "statement written so that the fault is gone, and nothing else."
+    ), asked
+    assert "app/calc.py:2 (add) return a - b  # a - b = 0" in asked  # the trace, once for all
+    assert same.body.get("temperature") != search.TEMPERATURE
+    assert (hotter.body["temperature"], hotter.body["seed"]) == (search.TEMPERATURE, 2)
+    assert hotter.last_user_text() == asked
+    assert "line 2 of app/calc.py (in `add`)" in fixed.last_user_text()
+    told = after.last_user_text()
+    assert "version 3 makes double(2) give 4, as the task says it should" in told, told
+    assert [diff_of(p).count("+    return a + b") for p in patches] == [1]
+    assert "add(a, a) + 1" not in diff_of(patches[0])
+    assert outcome.status == "completed", outcome.answer
+    assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
+
+
+def test_a_statement_reply_that_is_no_statement_is_passed_over(
+    repo: Path, settings: Settings
+) -> None:
+    """A reply with prose only, two statements, or code that does not parse is no version of
+    the statement: asked again hotter, then the next statement; with none left, the whole
+    function is sampled as before."""
+    unchanged = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
+    outcome, model, patches = _locally_checked(
+        repo,
+        settings,
+        [
+            unchanged,
+            "Change the minus to a plus.",
+            "```python\nx = a\nreturn x + b\n```",
+            "# file: app/calc.py\ndef add(a, b):\n    return a + b\n",
+            "add adds now.",
+        ],
+        "add(2, 3) gives -1, it should be 5",
+    )
+    assert "Suppose the fault" in model.requests[2].last_user_text()
+    assert (
+        model.requests[3]
+        .last_user_text()
+        .endswith(search.CHANGE_THERE.format(name="add", path="app/calc.py"))
+    )
+    assert "version 1 makes add(2, 3) give 5" in model.requests[4].last_user_text()
+    assert [diff_of(p).count("+    return a + b") for p in patches] == [1]
+    assert outcome.status == "completed", outcome.answer
+
+
+def test_the_statements_a_trace_ran_are_ordered_and_found_in_their_functions() -> None:
+    """The function the call entered first, its last statement first; then the functions it
+    entered, the last first. A statement of a nested function is written in the function it
+    is nested in; a definition, a docstring or a file outside the repository is none to ask
+    for; a compound statement is its header alone."""
+    steps = [
+        "m.py:2 (outer) x = 1",
+        "m.py:3 (outer) if x:",
+        "m.py:9 (inner) return 2",
+        "lib.py:1 (other) y = 3",
+        "m.py:12 (last) return 3",
+        "m.py:4 (outer) return x",
+    ]
+    assert search._statements(steps, {"m.py"}) == [
+        ("m.py", 4),
+        ("m.py", 3),
+        ("m.py", 2),
+        ("m.py", 12),
+        ("m.py", 9),
+    ]
+    text = (
+        "def outer(x):\n    x = 1\n    if (x\n            > 0):\n        return x\n"
+        "    def nested():\n        y = 2\n        return y\n\n\nclass C:\n"
+        '    @property\n    def p(self):\n        """Doc."""\n        return 1\n'
+    )
+    assert search._statement(text, 2) == ("outer", (1, 8), (2, 2), False)
+    assert search._statement(text, 3) == ("outer", (1, 8), (3, 4), True)
+    # inside `nested`: written in `outer`, which is merged by its name
+    assert search._statement(text, 7) == ("outer", (1, 8), (7, 7), False)
+    assert search._statement(text, 6) is None  # a definition
+    assert search._statement(text, 15) == ("p", (12, 15), (15, 15), False)
+    assert search._statement(text, 14) is None  # the docstring
+    assert search._new_statement("```python\nif x > 1:\n```", header=True) == "if x > 1:"
+    assert search._new_statement("```python\nif x > 1:\n```", header=False) is None
+    assert search._new_statement("```python\nreturn (\n```", header=False) is None
+
+
+def test_sampled_versions_are_spread_over_the_functions_the_call_ran(
+    repo: Path, settings: Settings, functions_only: None
 ) -> None:
     """Seen on the 1.5B model (dev infl-ordinal-negative): all six sampled versions copied the
     function the task names while the wrong value came from the one it calls. Where the call
@@ -986,7 +1106,7 @@ def test_sampled_versions_are_spread_over_the_functions_the_call_ran(
 
 
 def test_a_failing_tests_assertion_is_a_symptom_whose_fix_is_sampled_and_run(
-    repo: Path, settings: Settings, venv_python_first: None
+    repo: Path, settings: Settings, venv_python_first: None, functions_only: None
 ) -> None:
     """Seen on the 1.5B model (dev fix-failing-test): told "test_average fails", it copied
     average() back unchanged four times, and no version was sampled, since the task writes no
@@ -1033,7 +1153,7 @@ def test_a_failing_tests_assertion_is_a_symptom_whose_fix_is_sampled_and_run(
     ],
 )
 def test_a_fix_told_with_no_value_is_found_by_the_tests_that_failed(
-    repo: Path, settings: Settings, venv_python_first: None, task: str
+    repo: Path, settings: Settings, venv_python_first: None, functions_only: None, task: str
 ) -> None:
     """Seen on the 1.5B model (dev sv-fix-compatible: "is_compatible says 1.2.0 and 1.2.5
     arent compatible, same minor. pls fix"): the function copied back unchanged until the loop
@@ -1077,7 +1197,7 @@ def test_a_fix_told_with_no_value_is_found_by_the_tests_that_failed(
 
 
 def test_a_sampled_version_that_gives_the_value_but_fails_the_tests_is_passed_over(
-    repo: Path, settings: Settings
+    repo: Path, settings: Settings, functions_only: None
 ) -> None:
     """Seen on the 1.5B model (dev infl-ordinal-negative): a sampled version gave '-1021st' by
     returning it for -1021 alone, and left the negative-number tests failing. A version is
@@ -1628,7 +1748,7 @@ def test_an_answer_that_describes_a_name_no_file_has_is_sent_back_then_marked(
 def test_a_keyword_argument_no_code_has_is_said_absent_though_a_comment_has_the_word(
     tmp_path: Path, settings: Settings, takes: bool
 ) -> None:
-    """"does mul reject floats when i pass strict=True?": `strict` is in a comment of
+    """ "does mul reject floats when i pass strict=True?": `strict` is in a comment of
     pyproject.toml only (dev sv-missing-strict), so a search of every file found it and the
     answer described what it does. A keyword argument is looked for in the code: said
     absent. Control: a function that takes `strict` is not said absent."""

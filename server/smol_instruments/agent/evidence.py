@@ -203,6 +203,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             gave.extend((function, one) for one in said.split("; ") if said)
         if call in intent.symptom_calls:  # named when a proposal changes nothing (patch.py)
             ctx.symptom_functions[call] = list(result.get("functions", []))
+            ctx.symptom_steps[call] = list(result.get("trace", []))
         lines.extend(told(call, result))
     title = "Run just now with the repository's code as it is (these are real results, not guesses)"
     return Evidence(

@@ -109,6 +109,17 @@ REWRITE_LINES = (
     "must change as it must be for the task. Reply with one ```python block holding the new "
     "line only."
 )
+#: A fix searched statement by statement (search.py): what ran, the same for every statement
+#: (the server reuses it), then the one statement to write again.
+LINE_FIX_HEAD = (
+    "The task: {task}\n{calls} ran with the repository's code as it is. What ran, statement "
+    "by statement, with what its expressions gave:\n```text\n{ran}\n```\n{wanted}"
+)
+LINE_FIX = (
+    "Suppose the fault is in this statement, line {number} of {path} (in `{name}`):\n"
+    "```python\n{statement}\n```\nReply with one ```python block holding that statement "
+    "written so that the fault is gone, and nothing else."
+)
 CHANGE_AGAIN = (
     "\nReply with "
     + ONE_BLOCK

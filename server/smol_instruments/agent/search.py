@@ -24,6 +24,16 @@ docstring was most of each 340-540-token version, two to three minutes each on a
 The 1.5B model wrote it anyway (dev67: 11 versions of 11); holding the reply to the request
 (a grammar, a logit bias against the docstring's quotes) is not done.
 
+Both ask for whole functions, and the 1.5B model writes back the one the task names, whatever
+the request says (dev infl-ordinal-negative: asked for `ordinal` three times, it wrote
+`ordinalize`; dev sv-fix-not-equal: `match` copied back four times under a trace that showed
+`possibilities = (1,)` beside `cmp_res = -1`). So before any whole function, the statements
+the symptom's call ran are asked for one at a time (`_line_versions`): the trace once, then
+"suppose the fault is in this statement", the statement alone. A small model rewrites one
+statement it is pointed at; the run tells which rewrite is the fix. The statements of the
+function the call entered first come first, the last run first (where the value was made),
+then those of the functions it called, the last entered first.
+
 A fix told with no value ("is_compatible says 1.2.0 and 1.2.5 arent compatible. pls fix", dev
 sv-fix-compatible: the function copied back unchanged until the loop stop) has another judge
 when the project's tests failed before the change: a version is taken when it changes the code
@@ -32,24 +42,30 @@ and every check passes on it (`_passes`), and only where the tests run on a vers
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
+import itertools
 import re
+import textwrap
+from collections.abc import Iterator
 from typing import Any
 
 from smolagents.models import ChatMessage, MessageRole
 
 from ..base.errors import ToolError
+from ..base.pyast import parsed
 from ..patches.pysource import LINE
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.patch import confirms_symptom, merged_diff, patch_checks
 from .edits import file_header
-from .intent import Held
+from .intent import Held, TaskIntent
 from .model import for_one_call
 from .outcome import failed_checks
-from .prompts import CHANGE_AGAIN, CHANGE_THERE, REWRITE_LINES
+from .prompts import CHANGE_AGAIN, CHANGE_THERE, LINE_FIX, LINE_FIX_HEAD, REWRITE_LINES
 
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: Versions sampled at most, once per run.
 SAMPLES = 6
 #: Their temperature: hot enough that a model sure of its wrong reply writes others.
@@ -60,6 +76,12 @@ PLACES = 3
 LINE_TOKENS = 120
 #: How like the line a reply's line must be to be its new version (difflib's ratio).
 LIKE = 0.4
+#: Statements of the symptom's trace asked for one at a time, at most.
+LINES = 10
+#: Trace steps shown with them, at most (the trace is cut by its runner as well).
+STEPS_SHOWN = 40
+#: A step of a trace, as tools/runner.py TRACER writes it: "inflection.py:229 (ordinal) ...".
+_STEP = re.compile(r"^(?P<path>[^\s:]+\.py):(?P<line>\d+) \((?P<name>[A-Za-z_]\w*)\) ")
 #: A function of a trace, as tools/evaluate.py TRACER names it: "ordinal (inflection.py)".
 _RAN = re.compile(r"^(?P<name>[A-Za-z_]\w*) \((?P<path>[^()]+\.py)\)$")
 
@@ -70,15 +92,42 @@ def search_fix(
     ctx: ToolContext,
     repo_files: set[str],
     default_path: str | None,
-    held: Held,
+    intent: TaskIntent | None,
 ) -> tuple[int, str, str] | None:
-    """(the sample that gave it, path, block) of the first sampled version of the step whose
-    input was `messages` that makes the task's symptom calls give what the task wants (when it
-    says; else that changes the code) and passes the checks a proposal is held to; None when
-    none of `SAMPLES` does. A block without a `# file:` line goes to `default_path`."""
+    """(the sample that gave it, path, block) of the first version that makes the task's
+    symptom calls give what the task wants (when it says; else that changes the code) and
+    passes the checks a proposal is held to: the symptom's statements one at a time
+    (`_line_versions`), then the step whose input was `messages` sampled again
+    (`_function_versions`); None when none does. A block without a `# file:` line goes to
+    `default_path`. Held to the checks `intent` holds a fix to ("related" without one)."""
+    held, task = (intent.held, intent.task) if intent is not None else ("related", "")
     by_tests = not ctx.symptom_wants
     if by_tests and patch_checks(ctx) is None:
         return None  # no tests run on a version: nothing tells a right one
+    tried: set[str] = set()
+    versions = itertools.chain(
+        _line_versions(model, ctx, repo_files, task),
+        _function_versions(model, messages, ctx, repo_files, default_path),
+    )
+    for seed, path, body in versions:
+        if body in tried:
+            continue
+        tried.add(body)
+        diff = merged_diff(ctx, path, body) if by_tests else confirms_symptom(ctx, path, body)
+        if diff is not None and _passes(ctx, diff, held, every=by_tests):
+            return seed, path, body
+    return None
+
+
+def _function_versions(
+    model: Any,
+    messages: list[Any],
+    ctx: ToolContext,
+    repo_files: set[str],
+    default_path: str | None,
+) -> Iterator[tuple[int, str, str]]:
+    """The step whose input was `messages`, sampled `SAMPLES` times, each asking for a
+    function the symptom's call ran (`_places`) or the function again."""
     places = _places(ctx, repo_files)
     for seed in range(1, SAMPLES + 1):
         if places:
@@ -89,12 +138,137 @@ def search_fix(
         asked = _ending_with(messages, ending)
         path, body = file_header(_first_block(_sample(model, asked, seed)), repo_files)
         path = path or default_path
-        if path is None or not body.strip():
+        if path is not None and body.strip():
+            yield seed, path, body
+
+
+def _line_versions(
+    model: Any, ctx: ToolContext, repo_files: set[str], task: str
+) -> Iterator[tuple[int, str, str]]:
+    """(sample, path, the function with one statement written again) for each statement the
+    symptom's calls ran (`_statements`), at most `LINES`: the trace shown once, then the
+    statement alone, asked at the agent's temperature, and again hotter when the reply is no
+    new statement."""
+    steps = [step for ran in ctx.symptom_steps.values() for step in ran]
+    if not steps:
+        return
+    wanted = "".join(f"{call} must give {value}.\n" for call, value in ctx.symptom_wants.items())
+    head = LINE_FIX_HEAD.format(
+        task=task,
+        calls=", ".join(ctx.symptom_steps),
+        ran="\n".join(steps[:STEPS_SHOWN]),
+        wanted=wanted,
+    )
+    texts: dict[str, str] = {}
+    sample = 0
+    for path, number in _statements(steps, repo_files)[:LINES]:
+        if path not in texts:
+            try:
+                texts[path] = read_repo_text(ctx, path)[1]
+            except ToolError:
+                texts[path] = ""
+        found = _statement(texts[path], number)
+        if found is None:
             continue
-        diff = merged_diff(ctx, path, body) if by_tests else confirms_symptom(ctx, path, body)
-        if diff is not None and _passes(ctx, diff, held, every=by_tests):
-            return seed, path, body
+        name, (start, end), (first, last), header = found
+        lines = texts[path].splitlines(keepends=True)
+        old = "".join(lines[first - 1 : last])
+        asked = head + LINE_FIX.format(
+            number=number, path=path, name=name, statement=textwrap.dedent(old).rstrip()
+        )
+        indent = old[: len(old) - len(old.lstrip())]
+        for hot in (False, True):
+            sample += 1
+            hotter = {"temperature": TEMPERATURE, "seed": sample} if hot else {}
+            with for_one_call(model, max_tokens=LINE_TOKENS + len(old) // 2, **hotter):
+                message = ChatMessage(role=MessageRole.USER, content=asked)
+                reply = model.generate([message], stop_sequences=["Observation:", "Calling tools:"])
+            content = reply.content if isinstance(reply.content, str) else ""
+            new = _new_statement(content, header)
+            if new is None or _same(new, old):
+                continue
+            written = "".join(indent + row + "\n" if row else "\n" for row in new.splitlines())
+            body = "".join(lines[start - 1 : first - 1]) + written + "".join(lines[last:end])
+            yield sample, path, textwrap.dedent(body)
+            break
+
+
+def _statements(steps: list[str], repo_files: set[str]) -> list[tuple[str, int]]:
+    """(path, line) of each statement the steps ran in the repository's files, once: those of
+    the function entered first (the one the call names), the last run first; then those of the
+    functions entered after it, the last entered first."""
+    order: list[tuple[str, str]] = []
+    ran: dict[tuple[str, str], list[int]] = {}
+    for step in steps:
+        found = _STEP.match(step)
+        if found is None or found["path"] not in repo_files:
+            continue
+        where = (found["path"], found["name"])
+        if where not in ran:
+            order.append(where)
+            ran[where] = []
+        line = int(found["line"])
+        if line in ran[where]:
+            ran[where].remove(line)
+        ran[where].append(line)
+    statements: list[tuple[str, int]] = []
+    for where in order[:1] + order[:0:-1]:
+        statements.extend((where[0], line) for line in reversed(ran[where]))
+    return statements
+
+
+def _statement(text: str, number: int) -> tuple[str, tuple[int, int], tuple[int, int], bool] | None:
+    """(function, its lines, the statement's lines, whether it is a compound statement's
+    header) of the statement starting on line `number` in a top-level function or a method
+    of a top-level class (one of a function nested in them is written in theirs: a nested
+    function merges by no name); None for a docstring, a definition, or a line in no function."""
+    tree = parsed(text)
+    if tree is None:
+        return None
+    owners = [node for node in tree.body if isinstance(node, FUNCTIONS)]
+    for top in tree.body:
+        if isinstance(top, ast.ClassDef):
+            owners.extend(item for item in top.body if isinstance(item, FUNCTIONS))
+    for owner in owners:
+        if not owner.lineno <= number <= (owner.end_lineno or owner.lineno):
+            continue
+        for node in ast.walk(owner):
+            if not isinstance(node, ast.stmt) or node.lineno != number or node is owner:
+                continue
+            if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+                return None
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                return None
+            body = getattr(node, "body", None)
+            header = isinstance(body, list) and bool(body)
+            last = body[0].lineno - 1 if body and header else node.end_lineno or node.lineno
+            start = min([owner.lineno, *(d.lineno for d in owner.decorator_list)])
+            return owner.name, (start, owner.end_lineno or owner.lineno), (number, last), header
     return None
+
+
+def _new_statement(reply: str, header: bool) -> str | None:
+    """The statement of a reply's block, dedented; None when the block does not hold one (a
+    compound statement's header is checked with a body under it)."""
+    if "```" not in reply:
+        return None
+    new = textwrap.dedent(_first_block(reply)).strip("\n")
+    if not new.strip() or (header and not new.rstrip().endswith(":")):
+        return None
+    try:
+        tree = ast.parse(new + ("\n    pass" if header else ""))
+    except SyntaxError:
+        return None
+    return new if len(tree.body) == 1 else None
+
+
+def _same(new: str, old: str) -> bool:
+    """The same statement, its spacing and comments aside."""
+
+    def code(text: str) -> str:
+        return "\n".join(row.split("#")[0].strip() for row in text.strip().splitlines())
+
+    return code(new) == code(textwrap.dedent(old))
 
 
 def rewrite_line(model: Any, ctx: ToolContext, task: str) -> tuple[str, str, str, str] | None:

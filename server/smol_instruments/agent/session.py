@@ -157,7 +157,7 @@ class AgentSession:
                 self.ctx,
                 set(self.repo_files),
                 path,
-                self._watch.intent.held if self._watch is not None else "related",
+                self._watch.intent if self._watch is not None else None,
             ),
             rewrite_line=lambda task: rewrite_line(self.model, self.ctx, task),
         )
@@ -271,7 +271,7 @@ class AgentSession:
         intent = self._decide(task)
         self.ctx.symptom_calls, self.ctx.task_words = intent.symptom_calls, intent.words
         self.ctx.symptom_wants = intent.symptom_wants
-        self.ctx.symptom_functions, self.ctx.copied = {}, None  # filled by the trace, a copy
+        self.ctx.symptom_functions, self.ctx.symptom_steps, self.ctx.copied = {}, {}, None
         self.ctx.pin_expected = pinned if intent.adds_tests and not intent.fix else None
         end = self._one_step(trace_id)
         if intent.kind == "decline":  # one step, nothing run: the request is not carried out

@@ -112,6 +112,8 @@ class ToolContext:
     symptom_wants: dict[str, str] = field(default_factory=dict)
     #: The repository's functions such a call ran, as its trace found them (agent/evidence.py).
     symptom_functions: dict[str, list[str]] = field(default_factory=dict)
+    #: The statements such a call ran, as the trace wrote them ("path:229 (ordinal) ...").
+    symptom_steps: dict[str, list[str]] = field(default_factory=dict)
     #: What runs the repository's code for a proposal (tools/evaluate.py `symptom_checks` and
     #: `assertion_values`), set by `build_tools`: patch.py cannot import evaluate.py, which
     #: runs through shell.py, which proposes. None: a proposal runs no code of the repository.
