@@ -968,8 +968,9 @@ def test_a_fix_is_searched_statement_by_statement_before_whole_functions(
     """Seen on the 1.5B model (dev sv-fix-not-equal, infl-ordinal-negative): asked for a whole
     function, even a named other one, it wrote back the one the task names, unchanged. After a
     change that does not give the value, each statement the symptom's call ran is asked for
-    alone, under the trace, at the agent's temperature: a reply that is the same statement is
-    asked again hotter; the first version the run confirms is proposed, in its function."""
+    alone, under the trace, three times: at the agent's temperature, then hotter (a wrong
+    version tells nothing of where the fault is); the first version the run confirms is
+    proposed, in its function."""
     _with_double(repo)  # double(2) runs double, then add: double's statement is asked first
     unchanged = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
     outcome, model, patches = _locally_checked(
@@ -979,12 +980,13 @@ def test_a_fix_is_searched_statement_by_statement_before_whole_functions(
             unchanged,
             "```python\nreturn add(a, a)\n```",  # double's, the same: asked again hotter
             "```python\nreturn add(a, a) + 1\n```",  # a new double that gives 1: wrong
+            "```python\nreturn add(a, a)\n```",  # the third reply for it, the same again
             "```python\nreturn a + b\n```",  # add's: the fix
             "double doubles now.",
         ],
         "double(2) gives 0, it should be 4",
     )
-    same, hotter, fixed, after = model.requests[1:5]
+    same, hotter, third, fixed, after = model.requests[1:6]
     asked = same.last_user_text()
     assert len(same.messages) == 1 and asked.startswith(
         "The task: double(2) gives 0, it should be 4\ndouble(2) ran with the repository's code"
@@ -998,10 +1000,11 @@ def test_a_fix_is_searched_statement_by_statement_before_whole_functions(
     assert "app/calc.py:2 (add) return a - b  # a - b = 0" in asked  # the trace, once for all
     assert same.body.get("temperature") != search.TEMPERATURE
     assert (hotter.body["temperature"], hotter.body["seed"]) == (search.TEMPERATURE, 2)
-    assert hotter.last_user_text() == asked
+    assert hotter.last_user_text() == asked == third.last_user_text()
+    assert (third.body["temperature"], third.body["seed"]) == (search.TEMPERATURE, 3)
     assert "line 2 of app/calc.py (in `add`)" in fixed.last_user_text()
     told = after.last_user_text()
-    assert "version 3 makes double(2) give 4, as the task says it should" in told, told
+    assert "version 4 makes double(2) give 4, as the task says it should" in told, told
     assert [diff_of(p).count("+    return a + b") for p in patches] == [1]
     assert "add(a, a) + 1" not in diff_of(patches[0])
     assert outcome.status == "completed", outcome.answer
@@ -1012,8 +1015,8 @@ def test_a_statement_reply_that_is_no_statement_is_passed_over(
     repo: Path, settings: Settings
 ) -> None:
     """A reply with prose only, two statements, or code that does not parse is no version of
-    the statement: asked again hotter, then the next statement; with none left, the whole
-    function is sampled as before."""
+    the statement: asked again, then the next statement; with none left, the whole function
+    is sampled as before."""
     unchanged = "# file: app/calc.py\ndef add(a, b):\n    return a - b\n"
     outcome, model, patches = _locally_checked(
         repo,
@@ -1022,18 +1025,16 @@ def test_a_statement_reply_that_is_no_statement_is_passed_over(
             unchanged,
             "Change the minus to a plus.",
             "```python\nx = a\nreturn x + b\n```",
+            "```python\nreturn (\n```",
             "# file: app/calc.py\ndef add(a, b):\n    return a + b\n",
             "add adds now.",
         ],
         "add(2, 3) gives -1, it should be 5",
     )
-    assert "Suppose the fault" in model.requests[2].last_user_text()
-    assert (
-        model.requests[3]
-        .last_user_text()
-        .endswith(search.CHANGE_THERE.format(name="add", path="app/calc.py"))
-    )
-    assert "version 1 makes add(2, 3) give 5" in model.requests[4].last_user_text()
+    asked = [r.last_user_text() for r in model.requests]
+    assert [a.startswith("The task: ") for a in asked[1:5]] == [True] * 3 + [False], asked
+    assert asked[4].endswith(search.CHANGE_THERE.format(name="add", path="app/calc.py"))
+    assert "version 1 makes add(2, 3) give 5" in asked[5]
     assert [diff_of(p).count("+    return a + b") for p in patches] == [1]
     assert outcome.status == "completed", outcome.answer
 

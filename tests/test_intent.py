@@ -51,14 +51,17 @@ from smol_instruments.base.config import Settings
         # after a comma or "and": an imperative, and what is done on a remote or a forge
         ("the parse test fails, fix it", "change"),
         ("what does camelize do, and can you add a docstring to it?", "change"),
-        ("I called it twice, and add() returns 3", "question"),  # add is the subject
+        ("I called it twice, and add() returns 3. why", "question"),  # add is the subject
+        # the same said, asking nothing: a report of what code does (`_states`)
+        ("I called it twice, and add() returns 3", "change"),
         ("ok looks good, commit all of it and push to origin", "decline"),
         ("git push origin main", "decline"),
         ("the fix is done, can you open a pull request for it on github", "decline"),
         ("fix the leak and release the lock properly", "change"),  # words of code
         ("make push() return the new length", "change"),
         ("why does push fail on an empty list?", "question"),
-        ("release the lock in acquire_all before it returns", "question"),  # names code
+        # names code, releases nothing outside: said of code, asking nothing, a change
+        ("release the lock in acquire_all before it returns", "change"),
         ("post it on slack", "decline"),
         ("publish parse_url's docs to readthedocs", "decline"),  # no word of code
         # change verbs that ask for an answer here, not an edit
@@ -464,6 +467,20 @@ def test_which_questions_might_ask_for_a_change(task: str, might: bool) -> None:
         ("not sure why the parser never handles tabs", "question", False),
         ("the parser is in which file", "question", False),
         ("add a --tabs flag to the parser, but keep spaces the default", "change", False),
+        # what code does, said and asking nothing: a report (fresh dev tc-fix-stuck-highlight,
+        # jp-fix-from-parts-slash were answered as questions and ended `completed`)
+        ("after i print colored('x', on_color='on_red') my terminal stays red", "change", True),
+        ("from_parts(['a/b']) makes two levels. i want one key", "change", True),
+        # the controls: a word that asks anywhere, a plain change, no code named
+        ("resolve_pointer({'a': [10, 20]}, '/a/01') -> what do i get", "question", False),
+        ("sorted() puts 1.0.0 before 1.0.0-rc.1 now. whats going on", "question", False),
+        ("add a test for colored(..., no_color=True)", "change", False),
+        ("the weather is nice today", "question", False),
+        # a feature with the default it is to have, after a question (fresh dev
+        # infl-slug-preserve-case was answered as a question): told as what is wanted, as a
+        # symptom is, but it mends nothing (`mends`, below); the control asks about one
+        ("parameterize lowercases. can we get preserve_case too? off by default", "change", True),
+        ("is colour off by default?", "question", False),
         # a fix asked for after the symptom, in a clause of its own
         ("test_add fails, fix add in app/calc.py", "change", True),
         ("the tests are red, then fix the parser", "change", True),
@@ -480,6 +497,9 @@ def test_a_complaint_s_call_is_its_symptom_a_fix_must_change() -> None:
     )
     assert intent.symptom_calls == ("Version.parse('2.0.0').match('!=3.0.0')",)
     assert intent.symptom_wants == {}  # no value written: any other value than now
+    assert not from_rules("f lowercases. can we get a flag for it? off by default").mends
+    stated = from_rules("after colored('x', on_color='on_red') the terminal stays red")
+    assert stated.symptom_calls == ("colored('x', on_color='on_red')",)
 
 
 def test_the_value_a_symptom_should_give_is_read_only_when_it_is_a_literal() -> None:

@@ -145,7 +145,7 @@ class TaskIntent:
         """The calls a change told by its symptom writes ("ordinalize(-1021) gives '-1021th',
         it should be '-1021st'"): a fix must change what they give (tools/patch.py checks
         each proposal by them)."""
-        told = wording.SHOULD.search(self.task) or _complains(self.task)
+        told = wording.SHOULD.search(self.task) or _complains(self.task) or _states(self.task)
         return self.calls if self.change and told else ()
 
     @property
@@ -345,7 +345,7 @@ def _reports_symptom(task: str) -> bool:
     sentences = _sentences(task)
     if any(wording.WANTS.search(s) and not wording.QUESTION_FORM.search(s) for s in sentences):
         return True
-    if _complains(task):
+    if _complains(task) or _states(task):
         return True
     return (
         wording.SYMPTOM.search(task) is not None
@@ -366,6 +366,21 @@ def _complains(task: str) -> bool:
         and wording.TELLS.match(task) is None
         and wording.UNSURE.search(task) is None
         and not plain_change(task)
+    )
+
+
+def _states(task: str) -> bool:
+    """It says what named code does, asking nothing and no one to tell it ("after i print
+    colored('WARN', on_color='on_red') everything after it stays red"): a report, which a
+    proposal answers, as a complaint is. Not a message with a question mark or a word that
+    asks anywhere in it ("resolve_pointer(...) -> what do i get"), a request to tell, words of
+    someone unsure, or a change asked for ("add a test for f", "make f log": no symptom)."""
+    return (
+        wording.ASKING_WORD.search(task) is None
+        and wording.TELLS.match(task) is None
+        and wording.UNSURE.search(task) is None
+        and bool(code_names(task) or literal_calls(task))
+        and not any(wording.ASKS.match(sentence) for sentence in _sentences(task))
     )
 
 

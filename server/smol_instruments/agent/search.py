@@ -78,6 +78,9 @@ LINE_TOKENS = 120
 LIKE = 0.4
 #: Statements of the symptom's trace asked for one at a time, at most.
 LINES = 10
+#: Replies asked for each: at the agent's temperature, then hotter (measured on dev
+#: infl-ordinal-negative: two replies for `number = int(number)` kept it as it was).
+TRIES = 3
 #: Trace steps shown with them, at most (the trace is cut by its runner as well).
 STEPS_SHOWN = 40
 #: A step of a trace, as tools/runner.py TRACER writes it: "inflection.py:229 (ordinal) ...".
@@ -147,8 +150,8 @@ def _line_versions(
 ) -> Iterator[tuple[int, str, str]]:
     """(sample, path, the function with one statement written again) for each statement the
     symptom's calls ran (`_statements`), at most `LINES`: the trace shown once, then the
-    statement alone, asked at the agent's temperature, and again hotter when the reply is no
-    new statement."""
+    statement alone, asked `TRIES` times, at the agent's temperature, then hotter (a wrong
+    version tells nothing of the statement: the next may be the fix)."""
     steps = [step for ran in ctx.symptom_steps.values() for step in ran]
     if not steps:
         return
@@ -177,9 +180,9 @@ def _line_versions(
             number=number, path=path, name=name, statement=textwrap.dedent(old).rstrip()
         )
         indent = old[: len(old) - len(old.lstrip())]
-        for hot in (False, True):
+        for attempt in range(TRIES):
             sample += 1
-            hotter = {"temperature": TEMPERATURE, "seed": sample} if hot else {}
+            hotter = {"temperature": TEMPERATURE, "seed": sample} if attempt else {}
             with for_one_call(model, max_tokens=LINE_TOKENS + len(old) // 2, **hotter):
                 message = ChatMessage(role=MessageRole.USER, content=asked)
                 reply = model.generate([message], stop_sequences=["Observation:", "Calling tools:"])
@@ -190,7 +193,6 @@ def _line_versions(
             written = "".join(indent + row + "\n" if row else "\n" for row in new.splitlines())
             body = "".join(lines[start - 1 : first - 1]) + written + "".join(lines[last:end])
             yield sample, path, textwrap.dedent(body)
-            break
 
 
 def _statements(steps: list[str], repo_files: set[str]) -> list[tuple[str, int]]:

@@ -43,7 +43,12 @@ SHOULD = re.compile(
     re.IGNORECASE,
 )
 #: The same, or a default a feature keeps, told as a statement ("... a step? default stays 1").
-DEFAULT_KEPT = re.compile(r"\bdefaults?\s+(?:stays?|remains?|should|must)\b", re.IGNORECASE)
+#: Also a default a new option is to have ("off by default", "(default False)"): a feature.
+DEFAULT_KEPT = re.compile(
+    r"\bdefaults?\s+(?:stays?|remains?|should|must)\b|\b(?:on|off|enabled|disabled) by default\b"
+    r"|\bdefault(?:s|s? to| is)?\s*[:=]?\s*(?:true|false|none|on|off)\b",
+    re.IGNORECASE,
+)
 WANTS = re.compile(SHOULD.pattern + "|" + DEFAULT_KEPT.pattern, re.IGNORECASE)
 #: A bug told as a statement of what happens ("with NO_COLOR set I still get colours. NO_COLOR
 #: should win"): a request to fix it, as a symptom with a call is. Not in a question, nor in a
@@ -68,6 +73,8 @@ UNSURE = re.compile(
 #: A change asked for inside a sentence ("how do I add a user?", "is it possible to make ...",
 #: "run the tests and fix what fails"); not a function named like one ("what does add do?").
 CHANGE_WORD = re.compile(rf"\b(?:to|i|you|we|please|and|then)\s+(?:{CHANGE_VERBS})\b", re.I)
+#: A word that asks, anywhere in a message ("... -> what do i get", "whats going on").
+ASKING_WORD = re.compile(r"\?|\b(?:what|whats|which|where|why|how|who|when)\b", re.IGNORECASE)
 #: A message phrased as a question.
 QUESTION_FORM = re.compile(
     r"^\s*(?:what|which|where|why|how|who|when|is|are|does|do|did)\b|\?\s*$", re.IGNORECASE
