@@ -1639,6 +1639,29 @@ def test_a_change_that_leaves_the_function_the_task_is_about_as_it_was_is_not_do
     assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
 
 
+@pytest.mark.parametrize("right", [False, True], ids=["a-new-function", "control-a-parameter"])
+def test_a_name_given_a_default_that_is_added_as_no_parameter_is_not_done(
+    repo: Path, settings: Settings, right: bool
+) -> None:
+    """Told "rails has preserve_case for this, can we get that too? off by default", the 1.5B
+    model added a function `preserve_case` beside `parameterize` and the run was `completed`
+    (fresh dev infl-slug-preserve-case). A name the task gives a default is a parameter: a
+    change that adds none of that name is not done. Control: the parameter completes."""
+    reply = (
+        "def mul(a, b, times=1):\n    return a * b * times\n"
+        if right
+        else "def times(a, b):\n    return a * b\n"
+    )
+    turns = [f"```python\n# file: app/calc.py\n{reply}```", *["Added it."] * 2]
+    task = "mul multiplies once. can we get `times` too? off by default"
+    outcome, requests, patches = run_keeping_patches(repo, settings, turns, task)
+    assert patches, outcome.answer
+    said = "Not done: the task gives `times` a default, so it is a parameter"
+    assert (said in outcome.answer) is not right, outcome.answer
+    assert (said in requests[-1].prompt_text()) is not right  # told once before the end
+    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+
+
 @pytest.mark.parametrize(
     ("path", "reply", "right"),
     [

@@ -399,11 +399,11 @@ def test_the_held_out_split_is_kept_apart() -> None:
 
     held = [t for t in tasks.TASKS if t.split == "heldout"]
     assert [t.key for t in held] == [t.key for t in heldout.TASKS]
-    # every kind is in both splits, and the two are about the same size (dev a little larger
-    # since the fresh tasks of bench/real/dev_fresh.py)
+    # every kind is in both splits, and the two are about the same size (dev larger by the
+    # fresh tasks of bench/real/dev_fresh.py, 19 of 89)
     assert {t.kind for t in held} == set(tasks.KINDS)
     dev = [t for t in tasks.TASKS if t.split == "dev"]
-    assert 0.4 < len(dev) / len(tasks.TASKS) < 0.6
+    assert 0.4 < len(dev) / len(tasks.TASKS) < 0.65
     # three projects are held out whole; a held-out bug is never a dev task's fixture
     dev_roots = {fixtures.root_of(t.fixture) for t in dev}
     assert not dev_roots & {"hashids", "dj_database_url", "docopt"}

@@ -17,6 +17,7 @@ from ..base.pyast import parsed
 from ..base.testruns import failing_tests, is_test_file, ran_tests, test_summary
 from ..patches.model import FileChange, Patch
 from ..patches.pysource import DEFINITIONS, first_line, last_line
+from . import wording
 from .events import RunStatus
 from .intent import Held, TaskIntent
 from .prompts import Note
@@ -42,6 +43,10 @@ NO_HEADING = (
     "Not done: the task asks for a `{title}` section, and this change adds no such heading."
 )
 NOT_ADDED = "Not done: the task names {names}, which this change does not add."
+NOT_A_PARAMETER = (
+    "Not done: the task gives {names} a default, so it is a parameter, and this change adds no "
+    "parameter of that name."
+)
 NO_NEW_TEST = (
     "Not done: the task asks for a new test, and this change adds no test function to a test "
     "file ({changed})."
@@ -120,6 +125,15 @@ def shortfall(watch: RunWatch, patch: Patch) -> str | None:
     if new := [name for name in watch.absent if name in intent.task and not adds(patch, name)]:
         # "add a `max_length` argument to parameterize": a change that never writes it
         return NOT_ADDED.format(names=", ".join(f"`{name}`" for name in new))
+    given = [n for n in watch.absent if whole_word(n).search(intent.task)]
+    if (
+        wording.DEFAULT_KEPT.search(intent.task)
+        and given
+        and not any(adds_parameter(patch, name) for name in given)
+    ):
+        # "rails has preserve_case for this, can we get that too? off by default": a new
+        # function `preserve_case` beside `parameterize` (fresh dev infl-slug-preserve-case)
+        return NOT_A_PARAMETER.format(names=", ".join(f"`{name}`" for name in given))
     if intent.adds_tests and not adds_a_test(patch):
         # a test changed, or tests written in conftest.py (dev sv-add-test-to-dict,
         # tc-add-test-no-color): nothing new runs
@@ -309,6 +323,8 @@ def _called(call: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
 
 
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
 #: A line under a heading that makes it one (reStructuredText, Markdown's setext style).
 _UNDERLINE = re.compile(r"""([=\-~^"'`#*+:.])\1{2,}\s*""")
 
@@ -325,6 +341,22 @@ def adds(patch: Patch, name: str) -> bool:
     files = {change.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] for change in patch.files}
     lines = (line for added in _added(patch) for line in added)
     return last in files or any(whole_word(last).search(line) for line in lines)
+
+
+def adds_parameter(patch: Patch, name: str) -> bool:
+    """Whether a Python file of the patch has a function with a parameter called `name` that
+    no function of it had before."""
+
+    def parameters(text: str | None) -> set[str]:
+        tree = parsed(text)
+        functions = (n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)) if tree else ()
+        return {a.arg for f in functions for a in (*f.args.args, *f.args.kwonlyargs)}
+
+    return any(
+        name in parameters(change.proposed) - parameters(change.original)
+        for change in patch.files
+        if change.path.endswith(".py")
+    )
 
 
 def whole_word(name: str) -> re.Pattern[str]:
