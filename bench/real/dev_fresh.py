@@ -336,6 +336,12 @@ def _drop_py37(repo: Path) -> list[str]:
     return ["setup.py no longer lists 3.7."]
 
 
+def _compiled(text: str) -> str:
+    """setup.py's text, once it compiles (a SyntaxError is the run's fault)."""
+    compile(text, "setup.py", "exec")
+    return text
+
+
 def _classifiers_without_37(text: str) -> bool:
     return "Python :: 3.7'" not in text and all(
         f"Python :: 3.{minor}'" in text for minor in range(8, 13)
@@ -410,7 +416,7 @@ LATER: tuple[Task, ...] = (
         ("we dropped 3.7, take it out of setup.py",),
         parsed_file(
             "setup.py",
-            lambda t: (compile(t, "setup.py", "exec"), t)[1],
+            _compiled,
             _classifiers_without_37,
             "3.7 gone, 3.8 to 3.12 kept",
         ),
@@ -553,7 +559,7 @@ THIRD: tuple[Task, ...] = (
         ),
         parsed_file(
             "setup.py",
-            lambda t: (compile(t, "setup.py", "exec"), t)[1],
+            _compiled,
             _requires_38,
             "python_requires >=3.8; 3.5 to 3.7 gone; 3.8 and PyPy kept",
         ),

@@ -16,7 +16,7 @@ from typing import Any
 from ..base.pyast import parsed
 from ..base.testruns import failing_tests, is_test_file, ran_tests, test_summary
 from ..patches.model import FileChange, Patch
-from ..patches.pysource import DEFINITIONS, first_line, last_line
+from ..patches.pysource import DEFINITIONS, FUNCTIONS, first_line, last_line
 from . import wording
 from .events import RunStatus
 from .intent import Held, TaskIntent
@@ -322,8 +322,6 @@ def _called(call: ast.Call) -> str:
     func = call.func
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
 
-
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 #: A line under a heading that makes it one (reStructuredText, Markdown's setext style).
 _UNDERLINE = re.compile(r"""([=\-~^"'`#*+:.])\1{2,}\s*""")

@@ -55,7 +55,7 @@ from smolagents.models import ChatMessage, MessageRole
 
 from ..base.errors import ToolError
 from ..base.pyast import parsed
-from ..patches.pysource import LINE
+from ..patches.pysource import DEFINITIONS, FUNCTIONS, LINE
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.patch import confirms_symptom, merged_diff, patch_checks
@@ -65,7 +65,6 @@ from .model import for_one_call
 from .outcome import failed_checks
 from .prompts import CHANGE_AGAIN, CHANGE_THERE, LINE_FIX, LINE_FIX_HEAD, REWRITE_LINES
 
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: Versions sampled at most, once per run.
 SAMPLES = 6
 #: Their temperature: hot enough that a model sure of its wrong reply writes others.
@@ -237,7 +236,7 @@ def _statement(text: str, number: int) -> tuple[str, tuple[int, int], tuple[int,
         for node in ast.walk(owner):
             if not isinstance(node, ast.stmt) or node.lineno != number or node is owner:
                 continue
-            if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            if isinstance(node, DEFINITIONS):
                 return None
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
                 return None
