@@ -25,6 +25,7 @@ from smol_instruments.tools.edit import (
     edit_changes,
     parse_edit_blocks,
 )
+from smol_instruments.tools.rewrite import fenced_blocks
 
 
 def test_a_rename_runs_through_the_library_across_the_module_its_users_and_tests(
@@ -134,7 +135,8 @@ def test_a_readme_is_changed_with_a_search_replace_block(repo: Path, settings: S
         [README_EDIT, "I added a Usage section to README.md."],
         "Add a Usage section to the README",
     )
-    assert "SEARCH" in requests[0].last_user_text()  # told the format for a non-Python file
+    # a small file that is not Python is asked for whole; SEARCH/REPLACE blocks still count
+    assert "the whole file again" in requests[0].last_user_text()
     (patch,) = patches
     (change,) = patch.files
     assert change.path == "README.md"
@@ -144,6 +146,80 @@ def test_a_readme_is_changed_with_a_search_replace_block(repo: Path, settings: S
     assert outcome.status == "completed"
     assert outcome.answer.startswith(f"I proposed patch {patch.id}")
     assert "edits README.md" in outcome.answer
+
+
+CHANGELOG = "# Changes\n\n## 1.1\n\n- Updated copyright.\n- Added colours.\n\n## 1.0\n\n" + (
+    "- First release.\n- Updated copyright.\n"
+)
+#: The whole file again, a section at its top and a fenced example in a new section: the
+#: 1.5B model's form when asked for the whole file (dev tc-changes-unreleased).
+CHANGELOG_WHOLE = (
+    "CHANGES.md\n```markdown\n# Changes\n\n## Unreleased\n\n- NO_COLOR wins.\n\n"
+    + CHANGELOG.split("\n\n", 1)[1]
+    + "\n## Example\n\n```python\nprint(colored('hi'))\n```\n```"
+)
+
+
+def _changelog(repo: Path, text: str) -> None:
+    (repo / "CHANGES.md").write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "changelog")
+
+
+def test_a_small_text_file_is_asked_for_whole_and_written_whole(
+    repo: Path, settings: Settings
+) -> None:
+    """Asked for a SEARCH/REPLACE block, the 1.5B model wrote CHANGES.md whole as SEARCH and
+    the new line alone as REPLACE: 38 lines lost. A small file that is not Python is asked for
+    whole, and the block is the new file: a new first section, a fenced example of its own
+    (the inner fence does not end the block), and the line the file says twice kept twice
+    (a repeated line is not the model repeating itself here)."""
+    _changelog(repo, CHANGELOG)
+    outcome, requests, patches = run_keeping_patches(
+        repo,
+        settings,
+        [CHANGELOG_WHOLE, "I added an Unreleased section."],
+        "add an Unreleased section at the top of CHANGES.md: NO_COLOR wins",
+    )
+    assert "the whole file again" in requests[0].last_user_text()
+    assert "SEARCH" not in requests[0].last_user_text()
+    (patch,) = patches
+    (change,) = patch.files
+    assert change.path == "CHANGES.md"
+    assert change.proposed == (
+        "# Changes\n\n## Unreleased\n\n- NO_COLOR wins.\n\n"
+        + CHANGELOG.split("\n\n", 1)[1]
+        + "\n## Example\n\n```python\nprint(colored('hi'))\n```\n"
+    )
+    assert outcome.status == "completed"
+
+
+def test_a_whole_file_cut_before_its_end_is_not_the_file(repo: Path, settings: Settings) -> None:
+    """A reply cut at its token limit lacks the file's tail: taken as the whole file it would
+    delete it. It is not; nothing is proposed from it. Control: the test above, whole."""
+    _changelog(repo, CHANGELOG)
+    cut = CHANGELOG_WHOLE.split("## 1.0")[0]
+    outcome, _, patches = run_keeping_patches(
+        repo,
+        settings,
+        [cut, "I could not.", "I could not.", "I could not."],
+        "add an Unreleased section at the top of CHANGES.md: NO_COLOR wins",
+    )
+    assert all("First release." in c.proposed for p in patches for c in p.files)
+    assert (repo / "CHANGES.md").read_text() == CHANGELOG
+    assert outcome.status != "completed"
+
+
+def test_a_large_text_file_is_still_asked_for_search_replace_blocks(
+    repo: Path, settings: Settings
+) -> None:
+    """Past `WHOLE_TEXT_CHARS`, a reply could not hold the file and the change."""
+    _changelog(repo, CHANGELOG * 60)
+    _, requests, _ = run_keeping_patches(
+        repo, settings, ["I could not."] * 3, "add an Unreleased section at the top of CHANGES.md"
+    )
+    assert "SEARCH" in requests[0].last_user_text()
+    assert "the whole file again" not in requests[0].last_user_text()
 
 
 def test_a_block_under_the_wrong_files_name_goes_where_its_search_lines_are_and_once(
@@ -181,6 +257,14 @@ def test_a_block_whose_search_lines_no_file_holds_is_still_refused(
     )
 
 
+def _long_readme(repo: Path) -> None:
+    """The README made too long to be written whole (tools/rewrite.py `WHOLE_TEXT_CHARS`):
+    its change is asked for as SEARCH/REPLACE blocks, held to their grammar."""
+    notes = "".join(f"\nNote {n}: one more line of a long README.\n" for n in range(80))
+    (repo / "README.md").write_text((repo / "README.md").read_text() + notes)
+    git(repo, "commit", "-q", "-am", "a long README")
+
+
 @pytest.mark.parametrize("llama", [True, False], ids=["llama.cpp", "other-server"])
 def test_a_text_change_is_held_to_the_blocks_grammar_where_the_server_takes_one(
     repo: Path, settings: Settings, llama: bool
@@ -189,7 +273,8 @@ def test_a_text_change_is_held_to_the_blocks_grammar_where_the_server_takes_one(
     model) gets its next reply held to the SEARCH/REPLACE grammar, naming the file shown,
     where the server is llama.cpp's (it answers /props); the first reply is free, and so is
     every reply once a change is proposed. A server that is not llama.cpp's gets no grammar
-    (it would reject or ignore it)."""
+    (it would reject or ignore it). The README is too long to be written whole."""
+    _long_readme(repo)
     example = '```python\nprint(read_file(path="<a file from the list below>"))\n```'
     with ScriptedModel(
         [example, README_EDIT, "I added a Usage section to README.md."],
@@ -372,6 +457,7 @@ def test_a_held_reply_is_not_cut_short_at_a_fence_in_its_new_lines(
     example, and neither the server's stops after a closed block nor the client's cut at the
     first block end it there (the 1.5B model's held README change was stopped at its first
     fence, its REPLACE part lost: dev infl-readme-usage)."""
+    _long_readme(repo)
     readme = (repo / "README.md").read_text()
     unchanged = f"README.md\n```\n{readme}```"
     held = (
@@ -489,3 +575,15 @@ def test_blank_lines_a_reply_runs_on_in_are_not_new_lines() -> None:
     assert block.replace == "\n## Usage\n\nrun it\n\n"
     kept = "README.md\n<<<<<<< SEARCH\nA\n\n\n=======\nB\n\n\n>>>>>>> REPLACE\n"
     assert parse_edit_blocks(kept)[0].replace == "B\n\n\n"
+
+
+def test_a_block_of_prose_holds_fenced_blocks_of_its_own() -> None:
+    """A README written whole holds its examples: in a block of prose a fence with a language
+    opens one inside it. A block of code ends at the next fence, as before."""
+    readme = "README.md\n```markdown\n# T\n\n```python\nx = 1\n```\n\nEnd.\n```\nAfter."
+    ((start, end, lines),) = list(fenced_blocks(readme))
+    assert lines == "# T\n\n```python\nx = 1\n```\n\nEnd.\n"
+    assert readme[start:end].startswith("```markdown") and readme[end:] == "\nAfter."
+    code = "Here: ```python\nprint(1)\n```\nOutput: 1\n```python\nx = 2\n```"
+    assert [lines for _, _, lines in fenced_blocks(code)] == ["print(1)\n", "x = 2\n"]
+    assert list(fenced_blocks("no fence at all")) == []

@@ -504,9 +504,7 @@ def the_change_was_proposed(answer: Any, memory: AgentMemory, agent: Any = None)
     if not needs_a_change(watch.intent, str(answer)):
         return True
     watch.nudged.add(Nudge.NO_CHANGE)
-    raise ValueError(
-        Nudge.NO_CHANGE.says(text=watch.writes_text, path=watch.change_file or "<path>")
-    )
+    raise ValueError(Nudge.NO_CHANGE.says(text=watch.form, path=watch.change_file or "<path>"))
 
 
 def the_change_does_what_was_asked(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
@@ -521,4 +519,4 @@ def the_change_does_what_was_asked(answer: Any, memory: AgentMemory, agent: Any 
         return True
     watch.nudged.add(Nudge.SHORT)
     path = watch.change_file or last.files[0].path
-    raise ValueError(Nudge.SHORT.says(text=watch.writes_text, short=short, path=path))
+    raise ValueError(Nudge.SHORT.says(text=watch.form, short=short, path=path))

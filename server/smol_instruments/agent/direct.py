@@ -23,8 +23,8 @@ from ..tools.edit import (
     parse_edit_blocks,
     propose_changes,
     rename_changes,
-    rewrite_block,
 )
+from ..tools.rewrite import rewrite_block
 from .edits import file_sections
 from .events import RunOutcome, RunStatus, ToolEvent
 from .intent import TaskIntent
@@ -36,11 +36,13 @@ log = logging.getLogger(__name__)
 OneStep = Callable[[str, RunStatus, ToolEvent | None], RunOutcome]
 
 
-def edit_blocks(ctx: ToolContext, reply: str, default_path: str | None) -> dict[str, Any]:
+def edit_blocks(
+    ctx: ToolContext, reply: str, default_path: str | None, whole: bool = False
+) -> dict[str, Any]:
     """A reply's SEARCH/REPLACE blocks (or, without them, a block of definitions for several
     files under their `# file:` lines, merged by name into each, or the lines of a file it
-    writes again in a fence, tools/edit.py `rewrite_block`) proposed as one patch, or the
-    error schema."""
+    writes again in a fence, `whole` when it was asked for the whole file, tools/rewrite.py
+    `rewrite_block`) proposed as one patch, or the error schema."""
     try:
         sections = file_sections(reply)
         if sections and not has_edit_blocks(reply):
@@ -49,7 +51,7 @@ def edit_blocks(ctx: ToolContext, reply: str, default_path: str | None) -> dict[
         if has_edit_blocks(reply):
             blocks = parse_edit_blocks(reply, default_path)
         else:
-            blocks = [rewrite_block(ctx, reply, default_path)]
+            blocks = [rewrite_block(ctx, reply, default_path, whole=whole)]
         paths = ", ".join(dict.fromkeys(block.path for block in blocks))
         changes = edit_changes(ctx, blocks)
         return propose_changes(ctx, changes, f"Edit {paths}")

@@ -113,7 +113,7 @@ class SmolCodeAgent(PinnedCodeAgent):
         *args: Any,
         context_tokens: Callable[[], int | None],
         locate: Callable[[list[str]], dict[str, list[str]]],
-        edit_blocks: Callable[[str, str | None], dict[str, Any]],
+        edit_blocks: Callable[[str, str | None, bool], dict[str, Any]],
         search_fix: Callable[[list[Any], str | None], tuple[int, str, str] | None] = (
             lambda messages, path: None
         ),
@@ -244,7 +244,8 @@ class SmolCodeAgent(PinnedCodeAgent):
             said = describe_proposal(last, held=watch.intent.held)
             return CodeOutput(output=said, logs="", is_final_answer=True)
         named = watch.named_files if watch is not None else []
-        result = self.edit_blocks(reply, named[0] if len(named) == 1 else None)
+        whole = watch is not None and watch.whole_text
+        result = self.edit_blocks(reply, named[0] if len(named) == 1 else None, whole)
         if watch is not None and "error" not in result:
             watch.blocks.add(key)
         shown = "\n".join(f"{key}: {value}" for key, value in result.items())
@@ -323,7 +324,7 @@ class SmolCodeAgent(PinnedCodeAgent):
             # model copies it as its next answer
             step.observations = None
         if watch is not None and watch.intent.change:
-            self._after[id(step)] = _observed(watch).says(text=watch.writes_text)
+            self._after[id(step)] = _observed(watch).says(text=watch.form)
             watch.patches_seen = len(watch.patches)
             hold = getattr(self.model, "hold_next_reply", None)
             if watch.edit_grammar and not watch.changed() and callable(hold):
@@ -347,7 +348,7 @@ class SmolCodeAgent(PinnedCodeAgent):
             wanted = Nudge.REPEATED_CALL
             if watch.intent.change and not watch.changed():
                 wanted = Nudge.REPEATED_CALL_CHANGE
-            said = wanted.says(text=watch.writes_text, task=watch.intent.task)
+            said = wanted.says(text=watch.form, task=watch.intent.task)
             step.observations = (step.observations or "").rstrip() + "\n" + said
         self._loops_seen = watch.loops() if watch is not None else 0
         previous = next(

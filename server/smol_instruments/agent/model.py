@@ -46,6 +46,7 @@ from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 from ..base.config import Settings
 from ..base.pyast import parsed
 from ..tools.edit import has_edit_blocks
+from ..tools.rewrite import DATA_FENCE, fenced_blocks
 from .edits import called_names, is_change_block
 from .repeats import before_repetition, safe_to_pass_on
 
@@ -66,16 +67,8 @@ class RunCancelled(Exception):
 
 
 _PY_BLOCK = re.compile(r"```(?:python|py)\b", re.IGNORECASE)
-#: The first fenced block, with or without a language.
-_FIRST_BLOCK = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n.*?\n```", re.DOTALL)
 _XML_CODE = re.compile(r"<code>(.*?)(?:</code>|$)", re.DOTALL)
 _BARE_FENCE = re.compile(r"```[ \t]*(?:[a-z_0-9]*)?[ \t]*\n(.*?)(?:\n```|$)", re.DOTALL)
-#: A fence in the language of a file that is not code to run (a fragment of pyproject.toml,
-#: a README's section): `[tool.x]` and `key = "3.14"` parse as Python, but running them
-#: only says "`tool` is not defined".
-_DATA_FENCE = re.compile(
-    r"```[ \t]*(?:toml|ya?ml|json|ini|cfg|rst|md|markdown|text|txt|html|xml|css)\b", re.I
-)
 
 
 def _json_objects(text: str) -> list[Any]:
@@ -123,7 +116,7 @@ def normalise_reply(text: str, tool_names: set[str]) -> str | None:
         return None
     if has_edit_blocks(text):  # SEARCH/REPLACE blocks: a change (agent/loop.py proposes it)
         return EDIT_BLOCKS_CODE
-    if _DATA_FENCE.search(text):  # lines of a file, perhaps changed (agent/loop.py decides)
+    if DATA_FENCE.search(text):  # lines of a file, perhaps changed (agent/loop.py decides)
         return json_tool_calls(text, tool_names | {"final_answer"}) or TEXT_BLOCK_CODE
     for pattern in (_XML_CODE, _BARE_FENCE):
         blocks = [b.strip() for b in pattern.findall(text) if b.strip()]
@@ -184,11 +177,9 @@ def first_block_only(text: str, tool_names: set[str] | frozenset[str] = frozense
     """`text` up to the end of its first fenced block that acts (all of it when none has
     closed). A block that only quotes code (`quotes_code`) is part of a written answer ("the
     wrong line is ```...``` because ..."): the reply goes on past it."""
-    for match in _FIRST_BLOCK.finditer(text):
-        block = match.group(0)
-        code = block.split("\n", 1)[1].rsplit("\n```", 1)[0]
-        if not quotes_code(code, tool_names):
-            return text[: match.end()]
+    for _, end, code in fenced_blocks(text):
+        if not quotes_code(code.removesuffix("\n"), tool_names):
+            return text[:end]
     return text
 
 

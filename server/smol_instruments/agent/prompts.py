@@ -200,6 +200,16 @@ WRITE_A_TEXT_CHANGE = (
     "the new lines at the end of the file, or creates it)"
 )
 HOW_TO_CHANGE_TEXT = "Make the change now: reply with " + WRITE_A_TEXT_CHANGE + "."
+#: How to change a small file that is not Python: the whole file again. Asked for a
+#: SEARCH/REPLACE block, the 1.5B model wrote CHANGES.md whole as SEARCH and the new line alone
+#: as REPLACE (38 lines lost), or a README's last line as both (nothing changed); asked for
+#: the whole file, it copied every line and made the change, and where "the place the task
+#: says" is asked, put a changelog's new section at its top (dev tc-changes-unreleased).
+WRITE_THE_WHOLE_TEXT = (
+    "the file's path on its own line, then the whole file again in one fenced block: every "
+    "line of it as it is, with the change made at the place the task says"
+)
+HOW_TO_CHANGE_WHOLE = "Make the change now: reply with " + WRITE_THE_WHOLE_TEXT + "."
 #: Said when the task asks for a section: the 1.5B model added the examples of a "Usage
 #: section" with no heading over them (dev infl-readme-usage).
 SECTION_HEADING = (
@@ -300,6 +310,9 @@ class Nudge(Enum):
         "If no change is proposed yet, reply with it now: "
         + WRITE_A_TEXT_CHANGE
         + ". Once it is proposed, say in a sentence what you changed.",
+        "If no change is proposed yet, reply with it now: "
+        + WRITE_THE_WHOLE_TEXT
+        + ". Once it is proposed, say in a sentence what you changed.",
     )
     PROPOSED = AFTER_PROPOSAL
     CHECK_FAILED = AFTER_FAILED_CHECK
@@ -327,6 +340,9 @@ class Nudge(Enum):
         + ".",
         "You already have that result above. Do not call it again. Make the change now: "
         + WRITE_A_TEXT_CHANGE
+        + ".",
+        "You already have that result above. Do not call it again. Make the change now: "
+        + WRITE_THE_WHOLE_TEXT
         + ".",
     )
     # A reply with no block that says what it will do ("I will read the file.").
@@ -406,6 +422,7 @@ class Nudge(Enum):
     SHORT = (
         "{short} Reply with the change again: " + WRITE_THE_CHANGE + ".",
         "{short} Reply with the change again: " + WRITE_A_TEXT_CHANGE + ".",
+        "{short} Reply with the change again: " + WRITE_THE_WHOLE_TEXT + ".",
     )
     NO_CHANGE = (
         "no change has been proposed for this task yet. Reply with the change: "
@@ -414,11 +431,20 @@ class Nudge(Enum):
         "no change has been proposed for this task yet. Reply with the change: "
         + WRITE_A_TEXT_CHANGE
         + ". If you cannot make the change, say why in plain sentences.",
+        "no change has been proposed for this task yet. Reply with the change: "
+        + WRITE_THE_WHOLE_TEXT
+        + ". If you cannot make the change, say why in plain sentences.",
     )
 
-    def says(self, *, text: bool = False, **slots: str) -> str:
-        """The words, the second of a pair when `text`, their `{slots}` filled."""
-        words: str = self.value if isinstance(self.value, str) else self.value[int(text)]
+    def says(self, *, text: int = 0, **slots: str) -> str:
+        """The words for how the change is written, `text` (RunWatch.form): 0 as Python
+        definitions, 1 as SEARCH/REPLACE blocks, 2 as the whole file (where a pair has no
+        third, its second), their `{slots}` filled."""
+        words: str = (
+            self.value
+            if isinstance(self.value, str)
+            else self.value[min(text, len(self.value) - 1)]
+        )
         return words.format(**slots) if slots else words
 
 
@@ -468,14 +494,20 @@ def task_message(
     *,
     path: str | None = None,
     nested: Sequence[tuple[str, str]] = (),
+    whole: bool = False,
 ) -> str:
     """The task as the model gets it: the code read for it first, then the task itself, then
     how to reply. Small models answer the last thing they read: a question put before a page
     of code is answered from memory, after it from the code. `path`: the one file the task
     names, for a change's header; `nested`: (inner, outer) of the functions shown nested in
-    another."""
+    another; `whole`: the change is written as the whole file (a small file that is not
+    Python, `WRITE_THE_WHOLE_TEXT`)."""
     task = intent.task
-    if intent.change and writes_text(intent, path):
+    if intent.change and whole:
+        how = HOW_TO_CHANGE_WHOLE + SECTION_HEADING.format(title=intent.section) * bool(
+            intent.section
+        )
+    elif intent.change and writes_text(intent, path):
         how = HOW_TO_CHANGE_TEXT + SECTION_HEADING.format(title=intent.section) * bool(
             intent.section
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ..tools.edit import is_marker_line
+from ..tools.rewrite import DATA_FENCE
 
 #: A line this long that comes back within one reply is the model repeating itself.
 REPEATED_LINE_CHARS = 30
@@ -36,11 +37,12 @@ def before_repetition(text: str) -> str:
         key = line.strip()
         if is_marker_line(line):
             seen.clear()
-        change = change or _CHANGE_HEADER.match(line) is not None
+        change = change or bool(_CHANGE_HEADER.match(line) or DATA_FENCE.match(line.lstrip()))
         if len(key) >= REPEATED_LINE_CHARS:
             # in a change, a line comes back with what comes before it: code repeats lines
             # (semver's bump_* docstrings each have `>>> ver = semver.parse("3.4.5")`, and
-            # a class rewritten whole was cut at the second, dev sv-bump-step)
+            # a class rewritten whole was cut at the second, dev sv-bump-step), so does a
+            # file written whole (CHANGES.md says "- Updated copyright." twice)
             probe = f"{before}\n{key}" if change else key
             if probe in seen:
                 return text[:offset]

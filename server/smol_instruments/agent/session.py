@@ -41,6 +41,7 @@ from ..tools.base import BufferReader
 from ..tools.edit import held_blocks_grammar
 from ..tools.git import run_git
 from ..tools.pins import pinned
+from ..tools.rewrite import writes_whole
 from .context import Context, defining_files, gather
 from .direct import OneStep, edit_blocks, rename_in_one_step
 from .events import (
@@ -150,7 +151,7 @@ class AgentSession:
             stream_outputs=True,
             context_tokens=self.context_tokens,
             locate=lambda names: defining_files(self.ctx, names, self.repo_files),
-            edit_blocks=lambda reply, path: edit_blocks(self.ctx, reply, path),
+            edit_blocks=lambda reply, path, whole: edit_blocks(self.ctx, reply, path, whole),
             search_fix=lambda messages, path: search_fix(
                 self.model,
                 messages,
@@ -256,10 +257,9 @@ class AgentSession:
             return outcome
 
     def _run(self, task: str, trace_id: str | None) -> RunOutcome:
-        usage, steps, answer = Usage(), 0, ""
+        usage, steps, answer, step_open = Usage(), 0, "", False
         status: RunStatus = "completed"
         error: str | None = None
-        step_open = False
         reported: set[int] = set()  # smolagents yields the last ActionStep twice at max steps
         emit = self.emitter
         # The tree as the run began, read beside the context and the first request (50-100 ms
@@ -313,18 +313,18 @@ class AgentSession:
         # what code gives); code read in an earlier turn is in the history too ("which test
         # checks it?"), but no earlier turn ran what this one asks
         watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
-        watch.named_files, watch.failing = context.named_files, context.failing
-        if intent.change and watch.writes_text and context.named_files and self._llama_server():
-            watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
-        watch.computed, watch.wants = context.computed, dict(self.ctx.symptom_wants)
-        watch.code_file, watch.nested = context.code_file, context.nested
-        watch.outer_files, watch.absent = context.outer_files, context.absent
-        watch.asked = context.asked
+        watch.given(context)
+        watch.wants = dict(self.ctx.symptom_wants)
+        if intent.change and watch.writes_text:  # a small file written whole, else blocks
+            watch.whole_text = writes_whole(self.ctx, watch.change_file)
+            if not watch.whole_text and context.named_files and self._llama_server():
+                watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
         # what the answer is held to, from the code: what uses a name, a function's steps
         watch.reach = reaches(self.ctx, intent, context.asked, self.repo_files)
         watch.steps = function_steps(self.ctx, intent, context.definitions)
         watch.gave = context.gave if intent.asks_why else []
-        prompt = task_message(intent, context.text, path=watch.change_file, nested=watch.nested)
+        path, nested, whole = watch.change_file, watch.nested, watch.whole_text
+        prompt = task_message(intent, context.text, path=path, nested=nested, whole=whole)
         try:
             self._connect()
             stream = self.agent.run(

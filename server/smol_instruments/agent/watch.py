@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.errors import ErrorType
 from ..patches.model import Patch
@@ -17,6 +17,9 @@ from .evidence import Steps
 from .intent import TaskIntent
 from .prompts import Nudge, meant_inner, writes_text
 from .state import AgentState
+
+if TYPE_CHECKING:
+    from .context import Context
 
 #: The tools whose result is what code really gives (not what it says).
 RUNS_CODE = frozenset({"evaluate", "run_cmd", "run_tests"})
@@ -80,6 +83,9 @@ class RunWatch:
     #: The grammar a text change's reply is held to once it has missed the blocks' form
     #: (llama.cpp's server only; agent/loop.py), or "".
     edit_grammar: str = ""
+    #: The change is a small file that is not Python, written whole (tools/edit.py
+    #: `rewrite_block`, `WHOLE_TEXT_CHARS`).
+    whole_text: bool = False
     #: (inner, outer) of each function shown nested in another (agent/context.py).
     nested: list[tuple[str, str]] = field(default_factory=list)
     outer_files: dict[str, str] = field(default_factory=dict)  # the file of each `outer`
@@ -119,6 +125,19 @@ class RunWatch:
     def writes_text(self) -> bool:
         """The change is asked for as SEARCH/REPLACE blocks, not Python definitions."""
         return writes_text(self.intent, self.named_file)
+
+    @property
+    def form(self) -> int:
+        """How the change is written (prompts.py `Nudge.says`): 0 as Python definitions, 1 as
+        SEARCH/REPLACE blocks, 2 as the whole file (`whole_text`)."""
+        return 2 if self.whole_text else int(self.writes_text)
+
+    def given(self, context: Context) -> None:
+        """What the context gathered for the task that the run is held to."""
+        self.named_files, self.failing = context.named_files, context.failing
+        self.computed, self.code_file = context.computed, context.code_file
+        self.nested, self.outer_files = context.nested, context.outer_files
+        self.absent, self.asked = context.absent, context.asked
 
     @classmethod
     def begin(

@@ -8,7 +8,7 @@ Small models write changes in different forms, each good for something:
   file: a README, TOML, YAML, JavaScript, or Python where copying a few lines is easier;
 - a rename of a function, class or method across the repository (rope's `Rename`: the
   definition, every use, the imports, the tests), decided by the library, not by the model;
-- a whole new file.
+- a whole new file, or a small text file written again whole (tools/rewrite.py).
 
 Each is turned into `(path, before, after)` changes and proposed through tools/patch.py
 `propose` (validated in the sandbox, stored by patches/service.py, shown to the user, written
@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
@@ -33,32 +33,17 @@ from ..base.testruns import is_test_path
 from ..patches.merge import merge_definitions
 from .base import Changes, ToolContext
 from .patch import propose
+from .rewrite import PATH_LINE, Replacement
 from .search import RgSearchTool
 
 SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b.*$", re.M)
 DIVIDER = re.compile(r"^\s*={5,9}\s*$", re.M)
 REPLACE = re.compile(r"^\s*>{5,9} ?REPLACE\b.*$", re.M)
-#: A line naming a block's file: `README.md`, `# file: docs/a.md`, `**pyproject.toml**`.
-_PATH_LINE = re.compile(
-    r"^\s*(?:#+\s*(?:file|path|filename)?\s*:?\s*)?[*`]*([\w.\-/]+\.[A-Za-z0-9]+|[\w.\-/]*"
-    r"(?:README|Makefile|Dockerfile|LICENSE)[\w.]*)[*`:]*\s*$",
-    re.I,
-)
 _FENCE = re.compile(r"^\s*```")
 #: An instruction's slot written back as the new lines: `<the new lines>` (words, no markup).
 _SLOT = re.compile(r"<[A-Za-z]+(?:,? [A-Za-z]+){1,12}>")
 #: The slot of the new lines in the instruction (agent/prompts.py): a held reply cannot write it.
 NEW_LINES_SLOT = "<the new lines>"
-
-
-@dataclass(frozen=True)
-class Replacement:
-    """One SEARCH/REPLACE block: in `path`, `search` (exact lines; empty: append) becomes
-    `replace`."""
-
-    path: str
-    search: str
-    replace: str
 
 
 #: The most lines a SEARCH and a REPLACE part of a held reply may have (`edit_blocks_grammar`).
@@ -194,7 +179,7 @@ def parse_edit_blocks(text: str, default_path: str | None = None) -> list[Replac
     index = 0
     while index < len(lines):
         line = lines[index]
-        named = _PATH_LINE.match(line) if not _FENCE.match(line) else None
+        named = PATH_LINE.match(line) if not _FENCE.match(line) else None
         if named:
             path = named.group(1)
         if SEARCH.match(line):
@@ -280,74 +265,6 @@ def apply_replacement(text: str, block: Replacement) -> str:
         )
     start = starts[0]
     return "".join(lines[:start]) + block.replace + "".join(lines[start + len(wanted) :])
-
-
-#: A fenced block anywhere in a reply, with any language or none.
-_ANY_FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)(?:^[ \t]*```|\Z)", re.M | re.S)
-#: Lines of the file a rewritten block may span beyond its own length (lines it drops).
-REWRITE_SLACK = 3
-
-
-def rewrite_block(ctx: ToolContext, reply: str, default_path: str | None) -> Replacement:
-    """A reply that writes lines of a file again, changed, in a fence (small models copy the
-    lines they were shown with the change in them, rather than a SEARCH/REPLACE block): the
-    lines of the file it aligns with, first to last, are what it replaces; where that is not
-    clear, nothing is guessed (NO_MATCH, `_rewritten_region`)."""
-    found = _ANY_FENCE.search(reply)
-    if found is None:
-        raise ToolError(ErrorType.INVALID_ARGUMENT, "the reply holds no block of lines")
-    path = default_path
-    for line in reply[: found.start()].splitlines():
-        named = _PATH_LINE.match(line)
-        if named:
-            path = named.group(1).removeprefix("./")
-    if path is None:
-        raise _no_file("the block")
-    text = ctx.file_text(path)
-    if text is None:
-        raise ToolError(
-            ErrorType.FILE_NOT_FOUND,
-            f"{path} does not exist",
-            recovery_suggestion="To create it, write a SEARCH/REPLACE block with an empty "
-            "SEARCH part.",
-        )
-    block = found.group(1)
-    return Replacement(path, _rewritten_region(text, block, path), block)
-
-
-def _rewritten_region(text: str, block: str, path: str) -> str:
-    """The lines of `text` that `block` is a new version of, its lines aligned with the
-    file's in order (difflib, blank lines aside): from the line its first line is to the one
-    its last line is; lines between that the file lacks are new or changed text. Refused
-    (NO_MATCH) when its first or last line is not a line of the file, when less than half of
-    its lines are, or when they spread over more of the file than the block holds (a block
-    that would silently drop lines it never showed)."""
-    lines = text.splitlines(keepends=True)
-    ours = [(i, line.strip()) for i, line in enumerate(lines) if line.strip()]
-    theirs = [line.strip() for line in block.splitlines() if line.strip()]
-    matcher = difflib.SequenceMatcher(None, [k for _, k in ours], theirs, autojunk=False)
-    pairs = [(m.a + k, m.b + k) for m in matcher.get_matching_blocks() for k in range(m.size)]
-    if not pairs or pairs[0][1] != 0 or pairs[-1][1] != len(theirs) - 1:
-        pairs = []  # the block's first and last lines must be the file's: its two ends
-    matched = [ours[a][0] for a, _ in pairs]
-    substantial = [i for i in matched if len(lines[i].strip()) > 2]  # not a lone bracket
-    spread = matched[-1] - matched[0] + 1 if matched else 0
-    if (
-        not substantial
-        or 2 * len(matched) < len(theirs)
-        or spread > len(block.splitlines()) + REWRITE_SLACK
-    ):
-        raise ToolError(
-            ErrorType.NO_MATCH,
-            f"the block's lines are not lines of {path} as it is, so what it replaces is not clear",
-            recovery_suggestion=(
-                f"Write the change as a SEARCH/REPLACE block: {path} on its own line, then "
-                "<<<<<<< SEARCH, the lines to change copied exactly, =======, the new lines, "
-                ">>>>>>> REPLACE (an empty SEARCH part adds the new lines at the end)."
-            ),
-            context={"path": path},
-        )
-    return "".join(lines[matched[0] : matched[-1] + 1])
 
 
 def edit_changes(
