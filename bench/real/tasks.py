@@ -281,7 +281,7 @@ FIRST: tuple[Task, ...] = (
 
 
 def _all_tasks() -> tuple[Task, ...]:
-    from . import dev, dev_fresh, dev_semver
+    from . import dev, dev_fresh, dev_prose, dev_semver
 
     try:
         from .heldout import TASKS as held_out
@@ -294,6 +294,7 @@ def _all_tasks() -> tuple[Task, ...]:
         *dev_fresh.TASKS,
         *dev_fresh.LATER,
         *dev_fresh.THIRD,
+        *dev_prose.FOURTH,
         *held_out,
     )
     keys = [t.key for t in tasks]
