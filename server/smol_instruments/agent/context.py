@@ -36,6 +36,7 @@ from ..patches.pysource import docstring_span, enclosing_at, enclosing_node, nes
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.imports import passing_call
+from ..tools.rewrite import fence_language
 from ..tools.search import RgSearchTool
 from . import wording
 from .evidence import (
@@ -84,8 +85,6 @@ _BUILTINS = frozenset(dir(builtins))
 #: The words of an identifier: `_can_do_colour` and `canDoColour` are can, do, colour.
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_LANGUAGE = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
-_LANGUAGE |= {".toml": "toml", ".md": "markdown", ".yml": "yaml", ".yaml": "yaml", ".json": "json"}
 
 
 @dataclass
@@ -266,7 +265,7 @@ class _Gatherer:
                 continue  # the task names code in it: that code is shown, not the whole file
             text = self._text(path)
             if text is not None and text.count("\n") <= WHOLE_FILE_LINES:
-                whole = _Piece(path, f"{path} (the whole file)", text, _language(path))
+                whole = _Piece(path, f"{path} (the whole file)", text, fence_language(path))
                 whole.end = len(text.splitlines())
                 self._add(whole)
                 self.whole.add(path)
@@ -323,7 +322,7 @@ class _Gatherer:
             room -= end - start
             body = "\n".join(lines[start:end]) + "\n"
             title = f"{path}, lines {start + 1}-{end} of {len(lines)}"
-            self._add(_Piece(path, title, body, _language(path), start + 1, end))
+            self._add(_Piece(path, title, body, fence_language(path), start + 1, end))
             self.shown.add((path, start + 1))
 
     def _related(
@@ -468,7 +467,9 @@ class _Gatherer:
             title += " (found by the task's words: check it is what is asked)"
         if (path, line) in self.holding:
             title += f" (it uses `{self.holding[path, line]}`)"
-        self._add(_Piece(path, title, body, _language(path), start, last, name), code=rewritten)
+        self._add(
+            _Piece(path, title, body, fence_language(path), start, last, name), code=rewritten
+        )
 
     def _lines_using(self, name: str) -> list[tuple[str, int, str]]:
         result = RgSearchTool(self.ctx).forward(pattern=rf"\b{re.escape(name)}\b", max_results=40)
@@ -593,7 +594,3 @@ class _Gatherer:
             gave=[said for part in self.evidence for said in part.gave],
             failing=[name for part in self.evidence if part.kind == "tests" for name in part.names],
         )
-
-
-def _language(path: str) -> str:
-    return _LANGUAGE.get(PurePosixPath(path).suffix, "")

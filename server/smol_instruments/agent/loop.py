@@ -216,7 +216,7 @@ class SmolCodeAgent(PinnedCodeAgent):
         if path is None and watch is not None and change:
             path = choose_file(names, self.locate, watch.named_files)
             if path is None:
-                raise InterpreterError(Nudge.NO_FILE.says(names=", ".join(names)))
+                raise InterpreterError(Nudge.NO_FILE.says(text=watch.form, names=", ".join(names)))
         if path is not None:
             return self._edit(path, body)
         if self._answered_before_block():

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
+from ..tools.rewrite import fence_language
 from .intent import AnswerStyle, TaskIntent
 
 SYSTEM_PROMPT = """You are a coding agent working in a git repository. Each reply is one of two things:
@@ -209,7 +210,11 @@ WRITE_THE_WHOLE_TEXT = (
     "the file's path on its own line, then the whole file again in one fenced block: every "
     "line of it as it is, with the change made at the place the task says"
 )
-HOW_TO_CHANGE_WHOLE = "Make the change now: reply with " + WRITE_THE_WHOLE_TEXT + "."
+HOW_TO_CHANGE_WHOLE = (
+    "Make the change now: reply with {path} on its own line, then the whole file again in one "
+    "```{language} block: every line of it as it is, with the change made at the place the "
+    "task says."
+)
 #: Said when the task asks for a section: the 1.5B model added the examples of a "Usage
 #: section" with no heading over them (dev infl-readme-usage).
 SECTION_HEADING = (
@@ -368,7 +373,12 @@ class Nudge(Enum):
     NO_FILE = (
         "This block only defines {names}: that changes no file. To change a file, put "
         "`# file: <path>` as the block's first line, then the complete new version of each "
-        "function you change."
+        "function you change.",
+        # a ```python block of the tools' own functions, for a README (dev infl-readme-usage)
+        "This block only defines {names}: that changes no file, and the file to change is not "
+        "Python. Reply with " + WRITE_A_TEXT_CHANGE + ".",
+        "This block only defines {names}: that changes no file, and the file to change is not "
+        "Python. Reply with " + WRITE_THE_WHOLE_TEXT + ".",
     )
     # The final-answer checks' words, read by the model as "Check <name> failed with error: ..."
     PLACEHOLDER = (
@@ -503,10 +513,9 @@ def task_message(
     another; `whole`: the change is written as the whole file (a small file that is not
     Python, `WRITE_THE_WHOLE_TEXT`)."""
     task = intent.task
-    if intent.change and whole:
-        how = HOW_TO_CHANGE_WHOLE + SECTION_HEADING.format(title=intent.section) * bool(
-            intent.section
-        )
+    if intent.change and whole and path:
+        how = HOW_TO_CHANGE_WHOLE.format(path=path, language=fence_language(path))
+        how += SECTION_HEADING.format(title=intent.section) * bool(intent.section)
     elif intent.change and writes_text(intent, path):
         how = HOW_TO_CHANGE_TEXT + SECTION_HEADING.format(title=intent.section) * bool(
             intent.section

@@ -18,6 +18,7 @@ import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from ..base.errors import ErrorType, ToolError
 from .base import ToolContext
@@ -45,6 +46,11 @@ PATH_LINE = re.compile(
     r"(?:README|Makefile|Dockerfile|LICENSE)[\w.]*)[*`:]*\s*$",
     re.I,
 )
+#: The language a file's fence is marked with, by its suffix: a README.rst shown in a bare
+#: fence and asked for whole, the 1.5B model wrote a ```python block of tool functions.
+_LANGUAGE = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
+_LANGUAGE |= {".toml": "toml", ".md": "markdown", ".yml": "yaml", ".yaml": "yaml", ".json": "json"}
+_LANGUAGE |= {".rst": "rst", ".cfg": "ini", ".ini": "ini", ".txt": "text"}
 #: Lines of the file a rewritten block may span beyond its own length (lines it drops).
 REWRITE_SLACK = 3
 
@@ -57,6 +63,11 @@ class Replacement:
     path: str
     search: str
     replace: str
+
+
+def fence_language(path: str) -> str:
+    """The language a fence of `path`'s lines is marked with ("" where none is known)."""
+    return _LANGUAGE.get(PurePosixPath(path).suffix, "")
 
 
 def writes_whole(ctx: ToolContext, path: str | None) -> bool:
