@@ -182,7 +182,13 @@ def test_a_small_text_file_is_asked_for_whole_and_written_whole(
         "add an Unreleased section at the top of CHANGES.md: NO_COLOR wins",
     )
     assert "the whole file again" in requests[0].last_user_text()
+    assert "CHANGES.md on its own line, then the whole file again in one ```markdown block" in (
+        requests[0].last_user_text()
+    )
     assert "SEARCH" not in requests[0].last_user_text()
+    # the server does not stop the reply where a fenced example of the file closes
+    assert isinstance(requests[0].body, dict)
+    assert not any("```" in stop for stop in requests[0].body.get("stop", []))
     (patch,) = patches
     (change,) = patch.files
     assert change.path == "CHANGES.md"
@@ -220,6 +226,8 @@ def test_a_large_text_file_is_still_asked_for_search_replace_blocks(
     )
     assert "SEARCH" in requests[0].last_user_text()
     assert "the whole file again" not in requests[0].last_user_text()
+    assert isinstance(requests[0].body, dict)  # the control: a reply stops after its block
+    assert any("```" in stop for stop in requests[0].body.get("stop", []))
 
 
 def test_a_block_under_the_wrong_files_name_goes_where_its_search_lines_are_and_once(

@@ -290,6 +290,9 @@ class AgentModel(LiteLLMModel):
         self.reply_timeout_s = reply_timeout_s
         self._hot_once = False
         self._grammar_once = ""
+        #: This run's change is a file written whole (agent/session.py): no stop after a
+        #: closed block, where a README's own example closes, its lines after it lost.
+        self.writes_whole = False
 
     def report_progress(self, report: PromptProgress) -> None:
         """Ask the server to stream how far it has read each prompt (llama.cpp's
@@ -344,7 +347,7 @@ class AgentModel(LiteLLMModel):
         saved = self._kwargs_for_this_reply()
         held = self._held()
         try:
-            message = super().generate(messages, **_block_stops(kwargs, held))
+            message = super().generate(messages, **_block_stops(kwargs, held or self.writes_whole))
         finally:
             self.kwargs = saved
         if isinstance(message.content, str):
@@ -366,7 +369,8 @@ class AgentModel(LiteLLMModel):
         self._check_cancel()
         saved = self._kwargs_for_this_reply()
         held = self._held()  # the grammar says where it ends, not a fence
-        stream = super().generate_stream(messages, **_block_stops(kwargs, held))
+        stops = _block_stops(kwargs, held or self.writes_whole)
+        stream = super().generate_stream(messages, **stops)
         text = ""  # what was passed on (never the start of a line that may be a repeat)
         pending = ""  # held back: the start of a line that may turn out to be a repeat
         size = 0

@@ -262,8 +262,7 @@ class AgentSession:
         error: str | None = None
         reported: set[int] = set()  # smolagents yields the last ActionStep twice at max steps
         emit = self.emitter
-        # The tree as the run began, read beside the context and the first request (50-100 ms
-        # of git that the first word waited for): nothing of the run writes before that reply.
+        # The tree as the run began, read (by git, 50-100 ms) beside the first request
         before: Future[str | None] = Future()
         threading.Thread(
             target=lambda: before.set_result(self._tree_state()), name="smol-tree", daemon=True
@@ -315,15 +314,16 @@ class AgentSession:
         watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
         watch.given(context)
         watch.wants = dict(self.ctx.symptom_wants)
-        if intent.change and watch.writes_text:  # a small file written whole, else blocks
-            watch.whole_text = writes_whole(self.ctx, watch.change_file)
-            if not watch.whole_text and context.named_files and self._llama_server():
-                watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
+        text = intent.change and watch.writes_text  # a small file written whole, else blocks
+        whole = text and writes_whole(self.ctx, watch.change_file)
+        watch.whole_text = self.model.writes_whole = whole
+        if text and not whole and context.named_files and self._llama_server():
+            watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
         # what the answer is held to, from the code: what uses a name, a function's steps
         watch.reach = reaches(self.ctx, intent, context.asked, self.repo_files)
         watch.steps = function_steps(self.ctx, intent, context.definitions)
         watch.gave = context.gave if intent.asks_why else []
-        path, nested, whole = watch.change_file, watch.nested, watch.whole_text
+        path, nested = watch.change_file, watch.nested
         prompt = task_message(intent, context.text, path=path, nested=nested, whole=whole)
         try:
             self._connect()
