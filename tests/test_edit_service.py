@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import git
-from tests.support.scripted_model import ScriptedModel
+from tests.support.scripted_model import RecordedRequest, ScriptedModel
 from tests.test_agent import session_for
 from tests.test_agent_edits import run_keeping_patches
 from tests.test_intent import LLAMA_PROPS
 
+from smol_instruments.agent.events import RunOutcome
 from smol_instruments.base.config import Settings
 from smol_instruments.base.errors import ToolError
 from smol_instruments.patches.merge import merge_definitions
@@ -202,18 +203,21 @@ def test_a_small_text_file_is_asked_for_whole_and_written_whole(
 
 def test_a_whole_file_cut_before_its_end_is_not_the_file(repo: Path, settings: Settings) -> None:
     """A reply cut at its token limit lacks the file's tail: taken as the whole file it would
-    delete it. It is not; nothing is proposed from it. Control: the test above, whole."""
+    delete it. It is not: it replaces only the lines it holds, and the tail is kept.
+    Control: the test above, whole."""
     _changelog(repo, CHANGELOG)
     cut = CHANGELOG_WHOLE.split("## 1.0")[0]
-    outcome, _, patches = run_keeping_patches(
+    _, _, patches = run_keeping_patches(
         repo,
         settings,
-        [cut, "I could not.", "I could not.", "I could not."],
+        [cut, "I added it.", "I added it."],
         "add an Unreleased section at the top of CHANGES.md: NO_COLOR wins",
     )
-    assert all("First release." in c.proposed for p in patches for c in p.files)
+    assert patches
+    for change in (c for p in patches for c in p.files):
+        assert change.proposed.endswith("## 1.0\n\n- First release.\n- Updated copyright.\n")
+        assert "## Unreleased" in change.proposed
     assert (repo / "CHANGES.md").read_text() == CHANGELOG
-    assert outcome.status != "completed"
 
 
 def test_a_large_text_file_is_still_asked_for_search_replace_blocks(
@@ -273,6 +277,24 @@ def _long_readme(repo: Path) -> None:
     git(repo, "commit", "-q", "-am", "a long README")
 
 
+def _after_the_example(
+    repo: Path, settings: Settings, change: str, llama: bool
+) -> tuple[RunOutcome, list[RecordedRequest]]:
+    """A README change whose first reply is the prompt's example call, then `change`: the
+    run's outcome and the model's requests."""
+    example = '```python\nprint(read_file(path="<a file from the list below>"))\n```'
+    with ScriptedModel(
+        [example, change, "I added a Usage section to README.md."],
+        props=LLAMA_PROPS if llama else None,
+    ) as model:
+        session = session_for(repo, settings, model)
+        try:
+            outcome = session.run("Add a Usage section to the README")
+        finally:
+            session.close()
+        return outcome, list(model.requests)
+
+
 @pytest.mark.parametrize("llama", [True, False], ids=["llama.cpp", "other-server"])
 def test_a_text_change_is_held_to_the_blocks_grammar_where_the_server_takes_one(
     repo: Path, settings: Settings, llama: bool
@@ -283,17 +305,7 @@ def test_a_text_change_is_held_to_the_blocks_grammar_where_the_server_takes_one(
     every reply once a change is proposed. A server that is not llama.cpp's gets no grammar
     (it would reject or ignore it). The README is too long to be written whole."""
     _long_readme(repo)
-    example = '```python\nprint(read_file(path="<a file from the list below>"))\n```'
-    with ScriptedModel(
-        [example, README_EDIT, "I added a Usage section to README.md."],
-        props=LLAMA_PROPS if llama else None,
-    ) as model:
-        session = session_for(repo, settings, model)
-        try:
-            outcome = session.run("Add a Usage section to the README")
-        finally:
-            session.close()
-        first, second, *rest = model.requests
+    outcome, (first, second, *rest) = _after_the_example(repo, settings, README_EDIT, llama)
     assert isinstance(first.body, dict) and isinstance(second.body, dict)
     assert "grammar" not in first.body
     if llama:
@@ -595,3 +607,63 @@ def test_a_block_of_prose_holds_fenced_blocks_of_its_own() -> None:
     code = "Here: ```python\nprint(1)\n```\nOutput: 1\n```python\nx = 2\n```"
     assert [lines for _, _, lines in fenced_blocks(code)] == ["print(1)\n", "x = 2\n"]
     assert list(fenced_blocks("no fence at all")) == []
+
+
+def test_a_whole_file_cut_after_its_last_line_keeps_only_its_lines(
+    repo: Path, settings: Settings
+) -> None:
+    """A block cut where it began to repeat (never closed) is closed before the reply's
+    code is said for it: the marker of a text block was written into the README as a
+    ```python block (fresh dev jp-readme-releases-link)."""
+    _changelog(repo, CHANGELOG)
+    cut = "CHANGES.md\n```markdown\n" + CHANGELOG + "\n## Notes\n\n- One more line.\n"
+    _, _, patches = run_keeping_patches(
+        repo, settings, [cut, "I added notes."], "add a Notes section at the end of CHANGES.md"
+    )
+    (patch,) = patches
+    (change,) = patch.files
+    assert change.proposed == CHANGELOG + "\n## Notes\n\n- One more line.\n"
+
+
+LINK = "https://example.org/project/releases"
+
+
+@pytest.mark.parametrize("written", [False, True], ids=["made-up", "the-link"])
+def test_a_web_address_the_task_gives_is_written_or_the_change_is_not_done(
+    repo: Path, settings: Settings, written: bool
+) -> None:
+    """Asked to add a link it was given, the 1.5B model made up a list of releases, and the
+    run was `completed` (fresh dev jp-readme-releases-link). A change that does not write a
+    web address its task gives is not done, told once; the control writes it."""
+    line = f"* Changelog: {LINK}" if written else "* v1.0.1 - Added support for Python 3.8"
+    whole = f"README.md\n```markdown\n# Sample\n\nA tiny project for tests.\n\n{line}\n```"
+    outcome, requests, patches = run_keeping_patches(
+        repo,
+        settings,
+        [whole, "I added the link.", whole, "I added the link."],
+        f"add the changelog link to the readme: {LINK}.",
+    )
+    assert patches
+    if written:
+        assert outcome.status == "completed"
+    else:
+        assert outcome.status != "completed"
+        assert f"the task gives <{LINK}>, and this change does not write it" in outcome.answer
+        assert any(f"<{LINK}>" in r.last_user_text() for r in requests[1:])  # told once
+
+
+def test_a_file_written_whole_is_held_to_its_grammar_after_a_reply_that_is_no_change(
+    repo: Path, settings: Settings
+) -> None:
+    """The 1.5B model answered "add an Unreleased section" with the prompt's example call
+    three times (dev tc-changes-unreleased). Where the server is llama.cpp's, the next reply
+    is held to the whole file's grammar: the path, then the file in one fenced block."""
+    whole = (
+        "README.md\n```markdown\n# Sample\n\nA tiny project for tests.\n\n## Usage\n\nRun it.\n```"
+    )
+    outcome, (first, second, *rest) = _after_the_example(repo, settings, whole, True)
+    assert isinstance(first.body, dict) and isinstance(second.body, dict)
+    assert "grammar" not in first.body
+    assert second.body["grammar"].startswith('root ::= "README.md\\x0a```markdown\\x0a" body')
+    assert all("grammar" not in (r.body or {}) for r in rest)
+    assert "edits README.md" in outcome.answer and outcome.status == "completed"

@@ -46,7 +46,7 @@ from smolagents import ChatMessage, ChatMessageStreamDelta, LiteLLMModel
 from ..base.config import Settings
 from ..base.pyast import parsed
 from ..tools.edit import has_edit_blocks
-from ..tools.rewrite import DATA_FENCE, fenced_blocks
+from ..tools.rewrite import DATA_FENCE, fenced_blocks, unclosed_block
 from .edits import called_names, is_change_block
 from .repeats import before_repetition, safe_to_pass_on
 
@@ -195,11 +195,6 @@ def quotes_code(code: str, tool_names: set[str] | frozenset[str]) -> bool:
         or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         for node in ast.walk(tree)
     )
-
-
-def _unclosed_block(text: str) -> bool:
-    opened = _PY_BLOCK.search(text)
-    return opened is not None and "\n```" not in text[opened.end() :]
 
 
 #: (prompt tokens read, prompt tokens in all) of the model call under way.
@@ -354,7 +349,7 @@ class AgentModel(LiteLLMModel):
             message.content = before_repetition(message.content)
             if not held:  # the grammar says where a held reply ends, not its first block
                 message.content = first_block_only(message.content, self.tool_names)
-                if _unclosed_block(message.content):
+                if unclosed_block(message.content):
                     message.content += "\n```"
         code = normalise_reply(
             message.content if isinstance(message.content, str) else "", self.tool_names
@@ -422,10 +417,12 @@ class AgentModel(LiteLLMModel):
             raise EmptyReply(
                 "the model server sent no completion text (an empty or malformed response)"
             )
-        closing = "\n```" if _unclosed_block(text) else ""  # cut inside the block: close it
+        # cut inside a block: closed, so that the code said for it is not inside it (a
+        # README's block cut where it began to repeat held the marker of a text block)
+        closing = "\n```" if unclosed_block(text) else ""
         code = code_before_an_empty_block(text + closing, self.tool_names)
-        if code is None and not closing:
-            code = normalise_reply(text, self.tool_names)
+        if code is None:
+            code = normalise_reply(text + closing, self.tool_names)
         if code is not None:
             closing += f"\n```python\n{code}\n```"
         if closing:

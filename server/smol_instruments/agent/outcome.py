@@ -43,6 +43,11 @@ NO_HEADING = (
     "Not done: the task asks for a `{title}` section, and this change adds no such heading."
 )
 NOT_ADDED = "Not done: the task names {names}, which this change does not add."
+NOT_WRITTEN = "Not done: the task gives {values}, and this change does not write it."
+#: A web address a task gives ("add the changelog to the links, it's https://..."): the change
+#: writes it (the 1.5B model made up a list of releases instead, fresh dev
+#: jp-readme-releases-link). Its last character is not a sentence's full stop or comma.
+_URL = re.compile(r"https?://[^\s<>\"'`)\]]*[^\s<>\"'`)\].,;:!?]")
 NOT_A_PARAMETER = (
     "Not done: the task gives {names} a default, so it is a parameter, and this change adds no "
     "parameter of that name."
@@ -113,7 +118,8 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
 
 def shortfall(watch: RunWatch, patch: Patch) -> str | None:
     """What the diff shows a change leaves out of what its task asks, as "Not done: ...", or
-    None: the helper it means, a section's heading, a name it adds, the function it is about.
+    None: the helper it means, a section's heading, a web address or a name it adds, the
+    function it is about.
     The model is told it once before the run ends (agent/answers.py)."""
     intent = watch.intent
     if (meant := watch.meant) and not changes(patch, f"{meant[1]}.<locals>.{meant[0]}"):
@@ -122,6 +128,9 @@ def shortfall(watch: RunWatch, patch: Patch) -> str | None:
     if (title := intent.section) and not adds_heading(patch, title):
         # a "Usage section" of examples with no heading (dev infl-readme-usage)
         return NO_HEADING.format(title=title)
+    lines = [line for added in _added(patch) for line in added]
+    if urls := [url for url in _URL.findall(intent.task) if not any(url in n for n in lines)]:
+        return NOT_WRITTEN.format(values=", ".join(f"<{url}>" for url in urls))
     if new := [name for name in watch.absent if name in intent.task and not adds(patch, name)]:
         # "add a `max_length` argument to parameterize": a change that never writes it
         return NOT_ADDED.format(names=", ".join(f"`{name}`" for name in new))

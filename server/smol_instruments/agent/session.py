@@ -312,13 +312,13 @@ class AgentSession:
         # what code gives); code read in an earlier turn is in the history too ("which test
         # checks it?"), but no earlier turn ran what this one asks
         watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
-        watch.given(context)
-        watch.wants = dict(self.ctx.symptom_wants)
+        watch.given(context, self.ctx.symptom_wants)
         text = intent.change and watch.writes_text  # a small file written whole, else blocks
         whole = text and writes_whole(self.ctx, watch.change_file)
         watch.whole_text = self.model.writes_whole = whole
-        if text and not whole and context.named_files and self._llama_server():
-            watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files)
+        if text and context.named_files and self._llama_server():
+            held = watch.change_file if whole else None
+            watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files, held)
         # what the answer is held to, from the code: what uses a name, a function's steps
         watch.reach = reaches(self.ctx, intent, context.asked, self.repo_files)
         watch.steps = function_steps(self.ctx, intent, context.definitions)

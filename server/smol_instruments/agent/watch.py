@@ -132,8 +132,10 @@ class RunWatch:
         SEARCH/REPLACE blocks, 2 as the whole file (`whole_text`)."""
         return 2 if self.whole_text else int(self.writes_text)
 
-    def given(self, context: Context) -> None:
-        """What the context gathered for the task that the run is held to."""
+    def given(self, context: Context, wants: dict[str, str]) -> None:
+        """What the context gathered for the task that the run is held to, and what the
+        task's symptom calls should give."""
+        self.wants = dict(wants)
         self.named_files, self.failing = context.named_files, context.failing
         self.computed, self.code_file = context.computed, context.code_file
         self.nested, self.outer_files = context.nested, context.outer_files

@@ -33,7 +33,7 @@ from ..base.testruns import is_test_path
 from ..patches.merge import merge_definitions
 from .base import Changes, ToolContext
 from .patch import propose
-from .rewrite import PATH_LINE, Replacement
+from .rewrite import PATH_LINE, Replacement, fence_language
 from .search import RgSearchTool
 
 SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b.*$", re.M)
@@ -110,13 +110,38 @@ def _class(char: str) -> str:
     return "\\" + char if char in "^]-\\[" else char
 
 
-def held_blocks_grammar(ctx: ToolContext, paths: Sequence[str]) -> str:
-    """`edit_blocks_grammar` for the files at `paths` as the user sees them ("" where one
-    is refused by the patch guard: nothing is held to a file that cannot be read)."""
+def held_blocks_grammar(ctx: ToolContext, paths: Sequence[str], whole: str | None = None) -> str:
+    """`edit_blocks_grammar` for the files at `paths` as the user sees them, or, for a file
+    written `whole`, `whole_file_grammar` ("" where one is refused by the patch guard:
+    nothing is held to a file that cannot be read)."""
     try:
+        if whole is not None:
+            return whole_file_grammar(whole, ctx.file_text(whole) or "")
         return edit_blocks_grammar({path: ctx.file_text(path) for path in paths})
     except ToolError:
         return ""
+
+
+#: Lines a file written whole may grow by in a held reply (a new section and its examples).
+WHOLE_EXTRA_LINES = 60
+
+
+def whole_file_grammar(path: str, text: str) -> str:
+    """A GBNF grammar for a reply that is `path` on its line, then the whole file in one
+    fenced block (tools/rewrite.py `writes_whole`). Held to it, the 1.5B model, which had
+    answered with the prompt's example call three times (dev tc-changes-unreleased), can only
+    write the file. No line starts with a fence, except one that opens an example (its
+    language given) and the bare fence that closes it; the block has at most the file's
+    lines and `WHOLE_EXTRA_LINES` more, then its closing fence."""
+    most = len(text.splitlines()) + WHOLE_EXTRA_LINES
+    opening = _gbnf_literal(f"{path}\n```{fence_language(path)}\n")
+    return (
+        f'root ::= {opening} body "```"\n'
+        f"body ::= (text | example){{0,{most}}}\n"
+        'example ::= "```" [A-Za-z0-9_+-]+ "\\n" text{0,40} "```\\n"\n'
+        'text ::= "\\n" | [^`\\n] [^\\n]* "\\n" | "`" ([^`\\n] [^\\n]*)? "\\n" | '
+        '"``" ([^`\\n] [^\\n]*)? "\\n"\n'
+    )
 
 
 #: The most lines a file may have for a held SEARCH part to be a run of them.

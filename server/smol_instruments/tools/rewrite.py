@@ -106,6 +106,17 @@ def fenced_blocks(text: str) -> Iterator[tuple[int, int, str]]:
         pos = end
 
 
+def unclosed_block(text: str) -> bool:
+    """The last fenced block of `text` never closes (a reply cut at its token limit, or
+    where it began to repeat itself)."""
+    blocks = list(fenced_blocks(text))
+    if not blocks:
+        return False
+    start, _, lines = blocks[-1]
+    body = text.find("\n", start)
+    return body == -1 or text[body + 1 :] == lines
+
+
 def rewrite_block(
     ctx: ToolContext, reply: str, default_path: str | None, *, whole: bool = False
 ) -> Replacement:
@@ -135,10 +146,8 @@ def rewrite_block(
             "SEARCH part.",
         )
     block = found[2]
-    if whole and _whole_file(text, block):
-        if text.endswith("\n") and not block.endswith("\n"):
-            block += "\n"
-        return Replacement(path, text, block)
+    if whole and _whole_file(text, block):  # it ends as the file does: one newline, or none
+        return Replacement(path, text, block.rstrip("\n") + "\n" * text.endswith("\n"))
     return Replacement(path, _rewritten_region(text, block, path), block)
 
 
