@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import git
 
 from smol_instruments.agent.context import BUDGET_CHARS, gather
-from smol_instruments.agent.intent import from_rules
+from smol_instruments.agent.intent import TaskIntent, from_rules
 from smol_instruments.base.config import Settings
 from smol_instruments.safety.jail import PathJail
 from smol_instruments.tools.base import ToolContext
@@ -350,18 +350,30 @@ def test_a_change_that_names_no_file_goes_to_the_one_text_file_holding_its_word(
     """Dev sv-classifier: "we support 3.13 now, add it to the classifiers" named no file, and
     the model put an invented class in the package's __init__.py. `classifiers` is in
     setup.cfg alone: that is the file the change is about. Controls: a word two text files
-    hold singles out neither; a question is not sent to a file."""
+    hold singles out neither; a question is not sent to a file.
+    Fresh dev infl-flake8-line-length: "flake8 should allow lines up to 100 chars" was read
+    with `flake8` as a name; no code has it, so no file was given, and the model added a
+    function `flake8_max_line_length`. A name that is no code is the word: setup.cfg holds
+    it alone. Control: a helper the change adds, named nowhere, sends it to no text file,
+    though a word of the task ("helper") is in the README alone."""
     root = tmp_path / "pkg"
     (root / "src").mkdir(parents=True)
     (root / "src/__init__.py").write_text("def support():\n    return 3\n")
-    (root / "setup.cfg").write_text("[metadata]\nclassifiers =\n\tPython :: 3.12\n")
-    (root / "README.md").write_text("# pkg\n\nWe support every Python.\n")
+    (root / "setup.cfg").write_text(
+        "[metadata]\nclassifiers =\n\tPython :: 3.12\n\n[flake8]\nexclude = docs/*\n"
+    )
+    (root / "README.md").write_text("# pkg\n\nWe support every Python with a helper.\n")
     (root / "CHANGES.md").write_text("# Changes\n\n- the changelog\n")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     ctx = ToolContext.create(root, Settings(_env_file=None))
     files = list_repo_files(ctx)
     change = gather(ctx, from_rules("we support 3.13 now, add it to the classifiers"), files)
     assert change.named_files == ["setup.cfg"] and "Python :: 3.12" in change.text
+    task = "flake8 should allow lines up to 100 chars"
+    lines = gather(ctx, TaskIntent(task=task, kind="change", names=("flake8",)), files)
+    assert lines.named_files == ["setup.cfg"] and "exclude = docs/*" in lines.text
+    helper = gather(ctx, from_rules("add a helper called slug_of to src/__init__"), files)
+    assert "README.md" not in helper.named_files
     (root / "README.md").write_text("# pkg\n\nSee the changelog.\n")
     both = gather(ctx, from_rules("add a line about the changelog to both"), files)
     assert both.named_files == []

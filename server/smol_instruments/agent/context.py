@@ -231,7 +231,7 @@ class _Gatherer:
         # variable, a dict key, a setting): the functions that use it are its code
         found += self._holders([name for name in mentioned if name not in defined])
         named = named_files(task, self.files)
-        if not named and (worded := file_of_words(self.ctx, intent, self.files)):
+        if not named and (worded := file_of_words(self.ctx, intent, self.files, defined)):
             named = [worded]
         if intent.adds_tests and not any(map(is_test_path, named)):  # where new tests go
             named += tests_for([path for _, path, _ in found], self.files, self._text)

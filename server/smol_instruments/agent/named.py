@@ -24,8 +24,8 @@ CONFIG_STEMS = frozenset({"pyproject", "tsconfig", "jsconfig", "mkdocs", "noxfil
 TEXT_SUFFIXES = frozenset(
     {".cfg", ".toml", ".ini", ".yml", ".yaml", ".json", ".md", ".rst", ".txt"}
 )
-#: A word of a task long enough to be about something ("classifiers", not "it" or "now").
-_LONG_WORD = re.compile(r"[A-Za-z][A-Za-z_-]{6,}")
+#: A word of a task long enough to be about something ("classifiers", "flake8", not "it").
+_LONG_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{5,}")
 
 
 def _find_word(text: str, word: str) -> int:
@@ -59,15 +59,21 @@ def named_files(task: str, files: list[str]) -> list[str]:
     return [path for _, path in sorted(hits)]
 
 
-def file_of_words(ctx: ToolContext, intent: TaskIntent, files: list[str]) -> str | None:
-    """For a change that names no file and no code: the one text file (`TEXT_SUFFIXES`) that
-    holds a long word of the task no other file holds; None when no word singles one out or
-    two words single out different files."""
-    if not intent.change or intent.names or intent.calls:
+def file_of_words(
+    ctx: ToolContext, intent: TaskIntent, files: list[str], code: set[str]
+) -> str | None:
+    """For a change that names no file, no call and none of the repository's `code`:
+    the one text file (`TEXT_SUFFIXES`) that holds a long word of the task no other file
+    holds; None when no word singles one out or two words single out different files. Where
+    the task names what is no code, only those names are its words: "flake8 should allow
+    lines up to 100 chars" is about setup.cfg's [flake8] (fresh dev infl-flake8-line-length
+    went to a new function), "add a helper slug_of" about no text file."""
+    if not intent.change or intent.calls or code & set(intent.names):
         return None
     texts = {path for path in files if PurePosixPath(path).suffix.lower() in TEXT_SUFFIXES}
     chosen: set[str] = set()
-    for word in dict.fromkeys(w.lower() for w in _LONG_WORD.findall(intent.task)):
+    words = intent.names or _LONG_WORD.findall(intent.task)
+    for word in dict.fromkeys(w.lower() for w in words if _LONG_WORD.fullmatch(w)):
         found = RgSearchTool(ctx).forward(pattern=rf"(?i)\b{re.escape(word)}\b", max_results=50)
         holding = {match["path"] for match in found.get("matches", [])}
         if len(holding) == 1 and holding <= texts:
