@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .base import RepoTool, ToolContext
 from .evaluate import EvaluateTool, assertion_values, symptom_checks
+from .examples import example_checks
 from .files import ReadFileSnippetTool, ReadFileTool
 from .git import GitDiffTool, GitLogTool, GitStatusTool
 from .patch import ApplyPatchTool, ProposePatchTool, ProposePatchUnifiedTool, ShowPatchTool
@@ -37,6 +38,7 @@ def build_tools(ctx: ToolContext) -> dict[str, RepoTool]:
     code for a proposal given to `ctx` (see ToolContext.symptom_checks)."""
     ctx.symptom_checks = symptom_checks
     ctx.assertion_values = assertion_values
+    ctx.example_checks = example_checks
     return {cls.name: cls(ctx) for cls in TOOL_CLASSES}
 
 

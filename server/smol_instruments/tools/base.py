@@ -70,6 +70,10 @@ ARGUMENT_ALIASES = {
 
 #: (ctx, the proposal's diff, the calls) -> validation checks, one per call (tools/evaluate.py).
 SymptomChecks = Callable[["ToolContext", str, tuple[str, ...]], list[dict[str, Any]]]
+#: (ctx, diff, [(path, text before, proposed text)]) -> the checks of the examples it writes.
+ExampleChecks = Callable[
+    ["ToolContext", str, list[tuple[str, str | None, str | None]]], list[dict[str, Any]]
+]
 #: (ctx, {path: (text before, proposed text)}, failed checks' output) -> "call returns value".
 AssertionValues = Callable[["ToolContext", dict[str, tuple[str | None, str]], str], list[str]]
 #: (ctx, [(path, text before, proposed text)]) -> the changes with their tests' expected values
@@ -115,10 +119,11 @@ class ToolContext:
     #: The statements such a call ran, as the trace wrote them ("path:229 (ordinal) ...").
     symptom_steps: dict[str, list[str]] = field(default_factory=dict)
     #: What runs the repository's code for a proposal (tools/evaluate.py `symptom_checks` and
-    #: `assertion_values`), set by `build_tools`: patch.py cannot import evaluate.py, which
+    #: `assertion_values`, tools/examples.py `example_checks`), set by `build_tools`: patch.py cannot import evaluate.py, which
     #: runs through shell.py, which proposes. None: a proposal runs no code of the repository.
     symptom_checks: SymptomChecks | None = None
     assertion_values: AssertionValues | None = None
+    example_checks: ExampleChecks | None = None  # a document's examples (tools/examples.py)
     #: Set by the agent for a task that adds tests and fixes nothing: a proposal's new
     #: assertions expect what their calls give when run (tools/pins.py). None: as written.
     pin_expected: PinExpected | None = None

@@ -87,9 +87,10 @@ def propose(
                 "checks": [],
                 "message": f"validation could not run: {exc}",
             }
-        if validation.get("applies") is not False:  # a new option never read; the symptom's calls
-            calls, check = ctx.symptom_calls, ctx.symptom_checks
-            told = check(ctx, checked, calls) if calls and check else []
+        if validation.get("applies") is not False:  # an option never read; the symptom's calls;
+            calls, check, run = ctx.symptom_calls, ctx.symptom_checks, ctx.example_checks
+            told = check(ctx, checked, calls) if calls and check else []  # a document's examples
+            told += run(ctx, checked, changes) if run else []
             validation["checks"] = [*validation.get("checks", []), *unread_check(changes), *told]
         if pins:
             validation["pinned"] = pins
@@ -207,8 +208,7 @@ def _find_unique(text: str, old: str, rel: str) -> tuple[int, int]:
             ),
             context={"path": rel, "lines": lines[:50]},
         )
-    # Small models often get trailing whitespace or the final newline wrong: match per line
-    # with trailing whitespace ignored, and accept it if that finds exactly one place.
+    # trailing whitespace ignored per line (small models get it wrong), if one place matches
     text_lines = text.splitlines(keepends=True)
     old_lines = [ln.rstrip() for ln in old.strip("\n").splitlines()]
     if old_lines:
