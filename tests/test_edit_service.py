@@ -667,3 +667,24 @@ def test_a_file_written_whole_is_held_to_its_grammar_after_a_reply_that_is_no_ch
     assert second.body["grammar"].startswith('root ::= "README.md\\x0a```markdown\\x0a" body')
     assert all("grammar" not in (r.body or {}) for r in rest)
     assert "edits README.md" in outcome.answer and outcome.status == "completed"
+
+
+def test_a_file_written_whole_without_the_change_is_refused(repo: Path, settings: Settings) -> None:
+    """Fresh dev infl-flake8-line-length: setup.cfg written whole, unchanged but for its last
+    blank line, was proposed (+0 -1) and the run `completed`. The file as it is, blank lines
+    aside, is no change: refused, saying so. Control: the same with the change is proposed."""
+    _changelog(repo, CHANGELOG + "\n")
+    same = f"CHANGES.md\n```markdown\n{CHANGELOG}```"
+    outcome, requests, patches = run_keeping_patches(
+        repo,
+        settings,
+        [same, "I changed it.", same, "I changed it."],
+        "in CHANGES.md, add a bullet to 1.1: - Fast.",
+    )
+    assert patches == [] and outcome.status != "completed"
+    assert any("the change the task asks for is not in it" in r.last_user_text() for r in requests)
+    changed = same.replace("- Added colours.\n", "- Added colours.\n- Fast.\n")
+    _, _, patches = run_keeping_patches(
+        repo, settings, [changed, "I changed it."], "in CHANGES.md, add a bullet to 1.1: - Fast."
+    )
+    assert len(patches) == 1

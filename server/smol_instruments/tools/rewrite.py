@@ -147,6 +147,16 @@ def rewrite_block(
         )
     block = found[2]
     if whole and _whole_file(text, block):  # it ends as the file does: one newline, or none
+        if _lines(block) == _lines(text):
+            # the file copied back, its last blank line dropped, was proposed as the change
+            # (fresh dev infl-flake8-line-length, `completed`)
+            raise ToolError(
+                ErrorType.INVALID_ARGUMENT,
+                f"the block is {path} as it is (blank lines and trailing spaces aside): the "
+                "change the task asks for is not in it",
+                recovery_suggestion=f"Write {path} whole again, with the change made in it.",
+                context={"path": path},
+            )
         return Replacement(path, text, block.rstrip("\n") + "\n" * text.endswith("\n"))
     return Replacement(path, _rewritten_region(text, block, path), block)
 
@@ -160,6 +170,11 @@ def _pairs(text: str, block: str) -> tuple[list[int], list[str], list[tuple[int,
     matcher = difflib.SequenceMatcher(None, [k for _, k in ours], theirs, autojunk=False)
     pairs = [(m.a + k, m.b + k) for m in matcher.get_matching_blocks() for k in range(m.size)]
     return [i for i, _ in ours], theirs, pairs
+
+
+def _lines(text: str) -> list[str]:
+    """`text`'s lines that are not blank, trailing spaces dropped."""
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
 def _whole_file(text: str, block: str) -> bool:
