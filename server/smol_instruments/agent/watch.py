@@ -83,7 +83,7 @@ class RunWatch:
     #: The grammar a text change's reply is held to once it has missed the blocks' form
     #: (llama.cpp's server only; agent/loop.py), or "".
     edit_grammar: str = ""
-    #: The change is a small file that is not Python, written whole (tools/edit.py
+    #: The change is a small file that is not Python, written whole (tools/rewrite.py
     #: `rewrite_block`, `WHOLE_TEXT_CHARS`).
     whole_text: bool = False
     #: (inner, outer) of each function shown nested in another (agent/context.py).
