@@ -128,7 +128,7 @@ def shortfall(watch: RunWatch, patch: Patch) -> str | None:
     if (title := intent.section) and not adds_heading(patch, title):
         # a "Usage section" of examples with no heading (dev infl-readme-usage)
         return NO_HEADING.format(title=title)
-    lines = [line for added in _added(patch) for line in added]
+    lines = _added_lines(patch)
     if urls := [url for url in _URL.findall(intent.task) if not any(url in n for n in lines)]:
         return NOT_WRITTEN.format(values=", ".join(f"<{url}>" for url in urls))
     if new := [name for name in watch.absent if name in intent.task and not adds(patch, name)]:
@@ -341,13 +341,17 @@ def _added(patch: Patch) -> list[list[str]]:
     return [[line.rstrip("\r\n") for line in hunk.new] for hunk in patch.hunks]
 
 
+def _added_lines(patch: Patch) -> list[str]:
+    """Every line the patch adds, its hunks' in order."""
+    return [line for added in _added(patch) for line in added]
+
+
 def adds(patch: Patch, name: str) -> bool:
     """Whether the patch writes `name` (its last dotted part) on a line it adds, or makes a
     file of that name (`test_words` of tests/test_words.py)."""
     last = name.rsplit(".", 1)[-1]
     files = {change.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] for change in patch.files}
-    lines = (line for added in _added(patch) for line in added)
-    return last in files or any(whole_word(last).search(line) for line in lines)
+    return last in files or any(whole_word(last).search(line) for line in _added_lines(patch))
 
 
 def adds_parameter(patch: Patch, name: str) -> bool:

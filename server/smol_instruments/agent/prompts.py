@@ -206,15 +206,13 @@ HOW_TO_CHANGE_TEXT = "Make the change now: reply with " + WRITE_A_TEXT_CHANGE + 
 #: as REPLACE (38 lines lost), or a README's last line as both (nothing changed); asked for
 #: the whole file, it copied every line and made the change, and where "the place the task
 #: says" is asked, put a changelog's new section at its top (dev tc-changes-unreleased).
-WRITE_THE_WHOLE_TEXT = (
-    "the file's path on its own line, then the whole file again in one fenced block: every "
-    "line of it as it is, with the change made at the place the task says"
+_WHOLE = (
+    "{path} on its own line, then the whole file again in one {fence} block: every line of it "
+    "as it is, with the change made at the place the task says"
 )
-HOW_TO_CHANGE_WHOLE = (
-    "Make the change now: reply with {path} on its own line, then the whole file again in one "
-    "```{language} block: every line of it as it is, with the change made at the place the "
-    "task says."
-)
+WRITE_THE_WHOLE_TEXT = _WHOLE.format(path="the file's path", fence="fenced")
+#: The same, first, with the file's path and its fence's language.
+HOW_TO_CHANGE_WHOLE = "Make the change now: reply with " + _WHOLE + "."
 #: Said when the task asks for a section: the 1.5B model added the examples of a "Usage
 #: section" with no heading over them (dev infl-readme-usage).
 SECTION_HEADING = (
@@ -514,7 +512,7 @@ def task_message(
     Python, `WRITE_THE_WHOLE_TEXT`)."""
     task = intent.task
     if intent.change and whole and path:
-        how = HOW_TO_CHANGE_WHOLE.format(path=path, language=fence_language(path))
+        how = HOW_TO_CHANGE_WHOLE.format(path=path, fence=f"```{fence_language(path)}")
         how += SECTION_HEADING.format(title=intent.section) * bool(intent.section)
     elif intent.change and writes_text(intent, path):
         how = HOW_TO_CHANGE_TEXT + SECTION_HEADING.format(title=intent.section) * bool(

@@ -33,7 +33,7 @@ from ..base.testruns import is_test_path
 from ..patches.merge import merge_definitions
 from .base import Changes, ToolContext
 from .patch import propose
-from .rewrite import PATH_LINE, Replacement, fence_language
+from .rewrite import PATH_LINE, Replacement, fence_language, no_file
 from .search import RgSearchTool
 
 SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b.*$", re.M)
@@ -211,7 +211,7 @@ def parse_edit_blocks(text: str, default_path: str | None = None) -> list[Replac
             search, at = _until(lines, index + 1, DIVIDER)
             replace, end = _until(lines, at + 1, REPLACE)
             if path is None:
-                raise _no_file("a SEARCH/REPLACE block")
+                raise no_file("a SEARCH/REPLACE block")
             if _SLOT.fullmatch(replace.strip()):
                 raise ToolError(
                     ErrorType.INVALID_ARGUMENT,
@@ -236,15 +236,6 @@ def _trailing(replace: str, search: str) -> str:
 
     extra = blanks(replace) - max(blanks(search), 1)
     return "".join(replace.splitlines(keepends=True)[:-extra]) if extra > 0 else replace
-
-
-def _no_file(what: str) -> ToolError:
-    """A block of a change whose file no line above it names."""
-    return ToolError(
-        ErrorType.INVALID_ARGUMENT,
-        f"{what} does not say which file it changes",
-        recovery_suggestion="Put the file's path on its own line above the block.",
-    )
 
 
 def _until(lines: list[str], start: int, marker: re.Pattern[str]) -> tuple[str, int]:

@@ -117,6 +117,15 @@ def unclosed_block(text: str) -> bool:
     return body == -1 or text[body + 1 :] == lines
 
 
+def no_file(what: str) -> ToolError:
+    """A block of a change whose file no line above it names."""
+    return ToolError(
+        ErrorType.INVALID_ARGUMENT,
+        f"{what} does not say which file it changes",
+        recovery_suggestion="Put the file's path on its own line above the block.",
+    )
+
+
 def rewrite_block(
     ctx: ToolContext, reply: str, default_path: str | None, *, whole: bool = False
 ) -> Replacement:
@@ -132,11 +141,7 @@ def rewrite_block(
         if named:
             path = named.group(1).removeprefix("./")
     if path is None:
-        raise ToolError(
-            ErrorType.INVALID_ARGUMENT,
-            "the block does not say which file it changes",
-            recovery_suggestion="Put the file's path on its own line above the block.",
-        )
+        raise no_file("the block")
     text = ctx.file_text(path)
     if text is None:
         raise ToolError(
