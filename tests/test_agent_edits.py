@@ -44,10 +44,11 @@ FIXED_ADD = "def add(a, b):\n    return a + b\n"
 
 
 def run_keeping_patches(
-    repo: Path, settings: Settings, turns: list[Any], task: str
+    repo: Path, settings: Settings, turns: list[Any], task: str, props: Any = None
 ) -> tuple[Any, list[Any], list[Any]]:
-    """(outcome, requests, patches proposed) of one run."""
-    with ScriptedModel(turns) as model:
+    """(outcome, requests, patches proposed) of one run (`props`: the server's /props, as
+    llama.cpp's answers them)."""
+    with ScriptedModel(turns, props=props) as model:
         session = session_for(repo, settings, model)
         try:
             outcome = session.run(task)

@@ -18,9 +18,10 @@ from ..base.testruns import COUNT_KINDS, failing_tests
 from .evidence import Step, Steps
 from .mentions import FENCED
 from .model import RunCancelled, for_one_call
-from .outcome import needs_a_change, shortfall, whole_word
+from .outcome import needs_a_change, shortfall
 from .prompts import TELL_ONE_STEP, Note, Nudge, is_placeholder
 from .watch import RunWatch
+from .wording import whole_word
 
 log = logging.getLogger(__name__)
 

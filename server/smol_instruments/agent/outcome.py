@@ -17,11 +17,11 @@ from ..base.pyast import parsed
 from ..base.testruns import failing_tests, is_test_file, ran_tests, test_summary
 from ..patches.model import FileChange, Patch
 from ..patches.pysource import DEFINITIONS, FUNCTIONS, first_line, last_line
-from . import wording
 from .events import RunStatus
 from .intent import Held, TaskIntent
 from .prompts import Note
 from .watch import RunWatch
+from .wording import whole_word
 
 _CLAIMS = re.compile(
     r"\b(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:now\s+)?(?:fixed|updated|changed|added|"
@@ -134,12 +134,8 @@ def shortfall(watch: RunWatch, patch: Patch) -> str | None:
     if new := [name for name in watch.absent if name in intent.task and not adds(patch, name)]:
         # "add a `max_length` argument to parameterize": a change that never writes it
         return NOT_ADDED.format(names=", ".join(f"`{name}`" for name in new))
-    given = [n for n in watch.absent if whole_word(n).search(intent.task)]
-    if (
-        wording.DEFAULT_KEPT.search(intent.task)
-        and given
-        and not any(adds_parameter(patch, name) for name in given)
-    ):
+    given = watch.parameters_given
+    if given and not any(adds_parameter(patch, name) for name in given):
         # "rails has preserve_case for this, can we get that too? off by default": a new
         # function `preserve_case` beside `parameterize` (fresh dev infl-slug-preserve-case)
         return NOT_A_PARAMETER.format(names=", ".join(f"`{name}`" for name in given))
@@ -368,11 +364,6 @@ def adds_parameter(patch: Patch, name: str) -> bool:
         for change in patch.files
         if change.path.endswith(".py")
     )
-
-
-def whole_word(name: str) -> re.Pattern[str]:
-    """`name` as a whole word of a line (not part of a longer identifier)."""
-    return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
 
 
 def adds_heading(patch: Patch, title: str) -> bool:

@@ -38,7 +38,6 @@ from ..patches.validation import NoneSandbox, Sandbox
 from ..patches.view import patch_view
 from ..safety.approval import Approver, DenyAllApprover
 from ..tools.base import BufferReader
-from ..tools.edit import held_blocks_grammar
 from ..tools.git import run_git
 from ..tools.pins import pinned
 from ..tools.rewrite import writes_whole
@@ -316,9 +315,8 @@ class AgentSession:
         text = intent.change and watch.writes_text  # a small file written whole, else blocks
         whole = text and writes_whole(self.ctx, watch.change_file)
         watch.whole_text = self.model.writes_whole = whole
-        if text and context.named_files and self._llama_server():
-            held = watch.change_file if whole else None
-            watch.edit_grammar = held_blocks_grammar(self.ctx, context.named_files, held)
+        if intent.change and self._llama_server():  # what the change's replies are held to
+            self.model.hold_next_reply(watch.hold(self.ctx))
         # what the answer is held to, from the code: what uses a name, a function's steps
         watch.reach = reaches(self.ctx, intent, context.asked, self.repo_files)
         watch.steps = function_steps(self.ctx, intent, context.definitions)

@@ -11,8 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..base.errors import ErrorType
+from ..base.errors import ErrorType, ToolError
 from ..patches.model import Patch
+from ..tools.base import ToolContext
+from ..tools.edit import held_blocks_grammar
+from ..tools.scaffold import parameter_grammar
+from . import wording
 from .evidence import Steps
 from .intent import TaskIntent
 from .prompts import Nudge, meant_inner, writes_text
@@ -131,6 +135,35 @@ class RunWatch:
         """How the change is written (prompts.py `Nudge.says`): 0 as Python definitions, 1 as
         SEARCH/REPLACE blocks, 2 as the whole file (`whole_text`)."""
         return 2 if self.whole_text else int(self.writes_text)
+
+    @property
+    def parameters_given(self) -> list[str]:
+        """The names a change gives a function as new parameters: names the task writes that
+        exist nowhere yet, where it says a default ("off by default") or an argument ("an
+        optional separator argument", "give it an allow_v flag")."""
+        task = self.intent.task
+        if not wording.PARAMETER.search(task) and not wording.DEFAULT_KEPT.search(task):
+            return []
+        return [n for n in self.absent if n.isidentifier() and wording.whole_word(n).search(task)]
+
+    def hold(self, ctx: ToolContext) -> str:
+        """On llama.cpp's server, for a change: sets the grammar a text change's reply is held
+        to once it has missed the form (`edit_grammar`), and returns the one its first reply
+        is held to: a function's new version started with the new parameter the task gives
+        it (tools/scaffold.py), else ""."""
+        if self.writes_text:
+            if self.named_files:
+                whole = self.change_file if self.whole_text else None
+                self.edit_grammar = held_blocks_grammar(ctx, self.named_files, whole)
+            return ""
+        if not (given := self.parameters_given) or self.change_file is None:
+            return ""
+        try:
+            source = ctx.file_text(self.change_file) or ""
+        except ToolError:
+            return ""
+        functions = [*self.asked, *self.intent.names]  # the names defined first
+        return parameter_grammar(self.change_file, source, functions, given[0], self.intent.task)
 
     def given(self, context: Context, wants: dict[str, str]) -> None:
         """What the context gathered for the task that the run is held to, and what the

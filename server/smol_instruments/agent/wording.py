@@ -49,6 +49,10 @@ DEFAULT_KEPT = re.compile(
     r"|\bdefault(?:s|s? to| is)?\s*[:=]?\s*(?:true|false|none|on|off)\b",
     re.IGNORECASE,
 )
+#: A new parameter named as one ("an optional separator argument", "a keep_build option").
+PARAMETER = re.compile(
+    r"\b(?:optional|arg(?:ument)?|param(?:eter)?|kwarg|option|flag|keyword)s?\b", re.I
+)
 WANTS = re.compile(SHOULD.pattern + "|" + DEFAULT_KEPT.pattern, re.IGNORECASE)
 #: A bug told as a statement of what happens ("with NO_COLOR set I still get colours. NO_COLOR
 #: should win"): a request to fix it, as a symptom with a call is. Not in a question, nor in a
@@ -237,3 +241,8 @@ def own_words(text: str) -> list[str]:
 
 #: A change to docs or docstrings (context shows them to it).
 DOCS = re.compile(r"\bdoc", re.IGNORECASE)
+
+
+def whole_word(name: str) -> re.Pattern[str]:
+    """`name` as a whole word of a line (not part of a longer identifier)."""
+    return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")

@@ -68,7 +68,7 @@ def edit_blocks_grammar(files: Mapping[str, str | None], blocks: int = 2) -> str
     it, and unbounded, one went on for minutes."""
     heads, rules = [], []
     for index, (path, text) in enumerate(files.items()):
-        head = f'{_gbnf_literal(path)} "\\n" block{index}'
+        head = f'{gbnf_literal(path)} "\\n" block{index}'
         heads.append(head + f' ("\\n"? block{index})?' * (blocks - 1))
         # a file that does not exist yet, or is empty, has no lines: its SEARCH part is empty
         runs = _file_runs(f"old{index}", text or "")
@@ -99,7 +99,7 @@ def _not_starting(text: str) -> str:
     of it alone on its line, or one followed by another character)."""
     alternatives = []
     for cut in range(1, len(text)):
-        start = _gbnf_literal(text[:cut])
+        start = gbnf_literal(text[:cut])
         alternatives.append(f'{start} "\\n"')
         alternatives.append(f'{start} [^\\n{_class(text[cut])}] [^\\n]* "\\n"')
     return " | ".join(alternatives)
@@ -122,6 +122,10 @@ def held_blocks_grammar(ctx: ToolContext, paths: Sequence[str], whole: str | Non
         return ""
 
 
+#: A GBNF line that does not start with a fence (```), which would end its block.
+TEXT_LINE = (
+    '"\\n" | [^`\\n] [^\\n]* "\\n" | "`" ([^`\\n] [^\\n]*)? "\\n" | "``" ([^`\\n] [^\\n]*)? "\\n"'
+)
 #: Lines a file written whole may grow by in a held reply (a new section and its examples).
 WHOLE_EXTRA_LINES = 60
 
@@ -134,13 +138,12 @@ def whole_file_grammar(path: str, text: str) -> str:
     language given) and the bare fence that closes it; the block has at most the file's
     lines and `WHOLE_EXTRA_LINES` more, then its closing fence."""
     most = len(text.splitlines()) + WHOLE_EXTRA_LINES
-    opening = _gbnf_literal(f"{path}\n```{fence_language(path)}\n")
+    opening = gbnf_literal(f"{path}\n```{fence_language(path)}\n")
     return (
         f'root ::= {opening} body "```"\n'
         f"body ::= (text | example){{0,{most}}}\n"
         'example ::= "```" [A-Za-z0-9_+-]+ "\\n" text{0,40} "```\\n"\n'
-        'text ::= "\\n" | [^`\\n] [^\\n]* "\\n" | "`" ([^`\\n] [^\\n]*)? "\\n" | '
-        '"``" ([^`\\n] [^\\n]*)? "\\n"\n'
+        f"text ::= {TEXT_LINE}\n"
     )
 
 
@@ -166,7 +169,7 @@ def _file_runs(name: str, text: str) -> list[str]:
         this = f"{name}-{number}"
         starts.append(this)
         follows = not markers[number + 1]
-        literal = f'{_gbnf_literal(line)} "\\n"' if line else '"\\n"'
+        literal = f'{gbnf_literal(line)} "\\n"' if line else '"\\n"'
         rules.append(f"{this} ::= {literal}" + (f" {name}-{number + 1}?" if follows else ""))
     return [f"{name} ::= {' | '.join(starts)}", *rules] if starts else []
 
@@ -176,7 +179,7 @@ def is_marker_line(line: str) -> bool:
     return bool(SEARCH.match(line) or DIVIDER.match(line) or REPLACE.match(line))
 
 
-def _gbnf_literal(text: str) -> str:
+def gbnf_literal(text: str) -> str:
     """`text` as a GBNF string literal: quotes and backslashes escaped, control characters as
     \\xNN, everything else as itself (llama.cpp reads the grammar as UTF-8; JSON's \\u
     escapes would split a character outside the BMP in two)."""

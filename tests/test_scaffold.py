@@ -1,0 +1,149 @@
+"""A function's new version started for the model with the new parameter the task gives it
+(tools/scaffold.py): the prefix, the grammar, and a run on llama.cpp's server and on another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.test_agent_edits import run_keeping_patches
+from tests.test_intent import LLAMA_PROPS
+
+from smol_instruments.base.config import Settings
+from smol_instruments.tools.scaffold import parameter_grammar, signature_prefix
+
+SOURCE = '''import re
+
+
+def plain():
+    return 1
+
+
+def slug(text: str, sep: str = "-") -> str:
+    """Make a slug."""
+    return re.sub(r"\\W+", sep, text).lower()
+
+
+class Version:
+    @classmethod
+    def parse(
+        cls,
+        version: str,
+        optional: bool = False,
+    ) -> "Version":
+        return cls()
+
+    def finalize(self):
+        return self
+
+    def label(self, *, mark="é"):
+        return mark
+
+    def extra(self, **options):
+        return options
+
+
+def finalize(version):
+    return version
+
+
+class Other:
+    def label(self):
+        return ""
+'''
+
+
+@pytest.mark.parametrize(
+    ("function", "parameter", "prefix", "lines"),
+    [
+        ("slug", "keep_case", 'def slug(text: str, sep: str = "-", keep_case', 3),
+        ("plain", "flag", "def plain(flag", 2),
+        ("Version.finalize", "keep", "    def finalize(self, keep", 2),
+        ("Version.label", "strict", '    def label(self, *, mark="é", strict', 2),
+        (
+            "parse",
+            "allow_v",
+            "    @classmethod\n    def parse(\n        cls,\n        version: str,\n"
+            "        optional: bool = False, allow_v",
+            7,
+        ),
+    ],
+)
+def test_a_signature_is_written_up_to_its_new_parameter(
+    function: str, parameter: str, prefix: str, lines: int
+) -> None:
+    """From the first decorator to the end of the last parameter (its default included, a
+    keyword-only one, one after a non-ASCII default), then the new name."""
+    assert signature_prefix(SOURCE, function, parameter) == (prefix, lines)
+
+
+@pytest.mark.parametrize(
+    ("function", "parameter"),
+    [
+        ("label", "strict"),  # a method of two classes: which one is meant is not known
+        ("slug", "sep"),  # it takes that parameter already
+        ("Version.extra", "strict"),  # **options: the new one would go before it
+        ("missing", "flag"),
+        ("slug", "not a name"),
+    ],
+)
+def test_no_signature_is_written_where_the_function_is_not_one_or_takes_it(
+    function: str, parameter: str
+) -> None:
+    assert signature_prefix(SOURCE, function, parameter) is None
+    assert parameter_grammar("m.py", SOURCE, [function], parameter) == ""
+
+
+def test_a_name_picks_what_it_names_exactly_and_a_file_that_does_not_parse_gives_none() -> None:
+    assert signature_prefix(SOURCE, "Version.finalize", "keep") == (
+        "    def finalize(self, keep",
+        2,
+    )
+    assert signature_prefix(SOURCE, "finalize", "keep") == ("def finalize(version, keep", 2)
+    assert signature_prefix("def broken(:\n", "broken", "x") is None
+
+
+def test_the_grammar_starts_the_block_and_bounds_its_lines() -> None:
+    grammar = parameter_grammar("pkg/m.py", SOURCE, ["missing", "slug"], "keep_case")
+    rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
+    assert rules["root"] == (
+        '"```python\\x0a# file: pkg/m.py\\x0a\\x0adef slug(text: str, sep: str = \\"-\\", '
+        'keep_case" [^\\n]* "\\n" body "```"'
+    )
+    assert rules["body"] == "text{0,43}"
+
+
+NEW_ADD = "# file: app/calc.py\n\ndef add(a, b, keep_sign=False):\n    return (a - b) if keep_sign else abs(a - b)\n"
+
+
+@pytest.mark.parametrize("llama", [True, False], ids=["llama.cpp", "other-server"])
+def test_a_new_parameter_s_function_is_started_for_the_model(
+    repo: Path, settings: Settings, llama: bool
+) -> None:
+    """Asked for "an optional keep_sign argument" on `add`, the first reply is held (on llama.cpp's
+    server) to start as `add`'s new version with `keep_sign` in its signature; later replies are
+    free. Another server gets no grammar. Either way the change is proposed as written."""
+    outcome, requests, patches = run_keeping_patches(
+        repo,
+        settings,
+        [f"```python\n{NEW_ADD}```", "I gave add a keep_sign argument."],
+        "can you give add in app/calc.py an optional keep_sign argument?",
+        LLAMA_PROPS if llama else None,
+    )
+    requests = [r for r in requests if isinstance(r.body, dict)]
+    held = [r.body["grammar"] for r in requests if "grammar" in r.body]
+    if llama:
+        assert held == [
+            'root ::= "```python\\x0a# file: app/calc.py\\x0a\\x0adef add(a, b, keep_sign" '
+            '[^\\n]* "\\n" body "```"\n'
+            "body ::= text{0,42}\n"
+            f"text ::= {held[0].split('text ::= ', 1)[1].strip()}\n"
+        ]
+        assert "grammar" in requests[-2].body and "grammar" not in requests[-1].body
+    else:
+        assert held == []
+    assert "keep_sign" in outcome.answer and "app/calc.py" in outcome.answer
+    assert [c.proposed for p in patches for c in p.files] == [
+        NEW_ADD.split("\n\n", 1)[1] + "\n\ndef mul(a, b):\n    return a * b\n"
+    ]
+    assert (repo / "app/calc.py").read_text().startswith("def add(a, b):")  # nothing written
