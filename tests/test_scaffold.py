@@ -9,7 +9,12 @@ import pytest
 from tests.test_agent_edits import run_keeping_patches
 from tests.test_intent import LLAMA_PROPS
 
+from smol_instruments.agent.context import Context
+from smol_instruments.agent.intent import from_rules
+from smol_instruments.agent.state import AgentState
+from smol_instruments.agent.watch import RunWatch
 from smol_instruments.base.config import Settings
+from smol_instruments.tools.base import ToolContext
 from smol_instruments.tools.scaffold import parameter_grammar, signature_prefix
 
 SOURCE = '''import re
@@ -147,3 +152,28 @@ def test_a_new_parameter_s_function_is_started_for_the_model(
         NEW_ADD.split("\n\n", 1)[1] + "\n\ndef mul(a, b):\n    return a * b\n"
     ]
     assert (repo / "app/calc.py").read_text().startswith("def add(a, b):")  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("task", "absent", "given"),
+    [
+        ("add a keep_build option to finalize, off by default", ["keep_build"], ["keep_build"]),
+        ("can add take a count argument?", [], ["count"]),  # a word, not code
+        ("give add an optional `scale` parameter", [], ["scale"]),
+        ("can you give add an optional b argument?", [], []),  # add takes b already
+        ("add an extra argument to add", [], []),  # no name
+        ("add a --sort-keys flag to the command, off by default", [], []),
+        ("add a count to the report", [], []),  # no argument asked for
+        ("the count flag of add is ignored, fix it", [], []),  # a fix: it exists, told
+    ],
+)
+def test_the_parameters_a_change_gives_are_its_absent_names_or_the_names_it_tells(
+    repo: Path, settings: Settings, task: str, absent: list[str], given: list[str]
+) -> None:
+    """Names written as code that exist nowhere, where the task says a default or an
+    argument; names told as what they are ("a count argument") in a change that is no fix,
+    unless the change's file takes one by that name already."""
+    ctx = ToolContext.create(repo, settings)
+    watch = RunWatch(intent=from_rules(task), state=AgentState())
+    watch.given(Context(absent=absent, code_file="app/calc.py"), ctx)
+    assert watch.parameters_given == given

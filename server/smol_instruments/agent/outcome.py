@@ -16,7 +16,8 @@ from typing import Any
 from ..base.pyast import parsed
 from ..base.testruns import failing_tests, is_test_file, ran_tests, test_summary
 from ..patches.model import FileChange, Patch
-from ..patches.pysource import DEFINITIONS, FUNCTIONS, first_line, last_line
+from ..patches.pysource import DEFINITIONS, first_line, last_line
+from ..tools.scaffold import parameters_of
 from .events import RunStatus
 from .intent import Held, TaskIntent
 from .prompts import Note
@@ -354,13 +355,8 @@ def adds_parameter(patch: Patch, name: str) -> bool:
     """Whether a Python file of the patch has a function with a parameter called `name` that
     no function of it had before."""
 
-    def parameters(text: str | None) -> set[str]:
-        tree = parsed(text)
-        functions = (n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)) if tree else ()
-        return {a.arg for f in functions for a in (*f.args.args, *f.args.kwonlyargs)}
-
     return any(
-        name in parameters(change.proposed) - parameters(change.original)
+        name in parameters_of(change.proposed) - parameters_of(change.original)
         for change in patch.files
         if change.path.endswith(".py")
     )

@@ -311,7 +311,7 @@ class AgentSession:
         # what code gives); code read in an earlier turn is in the history too ("which test
         # checks it?"), but no earlier turn ran what this one asks
         watch.context_given = context.answers(intent) or (self._code_read and not intent.asks_value)
-        watch.given(context, self.ctx.symptom_wants)
+        watch.given(context, self.ctx)
         text = intent.change and watch.writes_text  # a small file written whole, else blocks
         whole = text and writes_whole(self.ctx, watch.change_file)
         watch.whole_text = self.model.writes_whole = whole

@@ -15,7 +15,7 @@ from ..base.errors import ErrorType, ToolError
 from ..patches.model import Patch
 from ..tools.base import ToolContext
 from ..tools.edit import held_blocks_grammar
-from ..tools.scaffold import parameter_grammar
+from ..tools.scaffold import parameter_grammar, parameters_of
 from . import wording
 from .evidence import Steps
 from .intent import TaskIntent
@@ -100,6 +100,8 @@ class RunWatch:
     failing: list[str] = field(default_factory=list)
     #: The names the task mentions that the repository defines (agent/context.py).
     asked: list[str] = field(default_factory=list)
+    #: The parameters the change's file's functions take already (tools/scaffold.py).
+    taken: set[str] = field(default_factory=set)
 
     @property
     def named_file(self) -> str | None:
@@ -144,7 +146,11 @@ class RunWatch:
         task = self.intent.task
         if not wording.PARAMETER.search(task) and not wording.DEFAULT_KEPT.search(task):
             return []
-        return [n for n in self.absent if n.isidentifier() and wording.whole_word(n).search(task)]
+        given = [n for n in self.absent if n.isidentifier() and wording.whole_word(n).search(task)]
+        if not self.intent.fix:  # "can pluralize take a count argument?": a word, not code
+            told = (m.lower() for m in wording.NAMED_PARAMETER.findall(task))
+            given += [n for n in told if n not in wording.NOT_A_NAME | self.taken]
+        return list(dict.fromkeys(given))
 
     def hold(self, ctx: ToolContext) -> str:
         """On llama.cpp's server, for a change: sets the grammar a text change's reply is held
@@ -165,14 +171,19 @@ class RunWatch:
         functions = [*self.asked, *self.intent.names]  # the names defined first
         return parameter_grammar(self.change_file, source, functions, given[0], self.intent.task)
 
-    def given(self, context: Context, wants: dict[str, str]) -> None:
-        """What the context gathered for the task that the run is held to, and what the
-        task's symptom calls should give."""
-        self.wants = dict(wants)
+    def given(self, context: Context, ctx: ToolContext) -> None:
+        """What the context gathered for the task that the run is held to, what the task's
+        symptom calls should give, and the parameters the change's file takes."""
+        self.wants = dict(ctx.symptom_wants)
         self.named_files, self.failing = context.named_files, context.failing
         self.computed, self.code_file = context.computed, context.code_file
         self.nested, self.outer_files = context.nested, context.outer_files
         self.absent, self.asked = context.absent, context.asked
+        if self.intent.change and self.change_file:
+            try:
+                self.taken = parameters_of(ctx.file_text(self.change_file))
+            except ToolError:
+                self.taken = set()
 
     @classmethod
     def begin(

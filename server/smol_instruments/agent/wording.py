@@ -53,6 +53,14 @@ DEFAULT_KEPT = re.compile(
 PARAMETER = re.compile(
     r"\b(?:optional|arg(?:ument)?|param(?:eter)?|kwarg|option|flag|keyword)s?\b", re.I
 )
+#: A new parameter's name told by what it is ("a count argument", "an optional `reset` flag").
+NAMED_PARAMETER = re.compile(
+    r"\b(?:an?|new)\s+(?:(?:optional|new|bool(?:ean)?|keyword)\s+)?`?([A-Za-z_]\w*)`?\s+"
+    r"(?:arg(?:ument)?|param(?:eter)?|flag|option|kwarg)s?\b",
+    re.IGNORECASE,
+)
+#: Words NAMED_PARAMETER finds that are no name ("an extra argument", "a CLI flag").
+NOT_A_NAME = frozenset({"extra", "additional", "another", "second", "cli", "command", "same"})
 WANTS = re.compile(SHOULD.pattern + "|" + DEFAULT_KEPT.pattern, re.IGNORECASE)
 #: A bug told as a statement of what happens ("with NO_COLOR set I still get colours. NO_COLOR
 #: should win"): a request to fix it, as a symptom with a call is. Not in a question, nor in a

@@ -85,6 +85,25 @@ def parameter_grammar(
     return ""
 
 
+def parameters_of(source: str | None) -> set[str]:
+    """The names of the parameters the functions in `source` take (none where it does not
+    parse)."""
+    tree = parsed(source or "")
+    functions = (n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)) if tree else ()
+    return {
+        a.arg
+        for f in functions
+        for a in (
+            *f.args.posonlyargs,
+            *f.args.args,
+            f.args.vararg,
+            *f.args.kwonlyargs,
+            f.args.kwarg,
+        )
+        if a is not None
+    }
+
+
 def _definitions(
     body: list[ast.stmt], owner: str = ""
 ) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
