@@ -159,20 +159,21 @@ def test_a_new_parameter_s_function_is_started_for_the_model(
     [
         ("add a keep_build option to finalize, off by default", ["keep_build"], ["keep_build"]),
         ("can add take a count argument?", [], ["count"]),  # a word, not code
+        ("can add take a step? default stays 1", [], ["step"]),
         ("give add an optional `scale` parameter", [], ["scale"]),
         ("can you give add an optional b argument?", [], []),  # add takes b already
         ("add an extra argument to add", [], []),  # no name
         ("add a --sort-keys flag to the command, off by default", [], []),
         ("add a count to the report", [], []),  # no argument asked for
-        ("the count flag of add is ignored, fix it", [], []),  # a fix: it exists, told
+        ("the b argument of add is ignored, fix it", [], []),  # the file takes it already
     ],
 )
 def test_the_parameters_a_change_gives_are_its_absent_names_or_the_names_it_tells(
     repo: Path, settings: Settings, task: str, absent: list[str], given: list[str]
 ) -> None:
     """Names written as code that exist nowhere, where the task says a default or an
-    argument; names told as what they are ("a count argument") in a change that is no fix,
-    unless the change's file takes one by that name already."""
+    argument; names told as what they are ("a count argument"), unless the change's file
+    takes one by that name already."""
     ctx = ToolContext.create(repo, settings)
     watch = RunWatch(intent=from_rules(task), state=AgentState())
     watch.given(Context(absent=absent, code_file="app/calc.py"), ctx)

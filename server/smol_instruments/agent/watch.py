@@ -141,15 +141,16 @@ class RunWatch:
     @property
     def parameters_given(self) -> list[str]:
         """The names a change gives a function as new parameters: names the task writes that
-        exist nowhere yet, where it says a default ("off by default") or an argument ("an
+        exist nowhere yet, and names told as one ("a count argument"; not one the change's
+        file takes already), where it says a default ("off by default") or an argument ("an
         optional separator argument", "give it an allow_v flag")."""
         task = self.intent.task
         if not wording.PARAMETER.search(task) and not wording.DEFAULT_KEPT.search(task):
             return []
         given = [n for n in self.absent if n.isidentifier() and wording.whole_word(n).search(task)]
-        if not self.intent.fix:  # "can pluralize take a count argument?": a word, not code
-            told = (m.lower() for m in wording.NAMED_PARAMETER.findall(task))
-            given += [n for n in told if n not in wording.NOT_A_NAME | self.taken]
+        # "can bump_patch take a step?": a word, not code; not one the file's functions take
+        told = (m.group(m.lastindex or 0).lower() for m in wording.NAMED_PARAMETER.finditer(task))
+        given += [n for n in told if n not in wording.NOT_A_NAME | self.taken]
         return list(dict.fromkeys(given))
 
     def hold(self, ctx: ToolContext) -> str:

@@ -53,10 +53,12 @@ DEFAULT_KEPT = re.compile(
 PARAMETER = re.compile(
     r"\b(?:optional|arg(?:ument)?|param(?:eter)?|kwarg|option|flag|keyword)s?\b", re.I
 )
-#: A new parameter's name told by what it is ("a count argument", "an optional `reset` flag").
+#: A new parameter's name told by what it is ("a count argument", "an optional `reset` flag"),
+#: or as what a function is to take ("can bump_patch take a step?").
 NAMED_PARAMETER = re.compile(
     r"\b(?:an?|new)\s+(?:(?:optional|new|bool(?:ean)?|keyword)\s+)?`?([A-Za-z_]\w*)`?\s+"
-    r"(?:arg(?:ument)?|param(?:eter)?|flag|option|kwarg)s?\b",
+    r"(?:arg(?:ument)?|param(?:eter)?|flag|option|kwarg)s?\b"
+    r"|\b(?:take|accept)s?\s+an?\s+(?:optional\s+)?`?([A-Za-z_]\w*)`?",
     re.IGNORECASE,
 )
 #: Words NAMED_PARAMETER finds that are no name ("an extra argument", "a CLI flag").
