@@ -215,10 +215,15 @@ def _checked_run(repo: Path, settings: Settings, turns: list[str], task: str) ->
 
 
 def _locally_checked(
-    repo: Path, settings: Settings, turns: list[str], task: str, **update: Any
+    repo: Path,
+    settings: Settings,
+    turns: list[str],
+    task: str,
+    props: Any = None,
+    **update: Any,
 ) -> tuple[Any, Any, list[Any]]:
     """(outcome, model, patches) of a run whose proposals are checked in the local sandbox,
-    by the project's tests unless `update` says otherwise."""
+    by the project's tests unless `update` says otherwise (`props`: the server's /props)."""
     checked = settings.model_copy(
         update={
             "sandbox_backend": "local",
@@ -226,7 +231,7 @@ def _locally_checked(
             **update,
         }
     )
-    with ScriptedModel(turns) as model:
+    with ScriptedModel(turns, props=props) as model:
         session = session_for(repo, checked, model)
         session.ctx.sandbox = LocalSandbox(session.settings, repo)
         try:
@@ -1811,3 +1816,21 @@ def test_a_module_written_again_whole_is_proposed_as_its_lines_never_run(
     (change,) = patches[0].files
     assert change.path == "setup.py" and change.proposed == new
     assert (repo / "setup.py").read_text() == setup  # proposed, not written
+
+
+def test_a_definition_that_does_not_parse_is_told_its_line(repo: Path, settings: Settings) -> None:
+    """Dev sv-finalize-keep-build: `cls(..., self.build=None)` in a method's new version was
+    read as a file's lines, and the model was told they are not the file's, three times. A
+    Python file's block that begins as a definition and does not parse goes to the merge,
+    which names its line; the next reply mends it."""
+    broken = "# file: app/calc.py\ndef add(a, b):\n    return total(a, b, self.sign=1)\n"
+    _, requests, patches = run_keeping_patches(
+        repo,
+        settings,
+        [f"```python\n{broken}```", f"```python\n# file: app/calc.py\n{FIXED_ADD}```", "Fixed."],
+        "Fix add in app/calc.py: it subtracts",
+    )
+    told = requests[1].last_user_text()
+    assert "not valid Python (line 2" in told and "`return total(a, b, self.sign=1)`" in told
+    assert "not lines of app/calc.py" not in told
+    assert the_one_patch(patches).startswith(FIXED_ADD)

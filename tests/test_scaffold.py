@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.test_agent_edits import run_keeping_patches
+from tests.conftest import git
+from tests.test_agent_edits import _locally_checked, diff_of, run_keeping_patches
 from tests.test_intent import LLAMA_PROPS
 
 from smol_instruments.agent.context import Context
@@ -178,3 +179,36 @@ def test_the_parameters_a_change_gives_are_its_absent_names_or_the_names_it_tell
     watch = RunWatch(intent=from_rules(task), state=AgentState())
     watch.given(Context(absent=absent, code_file="app/calc.py"), ctx)
     assert watch.parameters_given == given
+
+
+def test_a_feature_that_breaks_the_tests_is_searched_among_held_versions(
+    repo: Path, settings: Settings
+) -> None:
+    """Dev infl-slug-preserve-case: held to the new parameter, the 1.5B model wrote the
+    option inverted (`if preserve_case: lower()`), the project's tests failed, and the same
+    version came back. Versions are sampled, each held to the same start; one that does not
+    read the parameter is passed over, the first that reads it and passes the tests is
+    proposed, and the model is told so."""
+    (repo / "app/calc.py").write_text((repo / "app/calc.py").read_text().replace("a - b", "a + b"))
+    git(repo, "commit", "-qam", "add adds")
+    start = "```python\n# file: app/calc.py\n\ndef mul(a, b, negate=False):\n"
+    inverted = start + "    return a * b if negate else -(a * b)\n```"
+    unread = start + "    return a * b\n```"
+    right = start + "    return -(a * b) if negate else a * b\n```"
+    outcome, model, patches = _locally_checked(
+        repo,
+        settings,
+        [inverted, unread, right, "mul takes negate now."],
+        "can you give mul in app/calc.py a negate flag? off by default",
+        LLAMA_PROPS,
+    )
+    first, *sampled, after = model.requests[:4]
+    grammar = first.body["grammar"]
+    assert grammar.startswith(
+        'root ::= "```python\\x0a# file: app/calc.py\\x0a\\x0adef mul(a, b, negate"'
+    )
+    assert [r.body.get("grammar") for r in sampled] == [grammar, grammar]
+    told = after.last_user_text()
+    assert "version 2 changes the code, and the project's tests pass with it" in told, told
+    assert "-(a * b) if negate else a * b" in diff_of(patches[-1])
+    assert outcome.status == "completed", outcome.answer

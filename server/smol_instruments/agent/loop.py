@@ -43,6 +43,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -196,6 +197,11 @@ class SmolCodeAgent(PinnedCodeAgent):
             body = complete_prefix(body)  # a reply cut at its token limit mid-line
         names = defined_names(body, tools, assignments=path is not None)
         change = watch is not None and watch.intent.change
+        if names is None and path is not None and change and _broken_definitions(path, body):
+            # `def ...` that does not parse (`cls(..., self.build=None)`, dev
+            # sv-finalize-keep-build): the merge says which line, where the lines it aligns
+            # with would only say the block is not the file's (three times, then stopped)
+            return self._edit(path, body)
         if names is None and path is not None and change and not calls_a_tool(body, tools):
             # the file's lines written again, module-level code and all: the part of the file
             # they align with is what they replace (dev jp-drop-py37: setup.py without its
@@ -413,7 +419,9 @@ class SmolCodeAgent(PinnedCodeAgent):
             made = (
                 f"makes {wanted}, as the task says it should"
                 if wanted
-                else "changes the code, and the tests that failed pass with it"
+                else "changes the code, and the "
+                + ("tests that failed" if watch.failing else "project's tests")
+                + " pass with it"
             )
             step.observations = (
                 (step.observations or "").rstrip()
@@ -444,8 +452,9 @@ class SmolCodeAgent(PinnedCodeAgent):
 
 def _judged(watch: RunWatch) -> bool:
     """What runs can tell a right fix from a wrong one: the value the task says a call should
-    give, or, for a fix, the project's tests that failed before it (agent/search.py)."""
-    return bool(watch.wants or (watch.intent.mends and watch.failing))
+    give, or, for a fix, the project's tests that failed before it, or, for a new parameter
+    started for the model (tools/scaffold.py), the project's tests (agent/search.py)."""
+    return bool(watch.wants or (watch.intent.mends and watch.failing) or watch.scaffold)
 
 
 def _fixes(patch: Patch, watch: RunWatch) -> bool:
@@ -530,3 +539,11 @@ def _outside_blocks(reply: str) -> str:
 def _before_first_block(reply: str) -> str:
     """The prose a reply starts with, up to its first fence."""
     return reply.split(FENCE, 1)[0].strip()
+
+
+def _broken_definitions(path: str, body: str) -> bool:
+    """A Python file's block that begins as a definition (`def`, `class`, a decorator) and
+    does not parse."""
+    first = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+    starts = first.startswith(("def ", "async def ", "class ", "@"))
+    return path.endswith(".py") and starts and parsed(textwrap.dedent(body)) is None

@@ -49,7 +49,7 @@ import itertools
 import re
 import textwrap
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smolagents.models import ChatMessage, MessageRole
 
@@ -60,10 +60,13 @@ from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.patch import confirms_symptom, merged_diff, patch_checks
 from .edits import file_header
-from .intent import Held, TaskIntent
+from .intent import Held
 from .model import for_one_call
 from .outcome import failed_checks
 from .prompts import CHANGE_AGAIN, CHANGE_THERE, LINE_FIX, LINE_FIX_HEAD, REWRITE_LINES
+
+if TYPE_CHECKING:
+    from .watch import RunWatch
 
 #: Versions sampled at most, once per run.
 SAMPLES = 6
@@ -94,25 +97,32 @@ def search_fix(
     ctx: ToolContext,
     repo_files: set[str],
     default_path: str | None,
-    intent: TaskIntent | None,
+    watch: RunWatch | None,
 ) -> tuple[int, str, str] | None:
     """(the sample that gave it, path, block) of the first version that makes the task's
     symptom calls give what the task wants (when it says; else that changes the code) and
     passes the checks a proposal is held to: the symptom's statements one at a time
     (`_line_versions`), then the step whose input was `messages` sampled again
     (`_function_versions`); None when none does. A block without a `# file:` line goes to
-    `default_path`. Held to the checks `intent` holds a fix to ("related" without one)."""
+    `default_path`. Held to the checks the run's intent holds a fix to ("related" without
+    one). A feature's versions are held to the grammar its first reply was held to
+    (`RunWatch.scaffold`, tools/scaffold.py), and one is taken only where its body reads the
+    new parameter:
+    dev infl-slug-preserve-case wrote `if preserve_case: string = string.lower()`, the
+    project's tests failed, and the same version came back at the agent's temperature."""
+    intent = watch.intent if watch is not None else None
     held, task = (intent.held, intent.task) if intent is not None else ("related", "")
+    hold, parameter = (watch.scaffold, watch.parameter) if watch is not None else ("", "")
     by_tests = not ctx.symptom_wants
     if by_tests and patch_checks(ctx) is None:
         return None  # no tests run on a version: nothing tells a right one
     tried: set[str] = set()
     versions = itertools.chain(
         _line_versions(model, ctx, repo_files, task),
-        _function_versions(model, messages, ctx, repo_files, default_path),
+        _function_versions(model, messages, ctx, repo_files, default_path, hold),
     )
     for seed, path, body in versions:
-        if body in tried:
+        if body in tried or (parameter and not _reads(body, parameter)):
             continue
         tried.add(body)
         diff = merged_diff(ctx, path, body) if by_tests else confirms_symptom(ctx, path, body)
@@ -127,9 +137,11 @@ def _function_versions(
     ctx: ToolContext,
     repo_files: set[str],
     default_path: str | None,
+    hold: str = "",
 ) -> Iterator[tuple[int, str, str]]:
     """The step whose input was `messages`, sampled `SAMPLES` times, each asking for a
-    function the symptom's call ran (`_places`) or the function again."""
+    function the symptom's call ran (`_places`) or the function again (each held to the
+    grammar `hold`, where there is one)."""
     places = _places(ctx, repo_files)
     for seed in range(1, SAMPLES + 1):
         if places:
@@ -138,6 +150,9 @@ def _function_versions(
         else:
             ending = CHANGE_AGAIN.format(path=default_path or "<path>")
         asked = _ending_with(messages, ending)
+        held = getattr(model, "hold_next_reply", None)
+        if hold and callable(held):
+            held(hold)
         path, body = file_header(_first_block(_sample(model, asked, seed)), repo_files)
         path = path or default_path
         if path is not None and body.strip():
@@ -397,3 +412,14 @@ def _sample(model: Any, messages: list[Any], seed: int) -> str:
     with for_one_call(model, temperature=TEMPERATURE, seed=seed):
         message = model.generate(messages, stop_sequences=["Observation:", "Calling tools:"])
     return message.content if isinstance(message.content, str) else ""
+
+
+def _reads(body: str, parameter: str) -> bool:
+    """A function of `body` takes `parameter` and reads it."""
+    tree = parsed(textwrap.dedent(body))
+    functions = [n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)] if tree else []
+    return any(
+        parameter in {a.arg for a in (*f.args.args, *f.args.kwonlyargs)}
+        and any(isinstance(n, ast.Name) and n.id == parameter for n in ast.walk(f))
+        for f in functions
+    )

@@ -152,12 +152,7 @@ class AgentSession:
             locate=lambda names: defining_files(self.ctx, names, self.repo_files),
             edit_blocks=lambda reply, path, whole: edit_blocks(self.ctx, reply, path, whole),
             search_fix=lambda messages, path: search_fix(
-                self.model,
-                messages,
-                self.ctx,
-                set(self.repo_files),
-                path,
-                self._watch.intent if self._watch is not None else None,
+                self.model, messages, self.ctx, set(self.repo_files), path, self._watch
             ),
             rewrite_line=lambda task: rewrite_line(self.model, self.ctx, task),
         )

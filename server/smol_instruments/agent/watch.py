@@ -102,6 +102,10 @@ class RunWatch:
     asked: list[str] = field(default_factory=list)
     #: The parameters the change's file's functions take already (tools/scaffold.py).
     taken: set[str] = field(default_factory=set)
+    #: The grammar the change's first reply was held to, and the new parameter it starts
+    #: the function with (tools/scaffold.py); versions sampled again are held to it too.
+    scaffold: str = ""
+    parameter: str = ""
 
     @property
     def named_file(self) -> str | None:
@@ -170,7 +174,11 @@ class RunWatch:
         except ToolError:
             return ""
         functions = [*self.asked, *self.intent.names]  # the names defined first
-        return parameter_grammar(self.change_file, source, functions, given[0], self.intent.task)
+        self.scaffold = parameter_grammar(
+            self.change_file, source, functions, given[0], self.intent.task
+        )
+        self.parameter = given[0] if self.scaffold else ""
+        return self.scaffold
 
     def given(self, context: Context, ctx: ToolContext) -> None:
         """What the context gathered for the task that the run is held to, what the task's

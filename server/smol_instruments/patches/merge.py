@@ -106,7 +106,7 @@ def merge_definitions(original: str, block: str, path: str) -> Merged:
         block_tree = parse(block)
     except SyntaxError as exc:
         raise MergeError(
-            f"new_text is not valid Python (line {exc.lineno}: {exc.msg})",
+            f"new_text is not valid Python (line {exc.lineno}: {exc.msg}){_quoted(block, exc)}",
             f"Fix line {exc.lineno} of new_text. It must hold complete definitions: the def or "
             "class line and its whole indented body, as they would stand in the file.",
             line=exc.lineno,
@@ -590,3 +590,10 @@ class _Merger:
             "Write your change into new_text: the complete function with the fix in it.",
             compared=list(dict.fromkeys(self.compared)),
         )
+
+
+def _quoted(block: str, exc: SyntaxError) -> str:
+    """`: <the line>` of `block` that `exc` is about, or "" where it has none."""
+    lines = block.splitlines()
+    line = lines[exc.lineno - 1].strip() if exc.lineno and 0 < exc.lineno <= len(lines) else ""
+    return f": `{line}`" if line else ""
