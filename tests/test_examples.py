@@ -11,7 +11,7 @@ from tests.conftest import make_tools
 from tests.test_agent_edits import run_keeping_patches
 
 from smol_instruments.base.config import Settings
-from smol_instruments.tools.examples import EXAMPLES_CHECK, examples
+from smol_instruments.tools.examples import EXAMPLES_CHECK, docstring_examples, examples
 
 README = "# Sample\n\nA tiny project for tests.\n"
 
@@ -94,3 +94,54 @@ def test_a_change_whose_example_is_wrong_is_not_done_and_the_model_is_told(
     assert outcome.status != "completed"
     assert "returns -1, and the document says it gives 5" in outcome.answer
     assert any("returns -1" in request.last_user_text() for request in requests[1:])
+
+
+CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+
+
+def _documented(example: str) -> str:
+    """The sample's calc.py with `example` in add's docstring."""
+    doc = f'    """Add.\n\n    >>> mul(2, 3)\n    6\n{example}    """\n'
+    return CALC.replace("def add(a, b):\n", f"def add(a, b):\n{doc}")
+
+
+def test_the_examples_a_change_writes_into_a_docstring_are_read_with_their_steps() -> None:
+    """Only the examples the file's docstrings did not have, each after those above it."""
+    old = _documented("")
+    new = _documented("    >>> x = 2\n    >>> add(x, 3)\n    5\n")
+    assert docstring_examples(old, new) == [("mul(2, 3)\nx = 2\nadd(x, 3)", "5")]
+    assert docstring_examples(new, new) == []
+    assert docstring_examples(None, "def broken(:\n") == []
+
+
+@pytest.mark.parametrize(
+    ("example", "wrong"),
+    [
+        ("    >>> add(2, 3)\n    5\n", "returns -1, and the docstring says it gives 5"),
+        ("    >>> add(2, 3)\n    -1\n", None),
+    ],
+    ids=["wrong", "right"],
+)
+def test_a_docstring_example_a_change_writes_is_run(
+    repo: Path, settings: Settings, example: str, wrong: str | None
+) -> None:
+    """Dev sv-parse-allow-v: the 1.5B model wrote an example that raises with its own change.
+    The sample's add subtracts: a docstring that says add(2, 3) gives 5 fails the check;
+    control, one that says -1 passes."""
+    ctx, _ = make_tools(repo, settings)
+    assert ctx.example_checks is not None
+    new = _documented(example)
+    diff = "".join(
+        difflib.unified_diff(
+            CALC.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            "a/app/calc.py",
+            "b/app/calc.py",
+        )
+    )
+    (check,) = ctx.example_checks(ctx, diff, [("app/calc.py", CALC, new)])
+    assert check["command"] == EXAMPLES_CHECK.format(path="app/calc.py")
+    if wrong is None:
+        assert check["passed"] is True, check
+    else:
+        assert check["passed"] is False and wrong in str(check["output"]), check

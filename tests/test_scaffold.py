@@ -212,3 +212,22 @@ def test_a_feature_that_breaks_the_tests_is_searched_among_held_versions(
     assert "version 2 changes the code, and the project's tests pass with it" in told, told
     assert "-(a * b) if negate else a * b" in diff_of(patches[-1])
     assert outcome.status == "completed", outcome.answer
+
+
+def test_with_no_one_file_for_the_change_the_first_shown_that_defines_it_is_started(
+    repo: Path, settings: Settings
+) -> None:
+    """Dev sv-bump-step: `bump_patch` is a method in version.py and a function in
+    _deprecated.py, so the change has no one file; the first file shown that defines it (not
+    a test) is the one its new version starts in."""
+    (repo / "app/legacy.py").write_text("def mul(a, b):\n    return a * b\n")
+    ctx = ToolContext.create(repo, settings)
+    watch = RunWatch(intent=from_rules("can mul take a step? default stays 1"), state=AgentState())
+    shown = [("tests/test_calc.py", "test_mul"), ("app/legacy.py", "mul"), ("app/calc.py", "mul")]
+    watch.given(Context(definitions=shown), ctx)
+    assert watch.change_file is None
+    grammar = watch.hold(ctx)
+    assert grammar.startswith(
+        'root ::= "```python\\x0a# file: app/legacy.py\\x0a\\x0adef mul(a, b, step"'
+    )
+    assert (watch.scaffold, watch.parameter) == (grammar, "step")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import ErrorType, ToolError
+from ..base.testruns import is_test_path
 from ..patches.model import Patch
 from ..tools.base import ToolContext
 from ..tools.edit import held_blocks_grammar
@@ -106,6 +107,8 @@ class RunWatch:
     #: the function with (tools/scaffold.py); versions sampled again are held to it too.
     scaffold: str = ""
     parameter: str = ""
+    #: The files of code (not tests) whose definitions were shown, in the order shown.
+    shown_files: list[str] = field(default_factory=list)
 
     @property
     def named_file(self) -> str | None:
@@ -167,18 +170,21 @@ class RunWatch:
                 whole = self.change_file if self.whole_text else None
                 self.edit_grammar = held_blocks_grammar(ctx, self.named_files, whole)
             return ""
-        if not (given := self.parameters_given) or self.change_file is None:
-            return ""
-        try:
-            source = ctx.file_text(self.change_file) or ""
-        except ToolError:
+        if not (given := self.parameters_given):
             return ""
         functions = [*self.asked, *self.intent.names]  # the names defined first
-        self.scaffold = parameter_grammar(
-            self.change_file, source, functions, given[0], self.intent.task
-        )
-        self.parameter = given[0] if self.scaffold else ""
-        return self.scaffold
+        # the change's file; else each file whose definitions were shown, in the order shown
+        # (dev sv-bump-step: `bump_patch` is a method in version.py and a function in
+        # _deprecated.py, so no one file is the change's)
+        for path in [self.change_file] if self.change_file else self.shown_files:
+            try:
+                source = ctx.file_text(path) or ""
+            except ToolError:
+                continue
+            if grammar := parameter_grammar(path, source, functions, given[0], self.intent.task):
+                self.scaffold, self.parameter = grammar, given[0]
+                return grammar
+        return ""
 
     def given(self, context: Context, ctx: ToolContext) -> None:
         """What the context gathered for the task that the run is held to, what the task's
@@ -188,6 +194,8 @@ class RunWatch:
         self.computed, self.code_file = context.computed, context.code_file
         self.nested, self.outer_files = context.nested, context.outer_files
         self.absent, self.asked = context.absent, context.asked
+        shown = (path for path, _ in context.definitions if not is_test_path(path))
+        self.shown_files = list(dict.fromkeys(shown))
         if self.intent.change and self.change_file:
             try:
                 self.taken = parameters_of(ctx.file_text(self.change_file))

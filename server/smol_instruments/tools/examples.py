@@ -1,5 +1,6 @@
 """The examples a change writes into a document, run against the repository: what a README says
-code gives is held to what it gives, as an answer is held to what ran.
+code gives is held to what it gives, as an answer is held to what ran. So are the doctest
+examples a change writes into a Python file's docstrings (`docstring_examples`).
 
 Two forms are read from the lines a change adds to a Markdown, reStructuredText or text file:
 
@@ -19,12 +20,15 @@ containment, a timeout) is not judged.
 
 from __future__ import annotations
 
+import ast
 import doctest
 import re
 from pathlib import PurePosixPath
 from typing import Any
 
 from ..base.errors import ToolError
+from ..base.pyast import parsed
+from ..patches.pysource import DEFINITIONS, doctests
 from .base import ToolContext
 from .evaluate import evaluate_code, evaluates_unasked, gives, same_value, written_lines
 
@@ -55,11 +59,16 @@ def example_checks(
     raises nothing. [] when it adds none, or nothing can be run unasked."""
     runs: list[tuple[str, list[tuple[str, str | None]]]] = []
     for path, old, new in changes:
-        if new is None or PurePosixPath(path).suffix.lower() not in DOCUMENTS:
+        suffix = PurePosixPath(path).suffix.lower()
+        if new is None or suffix not in {*DOCUMENTS, ".py"}:
             continue
-        written = written_lines(old, new)  # the lines it adds, the others blank
-        added = "\n".join(line * (n in written) for n, line in enumerate(new.splitlines(), 1))
-        if found := examples(added):
+        if suffix == ".py":
+            found = docstring_examples(old, new)
+        else:
+            written = written_lines(old, new)  # the lines it adds, the others blank
+            lines = enumerate(new.splitlines(), 1)
+            found = examples("\n".join(line * (n in written) for n, line in lines))
+        if found:
             runs.append((path, found))
     if not runs or not evaluates_unasked(ctx):
         return []
@@ -72,7 +81,7 @@ def example_checks(
                 result = evaluate_code(ctx, code, timeout=EXAMPLE_TIMEOUT_S, patch=diff)
             except ToolError:
                 continue  # could not run: not judged
-            if wrong := _wrong(code, want, result):
+            if wrong := _wrong(code, want, result, "docstring" if path.endswith(".py") else ""):
                 said.append(wrong)
         output = "; ".join(said) or f"every example added to {path} gives what it says"
         if not said:
@@ -88,6 +97,32 @@ def example_checks(
             }
         )
     return checks
+
+
+def docstring_examples(old: str | None, new: str) -> list[tuple[str, str | None]]:
+    """(code to run, what it gives) for each doctest example a change writes into a docstring
+    of a Python file: those the file's docstrings did not have, each run after the examples
+    above it in its docstring (its steps). The 1.5B model, asked for an allow_v flag, wrote
+    `>>> Version.parse('v1.2.3')` into parse's docstring and the `v` stripped after the
+    match: run, the example raises (dev sv-parse-allow-v)."""
+    had = {e.source for e in _examples_of(old)}
+    found: list[tuple[str, str | None]] = []
+    for node in _defined(new):
+        sources: list[str] = []
+        for example in doctests(node):
+            sources.append(example.source.rstrip("\n"))
+            if example.source not in had and example.want.strip():
+                found.append(("\n".join(sources), example.want.strip()))
+    return found
+
+
+def _defined(text: str | None) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    tree = parsed(text or "")
+    return [n for n in ast.walk(tree) if isinstance(n, DEFINITIONS)] if tree else []
+
+
+def _examples_of(text: str | None) -> list[doctest.Example]:
+    return [example for node in _defined(text) for example in doctests(node)]
 
 
 def examples(text: str) -> list[tuple[str, str | None]]:
@@ -119,8 +154,9 @@ def examples(text: str) -> list[tuple[str, str | None]]:
     return found
 
 
-def _wrong(code: str, want: str | None, result: dict[str, Any]) -> str | None:
-    """What is wrong with an example that gave `result`, or None."""
+def _wrong(code: str, want: str | None, result: dict[str, Any], where: str = "") -> str | None:
+    """What is wrong with an example that gave `result`, or None (`where`: what says it gives
+    `want`, "document" unless told)."""
     last = code.strip().splitlines()[-1].strip()
     if want is None:  # a block that says nothing it gives: broken when it invents the API
         invented = str(result.get("exception", "")).startswith(_INVENTED)
@@ -133,7 +169,7 @@ def _wrong(code: str, want: str | None, result: dict[str, Any]) -> str | None:
         shown += [printed, printed.splitlines()[-1].strip()]
     if any(_same(got, want) for got in shown):
         return None
-    return f"`{last}` {gives(result)}, and the document says it gives {want}"
+    return f"`{last}` {gives(result)}, and the {where or 'document'} says it gives {want}"
 
 
 def _same(got: str, want: str) -> bool:
