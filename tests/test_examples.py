@@ -119,8 +119,10 @@ def test_the_examples_a_change_writes_into_a_docstring_are_read_with_their_steps
     [
         ("    >>> add(2, 3)\n    5\n", "returns -1, and the docstring says it gives 5"),
         ("    >>> add(2, 3)\n    -1\n", None),
+        ("    >>> add(2, None)\n    2\n", "raises TypeError"),  # in the repository's code
+        ("    >>> {}.add(2)\n    2\n", None),  # in its own line: doctest's namespace, unjudged
     ],
-    ids=["wrong", "right"],
+    ids=["wrong", "right", "raises-in-code", "raises-in-example"],
 )
 def test_a_docstring_example_a_change_writes_is_run(
     repo: Path, settings: Settings, example: str, wrong: str | None

@@ -114,7 +114,7 @@ def test_the_grammar_starts_the_block_and_bounds_its_lines() -> None:
     rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
     assert rules["root"] == (
         '"```python\\x0a# file: pkg/m.py\\x0a\\x0adef slug(text: str, sep: str = \\"-\\", '
-        'keep_case" [^\\n]* "\\n" body "```"'
+        'keep_case" ([^\\nA-Za-z0-9_] [^\\n]*)? "\\n" body "```"'
     )
     assert rules["body"] == "text{0,43}"
 
@@ -141,7 +141,7 @@ def test_a_new_parameter_s_function_is_started_for_the_model(
     if llama:
         assert held == [
             'root ::= "```python\\x0a# file: app/calc.py\\x0a\\x0adef add(a, b, keep_sign" '
-            '[^\\n]* "\\n" body "```"\n'
+            '([^\\nA-Za-z0-9_] [^\\n]*)? "\\n" body "```"\n'
             "body ::= text{0,42}\n"
             f"text ::= {held[0].split('text ::= ', 1)[1].strip()}\n"
         ]

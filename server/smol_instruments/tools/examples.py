@@ -162,6 +162,11 @@ def _wrong(code: str, want: str | None, result: dict[str, Any], where: str = "")
         invented = str(result.get("exception", "")).startswith(_INVENTED)
         return f"`{last}` {gives(result, where=True)}" if invented else None
     if "exception" in result:
+        if where == "docstring" and not result.get("raised_at"):
+            # raised by the example's own lines, not the repository's code: a name doctest's
+            # namespace gives (semver's `ver = semver.parse(...)` is a dict outside it, dev
+            # sv-bump-step), which `evaluate` does not
+            return None
         return f"`{last}` {gives(result, where=True)}"
     shown = [str(result.get(key)) for key in ("value", "text") if key in result]
     printed = str(result.get("printed") or "").strip()

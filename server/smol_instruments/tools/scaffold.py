@@ -67,7 +67,9 @@ def parameter_grammar(
     """A GBNF grammar for a reply that is one ```python block: `# file: <path>`, then the new
     version of the first of `functions` that `signature_prefix` finds, else of a function
     of the file that `task` names as a word ("give add an optional keep_sign argument"),
-    started for the model up to the new `parameter`; "" where none is found."""
+    started for the model up to the new `parameter`, which the line goes on from with no
+    more of a name (dev sv-bump-step, held to `step`, wrote `steps`); "" where none is
+    found."""
     tree = parsed(source)
     defined = [name for name, _ in _definitions(tree.body)] if tree else []
     words = [
@@ -78,7 +80,7 @@ def parameter_grammar(
             prefix, size = found
             opening = gbnf_literal(f"```python\n# file: {path}\n\n{prefix}")
             return (
-                f'root ::= {opening} [^\\n]* "\\n" body "```"\n'
+                f'root ::= {opening} ([^\\nA-Za-z0-9_] [^\\n]*)? "\\n" body "```"\n'
                 f"body ::= text{{0,{size + EXTRA_LINES}}}\n"
                 f"text ::= {TEXT_LINE}\n"
             )
