@@ -281,7 +281,7 @@ FIRST: tuple[Task, ...] = (
 
 
 def _all_tasks() -> tuple[Task, ...]:
-    from . import dev, dev_fresh, dev_prose, dev_semver
+    from . import dev, dev_fresh, dev_options, dev_prose, dev_semver
 
     try:
         from .heldout import TASKS as held_out
@@ -295,6 +295,7 @@ def _all_tasks() -> tuple[Task, ...]:
         *dev_fresh.LATER,
         *dev_fresh.THIRD,
         *dev_prose.FOURTH,
+        *dev_options.FIFTH,
         *held_out,
     )
     keys = [t.key for t in tasks]
