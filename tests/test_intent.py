@@ -13,6 +13,7 @@ from tests.test_agent import session_for, tree_digest
 from smol_instruments.agent.intent import (
     INTENT_SCHEMA,
     TaskIntent,
+    decide,
     declined_answer,
     from_model_reply,
     from_rules,
@@ -606,3 +607,63 @@ def test_a_follow_up_about_it_gets_the_code_the_conversation_was_about(
 def test_the_section_a_change_adds_is_its_title(task: str, section: str | None) -> None:
     assert TaskIntent(task=task, kind="change").section == section
     assert TaskIntent(task=task, kind="question").section is None
+
+
+@pytest.mark.parametrize(
+    ("task", "kind"),
+    [
+        # a feature asked as a question: a parameter the code takes nowhere
+        ("could the `Pointer` constructor take an optional relative arg?", "change"),
+        ("to_dict() gives me None values. can it take a skip_none flag?", "change"),
+        ("can bump_patch take a step?", "change"),
+        # controls: one it takes already, a question about what is, no code named
+        ("can bump_patch take a separator argument?", "question"),
+        ("does bump_patch take a step argument?", "question"),
+        ("is it possible to take an optional relative arg?", "question"),
+    ],
+)
+def test_a_question_whether_code_could_take_a_parameter_it_lacks_is_a_change(
+    task: str, kind: str
+) -> None:
+    """Issue: "a feature asked as a question ('can you give <function> an optional <x>
+    argument?') was not taken as a change". The parameters taken come from the files that
+    define the task's names."""
+    asked: list[tuple[str, ...]] = []
+
+    def taken(names: tuple[str, ...]) -> set[str]:
+        asked.append(names)
+        return {"self", "separator"}
+
+    intent = decide(task, follow_up=False, ask=lambda question: None, taken=taken)
+    assert intent.kind == kind
+    assert all(names for names in asked)
+
+
+@pytest.mark.parametrize(("parameter", "grammar"), [("scale", True), ("b", False)])
+def test_a_session_proposes_the_parameter_a_question_asks_for_and_answers_one_it_has(
+    repo: Path, settings: Settings, parameter: str, grammar: bool
+) -> None:
+    """Through a session on llama.cpp's server: the model reads "could add() take an optional
+    scale argument?" as a question, but app/calc.py's functions take no `scale`, so the run is
+    a change and its first reply is started as add's new version (the grammar of
+    tools/scaffold.py); with `b`, which add takes, it stays a question, answered in prose."""
+    question = json.dumps({"request": "answer_question", "names": ["add"]})
+    change = "# file: app/calc.py\ndef add(a, b, scale=1):\n    return (a - b) * scale\n"
+    reply = change if grammar else "`add` takes a and b; b is its second argument."
+    with ScriptedModel([question, reply, "Done."], props=LLAMA_PROPS) as model:
+        session = session_for(repo, settings, model)
+        try:
+            outcome = session.run(f"could add() take an optional {parameter} argument?")
+            patches = session.ctx.patches.all()
+        finally:
+            session.close()
+        first = model.requests[1].body
+    assert isinstance(first, dict)
+    assert ("grammar" in first) is grammar
+    if grammar:
+        assert first["grammar"].count("# file: app/calc.py") == 1
+        (patch,) = patches
+        assert "def add(a, b, scale=1):" in (patch.files[0].proposed or "")
+        assert "proposed patch" in outcome.answer
+    else:
+        assert not patches and "b is its second argument" in outcome.answer

@@ -440,17 +440,44 @@ def decide(
     follow_up: bool,
     carried: tuple[str, ...] = (),
     ask: Callable[[str], tuple[str, str] | None],
+    taken: Callable[[tuple[str, ...]], set[str]] = lambda names: set(),
 ) -> TaskIntent:
     """The task's intent: by the rules where they settle it, else by the model (`ask` gets the
-    question, returns its schema-held reply with the conversation's text, or None), or rules."""
+    question, returns its schema-held reply with the conversation's text, or None), or rules;
+    a question whether a function could take a parameter it does not take is a change
+    (`_offers_parameter`; `taken` gives the parameters of the files defining some names)."""
     ruled = from_rules(task, carried=carried)
     if settled(ruled, follow_up=follow_up):
-        return ruled
+        return _offers_parameter(ruled, taken)
     asked = ask(INTENT_QUESTION.format(task=task))
     if asked is None:
-        return ruled
+        return _offers_parameter(ruled, taken)
     reply, conversation = asked
-    return from_model_reply(task, reply, conversation=conversation, carried=carried) or ruled
+    modelled = from_model_reply(task, reply, conversation=conversation, carried=carried)
+    return _offers_parameter(modelled or ruled, taken)
+
+
+def _offers_parameter(
+    intent: TaskIntent, taken: Callable[[tuple[str, ...]], set[str]]
+) -> TaskIntent:
+    """`intent`, a change where it is a question or a command asking whether code could take a
+    parameter it names that the files defining the task's names take nowhere ("could the
+    constructor take an optional relative arg?", "can it take a skip_none flag?"): a feature
+    asked as a question, proposed for the user to review (nothing is written unless they
+    accept), not described in prose and left undone. A parameter they take already ("can
+    slugify take a separator?" where it does) leaves a question about what is.
+    Measured on the 1.5B model: read as questions, such requests ended after one prose step."""
+    if intent.kind not in ("question", "command") or not intent.names:
+        return intent
+    if not any(wording.ABLE.match(sentence) for sentence in _sentences(intent.task)):
+        return intent
+    told = {
+        found.group(found.lastindex or 0).lower()
+        for found in wording.NAMED_PARAMETER.finditer(intent.task)
+    }
+    if not told - wording.NOT_A_NAME - {name.lower() for name in taken(intent.names)}:
+        return intent
+    return replace(intent, kind="change")
 
 
 def from_model_reply(

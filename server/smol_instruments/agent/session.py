@@ -41,6 +41,7 @@ from ..tools.base import BufferReader
 from ..tools.git import run_git
 from ..tools.pins import pinned
 from ..tools.rewrite import writes_whole
+from ..tools.scaffold import parameters_in
 from .context import Context, defining_files, gather
 from .direct import OneStep, edit_blocks, rename_in_one_step
 from .events import (
@@ -405,7 +406,13 @@ class AgentSession:
 
         with tracer().start_as_current_span("smol_instruments.intent") as span:
             intent = decide(
-                task, follow_up=self.turns > 0, carried=self._topic_names, ask=self._ask_model
+                task,
+                follow_up=self.turns > 0,
+                carried=self._topic_names,
+                ask=self._ask_model,
+                taken=lambda names: parameters_in(
+                    self.ctx, defining_files(self.ctx, list(names), self.repo_files)
+                ),
             )
             span.set_attribute("smol.intent.kind", intent.kind)
             span.set_attribute("smol.intent.decided_by", intent.decided_by)

@@ -15,8 +15,10 @@ from __future__ import annotations
 import ast
 import re
 
+from ..base.errors import ToolError
 from ..base.pyast import parsed
 from ..patches.pysource import FUNCTIONS
+from .base import ToolContext
 from .edit import TEXT_LINE, gbnf_literal
 
 #: Lines a held version may have beyond its function's own (the new lines that use it).
@@ -104,6 +106,17 @@ def parameters_of(source: str | None) -> set[str]:
         )
         if a is not None
     }
+
+
+def parameters_in(ctx: ToolContext, found: dict[str, list[str]]) -> set[str]:
+    """The names of the parameters the functions of the files in `found`'s lists take."""
+    taken: set[str] = set()
+    for path in dict.fromkeys(path for paths in found.values() for path in paths):
+        try:
+            taken |= parameters_of(ctx.file_text(path))
+        except ToolError:
+            continue
+    return taken
 
 
 def _definitions(
