@@ -19,7 +19,7 @@ from tests.test_agent import session_for
 from smol_instruments.agent import search
 from smol_instruments.agent.edits import defined_names
 from smol_instruments.agent.intent import from_rules
-from smol_instruments.agent.outcome import NOT_VERIFIED, UNVERIFIED
+from smol_instruments.agent.outcome import NOT_VERIFIED, UNTRIED, UNVERIFIED
 from smol_instruments.agent.prompts import (
     AFTER_FAILED_CHECK,
     AFTER_OBSERVATION,
@@ -39,6 +39,8 @@ from smol_instruments.patches.service import diff_of
 from smol_instruments.sandbox.local import LocalSandbox
 
 pytestmark = pytest.mark.timeout(180)
+
+UNTRIED_HEAD = UNTRIED.split("{", 1)[0]
 
 FIXED_ADD = "def add(a, b):\n    return a + b\n"
 
@@ -1485,7 +1487,10 @@ def test_a_merge_leaves_out_a_rewritten_definition_that_breaks_the_tests(
     assert "+    def bump_patch(self, step=1):" in diff and "__init__" not in diff, diff
     summary = patches[0].summary
     assert "replaced Version.bump_patch; kept Version.__init__ as it was" in summary, summary
-    assert outcome.status == "completed", outcome.answer
+    # nothing that ran passes `step`: proposed, not verified
+    assert outcome.status == "incomplete" and outcome.answer.startswith(UNTRIED_HEAD), (
+        outcome.answer
+    )
     # control: the same class with an __init__ that keeps the label is proposed whole
     kept = broken.replace("patch):\n", "patch, label=None):\n        self.label = label\n")
     kept = kept.replace("(major, minor, patch)\n", "(int(major), int(minor), int(patch))\n")
@@ -1602,7 +1607,9 @@ def test_a_change_that_never_writes_the_new_name_its_task_names_is_not_done(
     assert len(patches) == 1
     missing = "Not done: the task names `times`, which this change does not add."
     assert (missing in outcome.answer) is not right, outcome.answer
-    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+    # right: nothing that ran passes the parameter, so not verified (agent/outcome.py)
+    assert outcome.status == "incomplete", outcome.answer
+    assert outcome.answer.startswith(UNTRIED_HEAD) is right, outcome.answer
 
 
 @pytest.mark.parametrize("reads", [False, True], ids=["never-read", "control-read"])
@@ -1622,7 +1629,9 @@ def test_a_new_parameter_the_body_never_reads_fails_its_check(
     assert (said in requests[1].prompt_text()) is not reads
     checks = [c["command"] for c in patches[0].validation.get("checks", []) if not c["passed"]]
     assert checks == ([] if reads else ["every new parameter is read"])
-    assert outcome.status == ("completed" if reads else "incomplete"), outcome.answer
+    # right: nothing that ran passes the parameter, so not verified (agent/outcome.py)
+    assert outcome.status == "incomplete", outcome.answer
+    assert outcome.answer.startswith(UNTRIED_HEAD) is reads, outcome.answer
     assert ("Not done: the proposed change fails its checks." in outcome.answer) is not reads
 
 
@@ -1642,7 +1651,9 @@ def test_a_change_that_leaves_the_function_the_task_is_about_as_it_was_is_not_do
     assert len(patches) == 1
     untouched = "Not done: the task is about `mul`, and this change neither changes nor uses"
     assert (untouched in outcome.answer) is not right, outcome.answer
-    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+    # right: nothing that ran passes the parameter, so not verified (agent/outcome.py)
+    assert outcome.status == "incomplete", outcome.answer
+    assert outcome.answer.startswith(UNTRIED_HEAD) is right, outcome.answer
 
 
 @pytest.mark.parametrize("right", [False, True], ids=["a-new-function", "control-a-parameter"])
@@ -1665,7 +1676,9 @@ def test_a_name_given_a_default_that_is_added_as_no_parameter_is_not_done(
     said = "Not done: the task gives `times` a default, so it is a parameter"
     assert (said in outcome.answer) is not right, outcome.answer
     assert (said in requests[-1].prompt_text()) is not right  # told once before the end
-    assert outcome.status == ("completed" if right else "incomplete"), outcome.answer
+    # right: nothing that ran passes the parameter, so not verified (agent/outcome.py)
+    assert outcome.status == "incomplete", outcome.answer
+    assert outcome.answer.startswith(UNTRIED_HEAD) is right, outcome.answer
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import pytest
 from tests.conftest import make_tools
 from tests.test_agent_edits import run_keeping_patches
 
+from smol_instruments.agent.outcome import UNTRIED
 from smol_instruments.base.config import Settings
 from smol_instruments.tools.examples import EXAMPLES_CHECK, docstring_examples, examples
 
@@ -147,3 +148,27 @@ def test_a_docstring_example_a_change_writes_is_run(
         assert check["passed"] is True, check
     else:
         assert check["passed"] is False and wrong in str(check["output"]), check
+
+
+@pytest.mark.parametrize(
+    ("example", "status"),
+    [
+        ("", "incomplete"),  # nothing runs `scale`: not verified
+        ("    >>> add(5, 1, scale=2)\n    8\n", "completed"),  # its example runs it, and passes
+        ("    >>> add(5, 1)\n    4\n", "incomplete"),  # an example that leaves it out
+    ],
+)
+def test_a_new_parameter_nothing_ran_is_not_verified(
+    repo: Path, settings: Settings, example: str, status: str
+) -> None:
+    """Fresh dev sv-to-dict-skip-none: the project's tests passed with a `skip_none` that
+    dropped a prerelease, and the run said `completed`; none of them passes it. A feature is
+    verified like a fix, by what ran: here, an example the change writes that passes the new
+    parameter."""
+    doc = f'    """Add, scaled.\n\n{example}    """\n' if example else ""
+    change = f"# file: app/calc.py\ndef add(a, b, scale=1):\n{doc}    return (a - b) * scale\n"
+    task = "add a scale argument to add in app/calc.py, default 1"
+    outcome, _, patches = run_keeping_patches(repo, settings, [change, "Done.", "Done."], task)
+    assert patches and "scale=1" in (patches[-1].files[0].proposed or "")
+    assert outcome.status == status, outcome.answer
+    assert outcome.answer.startswith(UNTRIED.split("{", 1)[0]) is (status == "incomplete")

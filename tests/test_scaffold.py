@@ -12,9 +12,11 @@ from tests.test_intent import LLAMA_PROPS
 
 from smol_instruments.agent.context import Context
 from smol_instruments.agent.intent import from_rules
+from smol_instruments.agent.outcome import UNTRIED
 from smol_instruments.agent.state import AgentState
 from smol_instruments.agent.watch import RunWatch
 from smol_instruments.base.config import Settings
+from smol_instruments.patches.merge import merge_definitions
 from smol_instruments.tools.base import ToolContext
 from smol_instruments.tools.scaffold import parameter_grammar, signature_prefix
 
@@ -65,7 +67,9 @@ class Other:
         ("slug", "keep_case", 'def slug(text: str, sep: str = "-", keep_case', 3),
         ("plain", "flag", "def plain(flag", 2),
         ("Version.finalize", "keep", "    def finalize(self, keep", 2),
-        ("Version.label", "strict", '    def label(self, *, mark="é", strict', 2),
+        # a method of two classes merges only inside its class: the class line comes first
+        ("Version.label", "strict", 'class Version:\n    def label(self, *, mark="é", strict', 3),
+        ("Other.label", "strict", "class Other:\n    def label(self, strict", 3),
         (
             "parse",
             "allow_v",
@@ -98,6 +102,41 @@ def test_no_signature_is_written_where_the_function_is_not_one_or_takes_it(
 ) -> None:
     assert signature_prefix(SOURCE, function, parameter) is None
     assert parameter_grammar("m.py", SOURCE, [function], parameter) == ""
+
+
+POINTERS = """class End:
+    def __init__(self, items):
+        self.items = items
+
+
+class Pointer(object):
+    \"\"\"A pointer.\"\"\"
+
+    def __init__(self, path):
+        if not path.startswith("/"):
+            raise ValueError("Location must start with /")
+        self.parts = path.split("/")[1:]
+"""
+
+
+def test_a_class_named_stands_for_its_constructor_which_merges_inside_its_class() -> None:
+    """Fresh dev jp-pointer-relative: "could the constructor take an optional relative arg?"
+    names the class; unheld, the 1.5B model wrote the whole class, 774 tokens, three times.
+    Its `__init__` is started inside its class (another class has one too), and the reply
+    merges into that one alone."""
+    grammar = parameter_grammar("p.py", POINTERS, ["Pointer"], "relative")
+    assert grammar.startswith(
+        'root ::= "```python\\x0a# file: p.py\\x0a\\x0aclass Pointer(object):\\x0a'
+        '    def __init__(self, path, relative"'
+    ), grammar
+    reply = (
+        "class Pointer(object):\n    def __init__(self, path, relative=False):\n"
+        "        if relative:\n            path = '/' + path\n"
+        "        self.parts = path.split('/')[1:]\n"
+    )
+    merged = merge_definitions(POINTERS, reply, "p.py")
+    assert merged.replaced == ("Pointer.__init__",)
+    assert "self.items = items" in merged.text and "relative=False" in merged.text
 
 
 def test_a_name_picks_what_it_names_exactly_and_a_file_that_does_not_parse_gives_none() -> None:
@@ -211,7 +250,9 @@ def test_a_feature_that_breaks_the_tests_is_searched_among_held_versions(
     told = after.last_user_text()
     assert "version 2 changes the code, and the project's tests pass with it" in told, told
     assert "-(a * b) if negate else a * b" in diff_of(patches[-1])
-    assert outcome.status == "completed", outcome.answer
+    # the project's tests never pass `negate`: proposed, not verified (agent/outcome.py)
+    assert outcome.status == "incomplete", outcome.answer
+    assert outcome.answer.startswith(UNTRIED.split("{", 1)[0]), outcome.answer
 
 
 def test_with_no_one_file_for_the_change_the_first_shown_that_defines_it_is_started(

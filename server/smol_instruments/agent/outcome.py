@@ -17,6 +17,7 @@ from ..base.pyast import parsed
 from ..base.testruns import failing_tests, is_test_file, ran_tests, test_summary
 from ..patches.model import FileChange, Patch
 from ..patches.pysource import DEFINITIONS, first_line, last_line
+from ..tools.examples import EXAMPLES_CHECK
 from ..tools.scaffold import parameters_of
 from .events import RunStatus
 from .intent import Held, TaskIntent
@@ -66,6 +67,11 @@ UNVERIFIED = (
     "fails without it and passes with it; the task gives no call and value to try). Check it, "
     "or tell me a call and what it should give."
 )
+UNTRIED = (
+    "Not verified: nothing that ran passes {names} (no test or example the change adds uses "
+    "it, and the task gives no call and value to try). Try it, or tell me a call and what it "
+    "should give."
+)
 REPEATED = (
     "Not answered: the model gave its answer to the previous question again, word for word "
     "(shown below); it does not answer this one. Try asking it differently."
@@ -113,6 +119,11 @@ def judge(answer: str, watch: RunWatch) -> tuple[RunStatus, str]:
         elif intent.mends and changes_code(last) and not verified(last, watch.failing):
             # a fix is known by what ran: a call the task tells, or tests that failed before
             status, said = "incomplete", f"{UNVERIFIED} {said}"
+        elif (new := _new_parameters(watch, last)) and not tried(last, new):
+            # a feature too: fresh dev sv-to-dict-skip-none passed the project's tests, none
+            # of which passes `skip_none`, and dropped a prerelease that is not None
+            names = ", ".join(f"`{name}`" for name in new)
+            status, said = "incomplete", f"{UNTRIED.format(names=names)} {said}"
         answer = said
     return status, answer
 
@@ -330,6 +341,8 @@ def _called(call: ast.Call) -> str:
 
 
 #: A line under a heading that makes it one (reStructuredText, Markdown's setext style).
+#: How the checks of a change's examples are named (tools/examples.py).
+EXAMPLES = EXAMPLES_CHECK.split("{", 1)[0]
 _UNDERLINE = re.compile(r"""([=\-~^"'`#*+:.])\1{2,}\s*""")
 
 
@@ -360,6 +373,35 @@ def adds_parameter(patch: Patch, name: str) -> bool:
         for change in patch.files
         if change.path.endswith(".py")
     )
+
+
+def _new_parameters(watch: RunWatch, patch: Patch) -> list[str]:
+    """The parameters the task gives that the patch adds."""
+    return [name for name in watch.parameters_given if adds_parameter(patch, name)]
+
+
+def tried(patch: Patch, names: list[str]) -> bool:
+    """A check that passed ran one of the new parameters `names`: the task's symptom calls
+    give what it wants, or a test or an example the patch adds passes one by keyword
+    (`skip_none=True`: a test file's lines, a docstring's `>>>` lines, a document's) and the
+    check that runs it passed."""
+    if confirmed(patch):
+        return True
+    passed = [check for check in patch.validation.get("checks", []) if check.get("passed")]
+    tests = any(ran_tests(str(check.get("output") or "")) for check in passed)
+    examples = any(str(check.get("command", "")).startswith(EXAMPLES) for check in passed)
+    uses = re.compile(rf"\b(?:{'|'.join(map(re.escape, names))})\s*=(?!=)")
+    for change in patch.files:
+        lines = [line for hunk in change.hunks for line in hunk.new if uses.search(line)]
+        if is_test_file(change.path):
+            ran = tests
+        elif change.path.endswith(".py"):
+            ran, lines = examples, [line for line in lines if ">>>" in line]
+        else:
+            ran = examples
+        if ran and lines:
+            return True
+    return False
 
 
 def adds_heading(patch: Patch, title: str) -> bool:

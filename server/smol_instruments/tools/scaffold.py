@@ -60,7 +60,32 @@ def signature_prefix(source: str, function: str, parameter: str) -> tuple[str, i
         column = head.index(b"(", head.index(node.name.encode())) + 1
     cut = lines[row - 1].encode()[:column].decode()
     prefix = "".join(lines[start - 1 : row - 1]) + cut + joint + parameter
-    return prefix, (node.end_lineno or node.lineno) - start + 1
+    size = (node.end_lineno or node.lineno) - start + 1
+    qualified = next(name for name, n in named if n is node)
+    methods = [n.rsplit(".", 1)[-1] for n, _ in _definitions(tree.body) if "." in n]
+    if "." in qualified and methods.count(node.name) > 1:
+        # a method of several classes (`__init__`) merges by name only inside its class
+        owner = _owner(tree, lines, qualified.rsplit(".", 1)[0])
+        if owner is None:
+            return None
+        prefix, size = owner + prefix, size + 1
+    return prefix, size
+
+
+def _owner(tree: ast.Module, lines: list[str], dotted: str) -> str | None:
+    """The `class X(...):` line of the class `dotted` names ("A", "A.B"), where it is one line
+    of its own and the class has no decorator."""
+    body: list[ast.stmt] = tree.body
+    node: ast.ClassDef | None = None
+    for part in dotted.split("."):
+        node = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == part), None)
+        if node is None:
+            return None
+        body = node.body
+    if node is None or node.decorator_list:
+        return None
+    line = lines[node.lineno - 1]
+    return line if line.rstrip().endswith(":") else None
 
 
 def parameter_grammar(
@@ -77,7 +102,11 @@ def parameter_grammar(
     words = [
         name for name in defined if re.search(rf"(?<!\w){name.rsplit('.', 1)[-1]}(?!\w)", task)
     ]
-    for function in [*functions, *words]:
+    # a class named stands for its constructor ("could the JsonPointer constructor take ...")
+    asked = [
+        name for function in [*functions, *words] for name in (function, f"{function}.__init__")
+    ]
+    for function in asked:
         if (found := signature_prefix(source, function, parameter)) is not None:
             prefix, size = found
             opening = gbnf_literal(f"```python\n# file: {path}\n\n{prefix}")
