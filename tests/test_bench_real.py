@@ -18,6 +18,7 @@ from bench.real import (
     agents,
     checks,
     dev_fresh,
+    dev_impact,
     dev_options,
     dev_prose,
     dev_semver,
@@ -324,6 +325,7 @@ def test_every_kind_has_dev_tasks_on_vendored_and_written_fixtures() -> None:
                 *dev_fresh.THIRD,
                 *dev_prose.FOURTH,
                 *dev_options.FIFTH,
+                *dev_impact.SIXTH,
             )
         }
 
@@ -404,7 +406,8 @@ def test_the_held_out_split_is_kept_apart() -> None:
     held = [t for t in tasks.TASKS if t.split == "heldout"]
     assert [t.key for t in held] == [t.key for t in heldout.TASKS]
     # every kind is in both splits, and the two are about the same size (dev larger by the
-    # fresh tasks of bench/real/dev_fresh.py, dev_prose.py and dev_options.py, 25 of 95)
+    # fresh tasks of bench/real/dev_fresh.py, dev_prose.py, dev_options.py and dev_impact.py,
+    # 28 of 98)
     assert {t.kind for t in held} == set(tasks.KINDS)
     dev = [t for t in tasks.TASKS if t.split == "dev"]
     assert 0.4 < len(dev) / len(tasks.TASKS) < 0.65
@@ -416,7 +419,7 @@ def test_the_held_out_split_is_kept_apart() -> None:
     # the dev modules do not mention a held-out task or its bug
     dev_source = "".join(
         Path(module.__file__ or "").read_text()
-        for module in (dev_tasks, dev_fresh, dev_prose, dev_options, tasks)
+        for module in (dev_tasks, dev_fresh, dev_prose, dev_options, dev_impact, tasks)
     )
     for task in held:
         assert task.key not in dev_source and task.turns[0] not in dev_source
