@@ -667,3 +667,31 @@ def test_a_session_proposes_the_parameter_a_question_asks_for_and_answers_one_it
         assert "proposed patch" in outcome.answer
     else:
         assert not patches and "b is its second argument" in outcome.answer
+
+
+def test_a_parameter_another_function_takes_is_still_new_to_the_one_named(tmp_path: Path) -> None:
+    """What the named definitions take decides, not the file: `strict` is add's, and "could
+    mul() take an optional strict argument?" asks for mul's; a class stands for its
+    constructor."""
+    from tests.conftest import make_repo, make_tools
+
+    from smol_instruments.base.config import load_settings
+    from smol_instruments.tools.scaffold import parameters_in
+
+    files = {
+        "app/calc.py": "def add(a, b, strict=False):\n    return a + b\n\n\n"
+        "def mul(a, b):\n    return a * b\n\n\nclass Box:\n    def __init__(self, size):\n"
+        "        self.size = size\n\n    def grow(self, by):\n        return by\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    ctx, _ = make_tools(repo, load_settings(None, sandbox_backend="none", phoenix_enabled=False))
+    assert parameters_in(ctx, {"mul": ["app/calc.py"]}) == {"a", "b"}
+    assert parameters_in(ctx, {"Box": ["app/calc.py"]}) == {"self", "size"}
+    found = {"mul": ["app/calc.py"]}
+    intent = decide(
+        "could mul() take an optional strict argument?",
+        follow_up=False,
+        ask=lambda question: None,
+        taken=lambda names: parameters_in(ctx, found),
+    )
+    assert intent.kind == "change"

@@ -138,13 +138,18 @@ def parameters_of(source: str | None) -> set[str]:
 
 
 def parameters_in(ctx: ToolContext, found: dict[str, list[str]]) -> set[str]:
-    """The names of the parameters the functions of the files in `found`'s lists take."""
+    """The names of the parameters the definitions `found` names take, in the files it gives
+    for each (a function's or method's own; a class's, its constructor's)."""
     taken: set[str] = set()
-    for path in dict.fromkeys(path for paths in found.values() for path in paths):
-        try:
-            taken |= parameters_of(ctx.file_text(path))
-        except ToolError:
-            continue
+    for name, paths in found.items():
+        for path in paths:
+            try:
+                tree = parsed(ctx.file_text(path) or "")
+            except ToolError:
+                continue
+            for qualified, node in _definitions(tree.body) if tree else []:
+                if _names(name, qualified) or _names(f"{name}.__init__", qualified):
+                    taken |= parameters_of(ast.unparse(node))
     return taken
 
 
