@@ -615,7 +615,11 @@ def test_the_section_a_change_adds_is_its_title(task: str, section: str | None) 
         # a feature asked as a question: a parameter the code takes nowhere
         ("could the `Pointer` constructor take an optional relative arg?", "change"),
         ("to_dict() gives me None values. can it take a skip_none flag?", "change"),
-        ("can bump_patch take a step?", "change"),
+        ("can bump_patch take a step? default stays 1", "change"),
+        ("can bump_patch take a third number?", "question"),  # no parameter told
+        # a function named as a word: the words the repository defines are the names
+        ("could humanize take a capitalize flag?", "change"),
+        ("could frobnicate take a capitalize flag?", "question"),  # defined nowhere
         # controls: one it takes already, a question about what is, no code named
         ("can bump_patch take a separator argument?", "question"),
         ("does bump_patch take a step argument?", "question"),
@@ -630,30 +634,38 @@ def test_a_question_whether_code_could_take_a_parameter_it_lacks_is_a_change(
     define the task's names."""
     asked: list[tuple[str, ...]] = []
 
-    def taken(names: tuple[str, ...]) -> set[str]:
+    def taken(names: tuple[str, ...]) -> dict[str, set[str]]:
         asked.append(names)
-        return {"self", "separator"}
+        defined = {"Pointer", "to_dict", "bump_patch", "humanize"}
+        return {name: {"self", "separator"} for name in names if name in defined}
 
     intent = decide(task, follow_up=False, ask=lambda question: None, taken=taken)
     assert intent.kind == kind
     assert all(names for names in asked)
 
 
-@pytest.mark.parametrize(("parameter", "grammar"), [("scale", True), ("b", False)])
+@pytest.mark.parametrize(
+    ("task", "grammar"),
+    [
+        ("could add() take an optional scale argument?", True),
+        ("could add take an optional scale argument?", True),  # a function named as a word
+        ("could add() take an optional b argument?", False),
+    ],
+)
 def test_a_session_proposes_the_parameter_a_question_asks_for_and_answers_one_it_has(
-    repo: Path, settings: Settings, parameter: str, grammar: bool
+    repo: Path, settings: Settings, task: str, grammar: bool
 ) -> None:
     """Through a session on llama.cpp's server: the model reads "could add() take an optional
     scale argument?" as a question, but app/calc.py's functions take no `scale`, so the run is
     a change and its first reply is started as add's new version (the grammar of
     tools/scaffold.py); with `b`, which add takes, it stays a question, answered in prose."""
-    question = json.dumps({"request": "answer_question", "names": ["add"]})
+    question = json.dumps({"request": "answer_question", "names": []})
     change = "# file: app/calc.py\ndef add(a, b, scale=1):\n    return (a - b) * scale\n"
     reply = change if grammar else "`add` takes a and b; b is its second argument."
     with ScriptedModel([question, reply, "Done."], props=LLAMA_PROPS) as model:
         session = session_for(repo, settings, model)
         try:
-            outcome = session.run(f"could add() take an optional {parameter} argument?")
+            outcome = session.run(task)
             patches = session.ctx.patches.all()
         finally:
             session.close()
@@ -685,8 +697,8 @@ def test_a_parameter_another_function_takes_is_still_new_to_the_one_named(tmp_pa
     }
     repo = make_repo(tmp_path / "repo", files)
     ctx, _ = make_tools(repo, load_settings(None, sandbox_backend="none", phoenix_enabled=False))
-    assert parameters_in(ctx, {"mul": ["app/calc.py"]}) == {"a", "b"}
-    assert parameters_in(ctx, {"Box": ["app/calc.py"]}) == {"self", "size"}
+    assert parameters_in(ctx, {"mul": ["app/calc.py"]}) == {"mul": {"a", "b"}}
+    assert parameters_in(ctx, {"Box": ["app/calc.py"]}) == {"Box": {"self", "size"}}
     found = {"mul": ["app/calc.py"]}
     intent = decide(
         "could mul() take an optional strict argument?",

@@ -440,12 +440,13 @@ def decide(
     follow_up: bool,
     carried: tuple[str, ...] = (),
     ask: Callable[[str], tuple[str, str] | None],
-    taken: Callable[[tuple[str, ...]], set[str]] = lambda names: set(),
+    taken: Callable[[tuple[str, ...]], dict[str, set[str]]] = lambda names: {},
 ) -> TaskIntent:
     """The task's intent: by the rules where they settle it, else by the model (`ask` gets the
     question, returns its schema-held reply with the conversation's text, or None), or rules;
     a question whether a function could take a parameter it does not take is a change
-    (`_offers_parameter`; `taken` gives the parameters of the files defining some names)."""
+    (`_offers_parameter`; `taken` gives, for each of some names the repository defines, the
+    parameters its definitions take)."""
     ruled = from_rules(task, carried=carried)
     if settled(ruled, follow_up=follow_up):
         return _offers_parameter(ruled, taken)
@@ -458,26 +459,34 @@ def decide(
 
 
 def _offers_parameter(
-    intent: TaskIntent, taken: Callable[[tuple[str, ...]], set[str]]
+    intent: TaskIntent, taken: Callable[[tuple[str, ...]], dict[str, set[str]]]
 ) -> TaskIntent:
     """`intent`, a change where it is a question or a command asking whether code could take a
-    parameter it names that the files defining the task's names take nowhere ("could the
-    constructor take an optional relative arg?", "can it take a skip_none flag?"): a feature
-    asked as a question, proposed for the user to review (nothing is written unless they
-    accept), not described in prose and left undone. A parameter they take already ("can
-    slugify take a separator?" where it does) leaves a question about what is.
-    Measured on the 1.5B model: read as questions, such requests ended after one prose step."""
-    if intent.kind not in ("question", "command") or not intent.names:
+    parameter it names that the definitions it names do not take ("could the constructor
+    take an optional relative arg?", "can it take a skip_none flag?"): a feature asked as a
+    question, proposed for the user to review (nothing is written unless they accept), not
+    described in prose and left undone. A parameter they take already ("can slugify take a
+    separator?" where it does) leaves a question about what is. Where the task writes no
+    code name ("can dasherize take a separator?"), the words it uses that the repository
+    defines are the names. Measured on the 1.5B model: read as questions, such requests
+    ended after one prose step."""
+    if intent.kind not in ("question", "command"):
         return intent
     if not any(wording.ABLE.match(sentence) for sentence in _sentences(intent.task)):
         return intent
+    if not (wording.PARAMETER.search(intent.task) or wording.DEFAULT_KEPT.search(intent.task)):
+        return intent  # "can add take a third number?": no parameter is told
     told = {
         found.group(found.lastindex or 0).lower()
         for found in wording.NAMED_PARAMETER.finditer(intent.task)
-    }
-    if not told - wording.NOT_A_NAME - {name.lower() for name in taken(intent.names)}:
+    } - wording.NOT_A_NAME
+    words = (w for w in re.findall(r"[A-Za-z_]\w{2,}", intent.task) if w.lower() not in told)
+    names = intent.names or tuple(dict.fromkeys(words))
+    defined = taken(names) if told and names else {}
+    params = {name.lower() for found in defined.values() for name in found}
+    if not defined or not told - params:
         return intent
-    return replace(intent, kind="change")
+    return replace(intent, kind="change", names=intent.names or tuple(defined))
 
 
 def from_model_reply(

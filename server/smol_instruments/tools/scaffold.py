@@ -137,10 +137,10 @@ def parameters_of(source: str | None) -> set[str]:
     }
 
 
-def parameters_in(ctx: ToolContext, found: dict[str, list[str]]) -> set[str]:
-    """The names of the parameters the definitions `found` names take, in the files it gives
-    for each (a function's or method's own; a class's, its constructor's)."""
-    taken: set[str] = set()
+def parameters_in(ctx: ToolContext, found: dict[str, list[str]]) -> dict[str, set[str]]:
+    """For each name `found` gives files for, the names of the parameters its definitions
+    there take (a function's or method's own; a class's, its constructor's)."""
+    taken: dict[str, set[str]] = {}
     for name, paths in found.items():
         for path in paths:
             try:
@@ -149,7 +149,7 @@ def parameters_in(ctx: ToolContext, found: dict[str, list[str]]) -> set[str]:
                 continue
             for qualified, node in _definitions(tree.body) if tree else []:
                 if _names(name, qualified) or _names(f"{name}.__init__", qualified):
-                    taken |= parameters_of(ast.unparse(node))
+                    taken.setdefault(name, set()).update(parameters_of(ast.unparse(node)))
     return taken
 
 
