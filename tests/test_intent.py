@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from tests.support.scripted_model import ScriptedModel
 from tests.test_agent import session_for, tree_digest
+from tests.test_agent_edits import run_keeping_patches
 
 from smol_instruments.agent.intent import (
     INTENT_SCHEMA,
@@ -662,14 +663,9 @@ def test_a_session_proposes_the_parameter_a_question_asks_for_and_answers_one_it
     question = json.dumps({"request": "answer_question", "names": []})
     change = "# file: app/calc.py\ndef add(a, b, scale=1):\n    return (a - b) * scale\n"
     reply = change if grammar else "`add` takes a and b; b is its second argument."
-    with ScriptedModel([question, reply, "Done."], props=LLAMA_PROPS) as model:
-        session = session_for(repo, settings, model)
-        try:
-            outcome = session.run(task)
-            patches = session.ctx.patches.all()
-        finally:
-            session.close()
-        first = model.requests[1].body
+    turns = [question, reply, "Done."]
+    outcome, requests, patches = run_keeping_patches(repo, settings, turns, task, LLAMA_PROPS)
+    first = requests[1].body
     assert isinstance(first, dict)
     assert ("grammar" in first) is grammar
     if grammar:

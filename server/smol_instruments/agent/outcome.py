@@ -340,9 +340,9 @@ def _called(call: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
 
 
-#: A line under a heading that makes it one (reStructuredText, Markdown's setext style).
 #: How the checks of a change's examples are named (tools/examples.py).
 EXAMPLES = EXAMPLES_CHECK.split("{", 1)[0]
+#: A line under a heading that makes it one (reStructuredText, Markdown's setext style).
 _UNDERLINE = re.compile(r"""([=\-~^"'`#*+:.])\1{2,}\s*""")
 
 

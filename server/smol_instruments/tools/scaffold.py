@@ -34,7 +34,8 @@ def signature_prefix(source: str, function: str, parameter: str) -> tuple[str, i
     tree = parsed(source)
     if tree is None or not parameter.isidentifier():
         return None
-    named = [(name, node) for name, node in _definitions(tree.body) if _names(function, name)]
+    definitions = _definitions(tree.body)
+    named = [(name, node) for name, node in definitions if _names(function, name)]
     found = [node for name, node in named if name == function] or [node for _, node in named]
     if len(found) != 1 or found[0].args.kwarg is not None:
         return None
@@ -62,7 +63,7 @@ def signature_prefix(source: str, function: str, parameter: str) -> tuple[str, i
     prefix = "".join(lines[start - 1 : row - 1]) + cut + joint + parameter
     size = (node.end_lineno or node.lineno) - start + 1
     qualified = next(name for name, n in named if n is node)
-    methods = [n.rsplit(".", 1)[-1] for n, _ in _definitions(tree.body) if "." in n]
+    methods = [n.rsplit(".", 1)[-1] for n, _ in definitions if "." in n]
     if "." in qualified and methods.count(node.name) > 1:
         # a method of several classes (`__init__`) merges by name only inside its class
         owner = _owner(tree, lines, qualified.rsplit(".", 1)[0])
@@ -122,7 +123,12 @@ def parameters_of(source: str | None) -> set[str]:
     """The names of the parameters the functions in `source` take (none where it does not
     parse)."""
     tree = parsed(source or "")
-    functions = (n for n in ast.walk(tree) if isinstance(n, FUNCTIONS)) if tree else ()
+    return _parameters(tree) if tree else set()
+
+
+def _parameters(node: ast.AST) -> set[str]:
+    """The names of the parameters the functions in `node` (itself one or not) take."""
+    functions = (n for n in ast.walk(node) if isinstance(n, FUNCTIONS))
     return {
         a.arg
         for f in functions
@@ -149,7 +155,7 @@ def parameters_in(ctx: ToolContext, found: dict[str, list[str]]) -> dict[str, se
                 continue
             for qualified, node in _definitions(tree.body) if tree else []:
                 if _names(name, qualified) or _names(f"{name}.__init__", qualified):
-                    taken.setdefault(name, set()).update(parameters_of(ast.unparse(node)))
+                    taken.setdefault(name, set()).update(_parameters(node))
     return taken
 
 
