@@ -14,9 +14,11 @@ from tests.test_agent_edits import run_keeping_patches
 from tests.test_intent import LLAMA_PROPS
 
 from smol_instruments.agent.events import RunOutcome
+from smol_instruments.agent.outcome import lost_lines
 from smol_instruments.base.config import Settings
 from smol_instruments.base.errors import ToolError
 from smol_instruments.patches.merge import merge_definitions
+from smol_instruments.patches.model import FileChange, Patch
 from smol_instruments.tools.base import ToolContext
 from smol_instruments.tools.edit import (
     HELD_FILE_LINES,
@@ -688,3 +690,72 @@ def test_a_file_written_whole_without_the_change_is_refused(repo: Path, settings
         repo, settings, [changed, "I changed it."], "in CHANGES.md, add a bullet to 1.1: - Fast."
     )
     assert len(patches) == 1
+
+
+TABLES = (
+    "# Sample\n\n## Colours\n\n| Text | Background |\n| --- | --- |\n| `red` | `on_red` |\n"
+    "| `light_green` | `on_light_green` |\n| `light_blue` | `on_light_blue` |\n\n"
+    "## Terminals\n\n| Terminal | bold | dark |\n| --- | --- | --- |\n| xterm | yes | yes |\n"
+)
+
+
+@pytest.mark.parametrize("kept", [False, True], ids=["rows-lost", "row-added"])
+def test_a_prose_change_that_loses_lines_the_task_never_mentions_is_not_done(
+    repo: Path, settings: Settings, kept: bool
+) -> None:
+    """Asked to put a row in one table, the 1.5B model replaced two rows of another table with
+    it, and the run was `completed` (dev tc-readme-terminal-row). Lines a change to a text
+    file removes, that nothing it adds replaces and the task never mentions, make it not done,
+    told once; the control adds the row and keeps every line."""
+    (repo / "README.md").write_text(TABLES)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "tables")
+    row = "| Windows Terminal | yes | yes |\n"
+    if kept:
+        block = f"README.md\n<<<<<<< SEARCH\n| xterm | yes | yes |\n=======\n| xterm | yes | yes |\n{row}"
+    else:
+        old = "| `light_green` | `on_light_green` |\n| `light_blue` | `on_light_blue` |\n"
+        block = f"README.md\n<<<<<<< SEARCH\n{old}=======\n{row}"
+    block += ">>>>>>> REPLACE\n"
+    task = "put Windows Terminal in the terminals table in the readme, yes everywhere"
+    outcome, requests, patches = run_keeping_patches(
+        repo, settings, [block, "I added the row.", block, "I added the row."], task
+    )
+    assert patches
+    if kept:
+        assert outcome.status == "completed", outcome.answer
+    else:
+        assert outcome.status != "completed"
+        said = "removes lines of README.md that nothing it adds replaces"
+        assert said in outcome.answer and "`| `light_green` | `on_light_green` |`" in outcome.answer
+        assert sum(said in r.last_user_text() for r in requests) == 1  # told once
+    assert (repo / "README.md").read_text() == TABLES  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("path", "task", "lost"),
+    [
+        ("README.md", "add a Windows Terminal row", True),
+        ("README.md", "remove the light rows from the colours table", False),  # asked to go
+        ("README.md", "light_green and light_blue are wrong, say windows", False),  # named
+        ("setup.cfg", "we dropped light support", False),
+        ("bin/tool.py", "add a Windows Terminal row", False),  # told by its definitions
+    ],
+)
+def test_lines_lost_are_those_the_task_neither_names_nor_asks_to_go(
+    path: str, task: str, lost: bool
+) -> None:
+    """A removed line alike an added one (a value changed) is replaced, not lost."""
+    old = "| `light_green` | `on_light_green` |\n| `light_blue` | `on_light_blue` |\n| a | b |\n"
+    new = "| windows | yes |\n| a | c |\n"
+    patch = Patch("p1", "", [FileChange.between(path, "# T\n" + old, "# T\n" + new)])
+    found = lost_lines(patch, task)
+    assert found == (
+        {path: ["| `light_green` | `on_light_green` |", "| `light_blue` | `on_light_blue` |"]}
+        if lost
+        else {}
+    )
+    script = FileChange.between(
+        "bin/tool", "#!/usr/bin/env python\n" + old, "#!/usr/bin/env python\n" + new
+    )
+    assert lost_lines(Patch("p2", "", [script]), task) == {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from difflib import SequenceMatcher
 from typing import Any
 
 from ..base.pyast import parsed
@@ -57,6 +58,24 @@ NOT_A_PARAMETER = (
 NO_NEW_TEST = (
     "Not done: the task asks for a new test, and this change adds no test function to a test "
     "file ({changed})."
+)
+LOST = (
+    "Not done: this change removes lines of {path} that nothing it adds replaces and the task "
+    "does not mention: {lines}. Keep them; change only what the task asks."
+)
+#: The words of a task that say which lines it is about: a version, a name, a word of prose.
+_WORD = re.compile(r"[a-z0-9](?:[\w.\-]*[a-z0-9])?")
+#: Words too common in a request to say which lines it means (shorter ones count only with a
+#: digit: "3.7").
+_COMMON = frozenset(
+    {"with", "that", "this", "your", "make", "from", "into", "about", "them", "each", "also"}
+    | {"should", "would", "could", "please", "file", "there", "here", "have", "just", "some"}
+)
+#: A request that asks for lines to go ("drop the 3.7 classifier", "... instead").
+_REMOVES = re.compile(
+    r"\b(?:remov|delet|drop|take (?:\w+ )?out|get rid|instead|replac|rewrit|rephras|reword|"
+    r"shorten|trim|clean)",
+    re.IGNORECASE,
 )
 ELSEWHERE = "Not done: the task is about {files}, and this change does not touch it."
 UNTOUCHED = (
@@ -143,6 +162,11 @@ def shortfall(watch: RunWatch, patch: Patch) -> str | None:
     lines = _added_lines(patch)
     if urls := [url for url in _URL.findall(intent.task) if not any(url in n for n in lines)]:
         return NOT_WRITTEN.format(values=", ".join(f"<{url}>" for url in urls))
+    if lost := lost_lines(patch, intent.task):
+        # asked to add a row to a table, the 1.5B model replaced five rows of another table
+        # with it (dev tc-readme-terminal-row), and the run was `completed`
+        path, gone = next(iter(lost.items()))
+        return LOST.format(path=path, lines="; ".join(f"`{line}`" for line in gone[:3]))
     if new := [name for name in watch.absent if name in intent.task and not adds(patch, name)]:
         # "add a `max_length` argument to parameterize": a change that never writes it
         return NOT_ADDED.format(names=", ".join(f"`{name}`" for name in new))
@@ -354,6 +378,41 @@ def _added(patch: Patch) -> list[list[str]]:
 def _added_lines(patch: Patch) -> list[str]:
     """Every line the patch adds, its hunks' in order."""
     return [line for added in _added(patch) for line in added]
+
+
+def lost_lines(patch: Patch, task: str) -> dict[str, list[str]]:
+    """Per file that is not Python (a Python file's change is told by its definitions): the
+    lines the change removes that no line its hunk adds replaces (none alike, by difflib's
+    ratio), in hunks none of whose removed lines shares a word with the task. None when the
+    task asks for lines to go."""
+    if _REMOVES.search(task):
+        return {}
+    words = {
+        w
+        for w in _WORD.findall(task.lower())
+        if (len(w) > 3 or any(c.isdigit() for c in w)) and w not in _COMMON
+    }
+    found: dict[str, list[str]] = {}
+    for change in patch.files:
+        if _python(change) or change.original is None or change.proposed is None:
+            continue
+        for hunk in change.hunks:
+            new = [line.strip() for line in hunk.new if line.strip()]
+            gone = [
+                line.strip()
+                for line in hunk.old
+                if _WORD.search(line.lower())
+                and not any(SequenceMatcher(None, line.strip(), n).ratio() >= 0.6 for n in new)
+            ]
+            if gone and not words & {w for line in gone for w in _WORD.findall(line.lower())}:
+                found.setdefault(change.path, []).extend(gone)
+    return found
+
+
+def _python(change: FileChange) -> bool:
+    """A Python file: its name says so, or its first line runs Python (bin/jsonpointer)."""
+    first = (change.original or "").partition("\n")[0]
+    return change.path.endswith(".py") or (first.startswith("#!") and "python" in first)
 
 
 def adds(patch: Patch, name: str) -> bool:
