@@ -1240,3 +1240,50 @@ def test_an_assertion_on_the_tests_own_values_is_not_run_out_of_its_test() -> No
     assert _asserted_calls(tree, 7, None) == []
     assert _asserted_calls(tree, 12, None) == ["add(1, 1)"]
     assert _asserted_calls(tree, 16, None) == ["add(1, 1)"]
+
+
+VER = """from dataclasses import dataclass
+
+
+@dataclass(eq=False)
+class Ver:
+    major: int
+    pre: str | None = None
+    build: str | None = None
+
+    def __eq__(self, other):
+        return (self.major, self.pre) == (other.major, other.pre)
+
+
+def parse(text):
+    head, _, build = text.partition("+")
+    head, _, pre = head.partition("-")
+    return Ver(int(head), pre or None, build or None)
+"""
+
+
+@pytest.mark.parametrize("again", ["right", "wrong"])
+def test_a_field_said_to_have_a_value_it_did_not_have_as_it_ran_is_sent_back(
+    tmp_path: Path, settings: Settings, python_on_path: None, again: str
+) -> None:
+    """Dev sv-build-equal: shown `Version(..., prerelease=None, build='a')`, the 1.5B model
+    said the parse sets "the prerelease part set to 'a'", and the run was `completed`. Said
+    once, sent back; the same again is not `completed`, the values below it. Control: an
+    answer that says the fields as they were goes through at once."""
+    from tests.test_agent import run
+
+    repo = make_repo(tmp_path / "repo", {"ver.py": VER, "tests/test_ver.py": "def test_x(): ...\n"})
+    task = "is parse('1+a') == parse('1+b')? feels like it shouldnt be"
+    wrong = "It is True: parse gives a Ver with the pre part set to `'a'`, then one of 'b'."
+    right = "It is True: pre is None for both; build ('a', 'b') is left out of the comparison."
+    outcome, requests = run(repo, settings, [right], task)
+    assert "where parse('1+a') = Ver(major=1, pre=None, build='a')" in requests[0].last_user_text()
+    assert len(requests) == 1 and outcome.status == "completed", outcome.answer
+    outcome, requests = run(repo, settings, [wrong, right if again == "right" else wrong], task)
+    told = requests[1].last_user_text()
+    assert "this answer says pre is 'a', but as it ran, pre=None" in told, told
+    if again == "right":
+        assert outcome.status == "completed" and outcome.answer == right
+    else:
+        assert outcome.status != "completed"
+        assert "Note: as it ran, pre=None; the answer above says pre is 'a'." in outcome.answer

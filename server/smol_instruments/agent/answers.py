@@ -6,6 +6,7 @@ at most once per run where the model may simply be right; the session judges the
 
 from __future__ import annotations
 
+import ast
 import logging
 import re
 from typing import Any
@@ -14,6 +15,7 @@ from smolagents import ActionStep
 from smolagents.memory import AgentMemory, TaskStep
 from smolagents.models import ChatMessage, MessageRole
 
+from ..base.pyast import parsed
 from ..base.testruns import COUNT_KINDS, failing_tests
 from .evidence import Step, Steps
 from .mentions import FENCED
@@ -470,6 +472,55 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
         Note.VALUES,
         results=results,
     )
+
+
+#: A value run and shown as its class's repr, its fields by name, after " = " or "returns "
+#: (`Version.parse('1.0.0+a') = Version(major=1, ..., prerelease=None, build='a')`).
+_REPR = re.compile(r"(?:= |returns )[A-Z]\w*\((\w+=[^()\n]*)\)")
+_LITERAL = r"'[^'\n]*'|\"[^\"\n]*\"|-?\d+(?:\.\d+)*\b|None\b|True\b|False\b"
+
+
+def the_fields_are_as_they_ran(answer: Any, memory: AgentMemory, agent: Any = None) -> bool:
+    """A question's answer that says a field of a value the run was shown had another value
+    than it had in every run shown ("the prerelease part set to 'a'" of `Version(...,
+    prerelease=None, build='a')`: dev sv-build-equal, `completed`) is sent back once; the same
+    again is let through with the values below it, not `completed`."""
+    watch: RunWatch | None = getattr(agent, "watch", None)
+    if watch is None or not isinstance(answer, str) or watch.intent.kind != "question":
+        return True
+    wrong = []
+    for field, value in _fields_shown(memory).items():
+        said = rf"\b{re.escape(field)}\b[\s`'\"]*(?:\w+\s+){{0,2}}?(?:is|was|=|set to|equals?|equal to|becomes)\s+`*"
+        for found in re.finditer(f"({said})({_LITERAL})", answer, re.IGNORECASE):
+            if _bare(found.group(2)) != _bare(value):
+                wrong.append((f"{field} is {found.group(2)}", f"{field}={value}"))
+                break
+    if not wrong:
+        return True
+    return _sent_back_once(
+        agent,
+        watch,
+        Nudge.FIELD_NOT_AS_RAN,
+        Note.FIELDS,
+        said="; ".join(said for said, _ in wrong),
+        ran="; ".join(ran for _, ran in wrong),
+    )
+
+
+def _fields_shown(memory: AgentMemory) -> dict[str, str]:
+    """Each field of the reprs the run was shown (its context, tools' outputs) that had one
+    value in all of them, as source (`None`, `'a'`)."""
+    seen: dict[str, set[str]] = {}
+    for step in memory.steps:
+        text = str(getattr(step, "observations", None) or getattr(step, "task", None) or "")
+        for inner in _REPR.findall(text):
+            tree = parsed(f"f({inner})")
+            expr = tree.body[0] if tree is not None and tree.body else None
+            value = expr.value if isinstance(expr, ast.Expr) else None
+            for keyword in value.keywords if isinstance(value, ast.Call) else []:
+                if keyword.arg and isinstance(keyword.value, ast.Constant):
+                    seen.setdefault(keyword.arg, set()).add(repr(keyword.value.value))
+    return {field: values.pop() for field, values in seen.items() if len(values) == 1}
 
 
 def value_told(value: str, answer: str) -> bool:

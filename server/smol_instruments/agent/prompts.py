@@ -267,6 +267,7 @@ class Note(Enum):
     STEPS = "Note: from the code, the steps of `{name}`: {steps}."
     GAVE = "Note: as it ran, {gave}."
     VALUES = "Note: run with the repository's code, {results}."
+    FIELDS = "Note: as it ran, {ran}; the answer above says {said}."
     UNGROUNDED = (
         "Note: nothing was read or run to check this answer against the repository's code; it "
         "is the model's own reading."
@@ -399,6 +400,10 @@ class Nudge(Enum):
     VALUE_NOT_TOLD = (
         "the question asks what the code gives, and it was run: {results}. Answer again, "
         "saying that result first, then why."
+    )
+    FIELD_NOT_AS_RAN = (
+        "this answer says {said}, but as it ran, {ran}. Answer again from what ran: which "
+        "values it had, and what that makes the code give."
     )
     COUNTS_DIFFER = (
         "the tests printed '{shown}', but this answer says {said}. Answer again with the "
