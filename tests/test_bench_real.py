@@ -21,6 +21,7 @@ from bench.real import (
     dev_impact,
     dev_options,
     dev_prose,
+    dev_readme,
     dev_semver,
     findings,
     fixtures,
@@ -217,7 +218,7 @@ def test_no_note_of_the_agent_makes_a_wrong_answer_right(tmp_path: Path) -> None
     # every note the agent has, filled: one added later is cut too
     slots = {"shown": "1 passed", "listed": "t.py::test_a", "reach": "`walk` used by resolve"}
     slots |= {"name": "walk", "steps": "`returns doc`", "results": "f() = 3", "gave": "n % 10 = 9"}
-    slots |= {"names": "`walk_all`"}
+    slots |= {"names": "`walk_all`", "ran": "pre=None", "said": "pre is 'a'"}
     for note in Note:
         assert checks.model_part(f"It is 3.\n\n{note.says(**slots)}").strip() == "It is 3."
     assert checks.model_part("It is 3.\n\nNote: it may be 4.") != "It is 3."  # the model's own
@@ -326,6 +327,7 @@ def test_every_kind_has_dev_tasks_on_vendored_and_written_fixtures() -> None:
                 *dev_prose.FOURTH,
                 *dev_options.FIFTH,
                 *dev_impact.SIXTH,
+                *dev_readme.SEVENTH,
             )
         }
 
@@ -406,8 +408,8 @@ def test_the_held_out_split_is_kept_apart() -> None:
     held = [t for t in tasks.TASKS if t.split == "heldout"]
     assert [t.key for t in held] == [t.key for t in heldout.TASKS]
     # every kind is in both splits, and the two are about the same size (dev larger by the
-    # fresh tasks of bench/real/dev_fresh.py, dev_prose.py, dev_options.py and dev_impact.py,
-    # 28 of 98)
+    # fresh tasks of bench/real/dev_fresh.py, dev_prose.py, dev_options.py, dev_impact.py and
+    # dev_readme.py, 31 of 101)
     assert {t.kind for t in held} == set(tasks.KINDS)
     dev = [t for t in tasks.TASKS if t.split == "dev"]
     assert 0.4 < len(dev) / len(tasks.TASKS) < 0.65
@@ -419,7 +421,7 @@ def test_the_held_out_split_is_kept_apart() -> None:
     # the dev modules do not mention a held-out task or its bug
     dev_source = "".join(
         Path(module.__file__ or "").read_text()
-        for module in (dev_tasks, dev_fresh, dev_prose, dev_options, dev_impact, tasks)
+        for module in (dev_tasks, dev_fresh, dev_prose, dev_options, dev_impact, dev_readme, tasks)
     )
     for task in held:
         assert task.key not in dev_source and task.turns[0] not in dev_source

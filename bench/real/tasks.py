@@ -281,7 +281,7 @@ FIRST: tuple[Task, ...] = (
 
 
 def _all_tasks() -> tuple[Task, ...]:
-    from . import dev, dev_fresh, dev_impact, dev_options, dev_prose, dev_semver
+    from . import dev, dev_fresh, dev_impact, dev_options, dev_prose, dev_readme, dev_semver
 
     try:
         from .heldout import TASKS as held_out
@@ -297,6 +297,7 @@ def _all_tasks() -> tuple[Task, ...]:
         *dev_prose.FOURTH,
         *dev_options.FIFTH,
         *dev_impact.SIXTH,
+        *dev_readme.SEVENTH,
         *held_out,
     )
     keys = [t.key for t in tasks]
