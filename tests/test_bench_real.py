@@ -23,6 +23,7 @@ from bench.real import (
     dev_prose,
     dev_readme,
     dev_semver,
+    dev_values,
     findings,
     fixtures,
     main,
@@ -328,6 +329,7 @@ def test_every_kind_has_dev_tasks_on_vendored_and_written_fixtures() -> None:
                 *dev_options.FIFTH,
                 *dev_impact.SIXTH,
                 *dev_readme.SEVENTH,
+                *dev_values.EIGHTH,
             )
         }
 
@@ -408,8 +410,8 @@ def test_the_held_out_split_is_kept_apart() -> None:
     held = [t for t in tasks.TASKS if t.split == "heldout"]
     assert [t.key for t in held] == [t.key for t in heldout.TASKS]
     # every kind is in both splits, and the two are about the same size (dev larger by the
-    # fresh tasks of bench/real/dev_fresh.py, dev_prose.py, dev_options.py, dev_impact.py and
-    # dev_readme.py, 31 of 101)
+    # fresh tasks of bench/real/dev_fresh.py, dev_prose.py, dev_options.py, dev_impact.py,
+    # dev_readme.py and dev_values.py, 35 of 105)
     assert {t.kind for t in held} == set(tasks.KINDS)
     dev = [t for t in tasks.TASKS if t.split == "dev"]
     assert 0.4 < len(dev) / len(tasks.TASKS) < 0.65
@@ -421,7 +423,16 @@ def test_the_held_out_split_is_kept_apart() -> None:
     # the dev modules do not mention a held-out task or its bug
     dev_source = "".join(
         Path(module.__file__ or "").read_text()
-        for module in (dev_tasks, dev_fresh, dev_prose, dev_options, dev_impact, dev_readme, tasks)
+        for module in (
+            dev_tasks,
+            dev_fresh,
+            dev_prose,
+            dev_options,
+            dev_impact,
+            dev_readme,
+            dev_values,
+            tasks,
+        )
     )
     for task in held:
         assert task.key not in dev_source and task.turns[0] not in dev_source

@@ -281,7 +281,16 @@ FIRST: tuple[Task, ...] = (
 
 
 def _all_tasks() -> tuple[Task, ...]:
-    from . import dev, dev_fresh, dev_impact, dev_options, dev_prose, dev_readme, dev_semver
+    from . import (
+        dev,
+        dev_fresh,
+        dev_impact,
+        dev_options,
+        dev_prose,
+        dev_readme,
+        dev_semver,
+        dev_values,
+    )
 
     try:
         from .heldout import TASKS as held_out
@@ -298,6 +307,7 @@ def _all_tasks() -> tuple[Task, ...]:
         *dev_options.FIFTH,
         *dev_impact.SIXTH,
         *dev_readme.SEVENTH,
+        *dev_values.EIGHTH,
         *held_out,
     )
     keys = [t.key for t in tasks]
