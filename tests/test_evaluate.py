@@ -1275,7 +1275,8 @@ def test_a_field_said_to_have_a_value_it_did_not_have_as_it_ran_is_sent_back(
     repo = make_repo(tmp_path / "repo", {"ver.py": VER, "tests/test_ver.py": "def test_x(): ...\n"})
     task = "is parse('1+a') == parse('1+b')? feels like it shouldnt be"
     wrong = "It is True: parse gives a Ver with the pre part set to `'a'`, then one of 'b'."
-    right = "It is True: pre is None for both; build ('a', 'b') is left out of the comparison."
+    right = "It is True: pre is None for both; build ('a', 'b') is left out of the comparison. "
+    right += "If pre is 'rc' for one, parse(text, pre='x') would differ."  # supposed, an argument
     outcome, requests = run(repo, settings, [right], task)
     assert "where parse('1+a') = Ver(major=1, pre=None, build='a')" in requests[0].last_user_text()
     assert len(requests) == 1 and outcome.status == "completed", outcome.answer
@@ -1287,3 +1288,24 @@ def test_a_field_said_to_have_a_value_it_did_not_have_as_it_ran_is_sent_back(
     else:
         assert outcome.status != "completed"
         assert "Note: as it ran, pre=None; the answer above says pre is 'a'." in outcome.answer
+
+
+def test_a_follow_up_about_other_values_is_not_held_to_the_fields_an_earlier_turn_ran(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Turn 2 asks about a value of its own ("and if pre were rc?"): the fields turn 1 ran
+    with are not what it is about (the test above is the control: a wrong field of a turn's
+    own run is sent back)."""
+    from tests.support.scripted_model import ScriptedModel
+    from tests.test_agent import session_for
+
+    repo = make_repo(tmp_path / "repo", {"ver.py": VER, "tests/test_ver.py": "def test_x(): ...\n"})
+    first = "It is True: pre is None for both; build is left out of the comparison."
+    second = "As it ran it gives True. Then pre is 'rc' for one of them, and they are not equal."
+    with ScriptedModel([first, second]) as model:
+        session = session_for(repo, settings, model)
+        one = session.run("is parse('1+a') == parse('1+b')?")
+        two = session.run("and if pre were rc on one of them?")
+        session.close()
+    assert len(model.requests) == 2, model.requests[-1].last_user_text()
+    assert (one.status, two.status) == ("completed", "completed")

@@ -477,6 +477,8 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
 #: A value run and shown as its class's repr, its fields by name, after " = " or "returns "
 #: (`Version.parse('1.0.0+a') = Version(major=1, ..., prerelease=None, build='a')`).
 _REPR = re.compile(r"(?:= |returns )[A-Z]\w*\((\w+=[^()\n]*)\)")
+#: A clause that supposes rather than tells ("if the prerelease is 'rc.1', ...").
+_SUPPOSED = re.compile(r"\b(?:if|when|whenever|unless|suppose)\b", re.IGNORECASE)
 _LITERAL = r"'[^'\n]*'|\"[^\"\n]*\"|-?\d+(?:\.\d+)*\b|None\b|True\b|False\b"
 
 
@@ -488,13 +490,19 @@ def the_fields_are_as_they_ran(answer: Any, memory: AgentMemory, agent: Any = No
     watch: RunWatch | None = getattr(agent, "watch", None)
     if watch is None or not isinstance(answer, str) or watch.intent.kind != "question":
         return True
-    wrong = []
+    wrong, task = [], watch.intent.task
     for field, value in _fields_shown(memory).items():
-        said = rf"\b{re.escape(field)}\b[\s`'\"]*(?:\w+\s+){{0,2}}?(?:is|was|=|set to|equals?|equal to|becomes)\s+`*"
-        for found in re.finditer(f"({said})({_LITERAL})", answer, re.IGNORECASE):
-            if _bare(found.group(2)) != _bare(value):
-                wrong.append((f"{field} is {found.group(2)}", f"{field}={value}"))
-                break
+        # "field=value" is how an argument is written, not what ran (as in `value_told`)
+        claim = rf"\b{re.escape(field)}\b[\s`'\"]*(?:\w+\s+){{0,2}}?(?:is|was|set to|equals?|becomes)\s+`*"
+        for found in re.finditer(f"({claim})({_LITERAL})", answer, re.IGNORECASE):
+            clause = re.split(r"[,;:\n]|\.\s", answer[: found.start()])[-1]
+            said = _bare(found.group(2))
+            # a value the question gives the field itself ("and if pre were rc?") is its own
+            asked = rf"\b{re.escape(field)}\W+(?:\w+\W+){{0,2}}?{re.escape(said)}\b"
+            if said == _bare(value) or _SUPPOSED.search(clause) or re.search(asked, task, re.I):
+                continue
+            wrong.append((f"{field} is {found.group(2)}", f"{field}={value}"))
+            break
     if not wrong:
         return True
     return _sent_back_once(
@@ -508,10 +516,12 @@ def the_fields_are_as_they_ran(answer: Any, memory: AgentMemory, agent: Any = No
 
 
 def _fields_shown(memory: AgentMemory) -> dict[str, str]:
-    """Each field of the reprs the run was shown (its context, tools' outputs) that had one
-    value in all of them, as source (`None`, `'a'`)."""
+    """Each field of the reprs this turn was shown (its context, tools' outputs) that had one
+    value in all of them, as source (`None`, `'a'`). An earlier turn's are left out: a
+    follow-up asks about other values ("and with min_length 8?")."""
     seen: dict[str, set[str]] = {}
-    for step in memory.steps:
+    starts = [i for i, step in enumerate(memory.steps) if isinstance(step, TaskStep)]
+    for step in memory.steps[starts[-1] if starts else 0 :]:
         text = str(getattr(step, "observations", None) or getattr(step, "task", None) or "")
         for inner in _REPR.findall(text):
             tree = parsed(f"f({inner})")
