@@ -759,3 +759,43 @@ def test_lines_lost_are_those_the_task_neither_names_nor_asks_to_go(
         "bin/tool", "#!/usr/bin/env python\n" + old, "#!/usr/bin/env python\n" + new
     )
     assert lost_lines(Patch("p2", "", [script]), task) == {}
+
+
+def test_a_fence_the_block_never_opened_is_the_replys_own_markup() -> None:
+    """Fresh dev sv-readme-testing: the 1.5B model opened its reply with ```python and closed
+    it inside the REPLACE part, and a lone ``` went into README.rst. A closing fence with
+    nothing after it, opened neither in the part nor in what it replaces, is left out;
+    controls: an example's own fences, and the end of a code block the SEARCH part holds."""
+    stray = (
+        "README.rst\n<<<<<<< SEARCH\n=======\nTests\n=====\n\nRun it.\n```\n\n\n>>>>>>> REPLACE\n"
+    )
+    assert parse_edit_blocks(stray)[0].replace == "Tests\n=====\n\nRun it.\n"
+    example = "README.md\n<<<<<<< SEARCH\n=======\n```python\nx = 1\n```\n>>>>>>> REPLACE\n"
+    assert parse_edit_blocks(example)[0].replace == "```python\nx = 1\n```\n"
+    end = "README.md\n<<<<<<< SEARCH\nx = 1\n```\n=======\nx = 2\n```\n>>>>>>> REPLACE\n"
+    assert parse_edit_blocks(end)[0].replace == "x = 2\n```\n"
+
+
+@pytest.mark.parametrize("says", [False, True], ids=["no-command", "pytest"])
+def test_a_document_about_running_the_tests_says_the_command(
+    repo: Path, settings: Settings, says: bool
+) -> None:
+    """Fresh dev sv-readme-testing: asked how to run the tests, the 1.5B model added a toctree
+    of the repository's files, `completed`. A change to documents for a task about running
+    the tests says what runs them, told once with the command the checks ran; the control
+    says pytest."""
+    line = "Run `python -m pytest`." if says else "See the files listed below."
+    block = f"README.md\n<<<<<<< SEARCH\n=======\n\n## Testing\n\n{line}\n>>>>>>> REPLACE\n"
+    outcome, requests, patches = run_keeping_patches(
+        repo,
+        settings,
+        [block, "Done.", block, "Done."],
+        "add a bit to the readme on how to run the tests",
+    )
+    assert patches
+    said = "the task is about running the tests, and this change does not say the command"
+    if says:
+        assert outcome.status == "completed", outcome.answer
+    else:
+        assert outcome.status != "completed" and said in outcome.answer
+        assert sum(said in r.last_user_text() for r in requests) == 1

@@ -63,6 +63,19 @@ LOST = (
     "Not done: this change removes lines of {path} that nothing it adds replaces and the task "
     "does not mention: {lines}. Keep them; change only what the task asks."
 )
+NO_TEST_COMMAND = (
+    "Not done: the task is about running the tests, and this change does not say the command "
+    "that runs them{here}."
+)
+#: A request about how the tests are run ("add a bit to the readme on how to run the tests").
+_RUNNING_TESTS = re.compile(
+    r"\b(?:run(?:s|ning)?\s+(?:the\s+|its\s+|our\s+)?(?:unit\s+)?tests?|test\s*suite|testing)\b",
+    re.IGNORECASE,
+)
+#: What runs tests, as a document would say it.
+_TEST_RUNNERS = re.compile(
+    r"\b(?:pytest|py\.test|tox|nox|unittest|(?:npm|cargo|go|make)\s+test)\b", re.IGNORECASE
+)
 #: The words of a task that say which lines it is about: a version, a name, a word of prose.
 _WORD = re.compile(r"[a-z0-9](?:[\w.\-]*[a-z0-9])?")
 #: Words too common in a request to say which lines it means (shorter ones count only with a
@@ -167,6 +180,17 @@ def shortfall(watch: RunWatch, patch: Patch) -> str | None:
         # with it (dev tc-readme-terminal-row), and the run was `completed`
         path, gone = next(iter(lost.items()))
         return LOST.format(path=path, lines="; ".join(f"`{line}`" for line in gone[:3]))
+    documents = not any(map(_python, patch.files))
+    if (
+        documents
+        and _RUNNING_TESTS.search(intent.task)
+        and not _TEST_RUNNERS.search("\n".join(lines))
+    ):
+        # "add a bit to the readme on how to run the tests": a toctree of the repository's
+        # files, `completed` (fresh dev sv-readme-testing)
+        ran = [c for c in patch.validation.get("checks", []) if ran_tests(str(c.get("output")))]
+        here = f" (here: `{ran[0].get('command')}`)" if ran else ""
+        return NO_TEST_COMMAND.format(here=here)
     if new := [name for name in watch.absent if name in intent.task and not adds(patch, name)]:
         # "add a `max_length` argument to parameterize": a change that never writes it
         return NOT_ADDED.format(names=", ".join(f"`{name}`" for name in new))

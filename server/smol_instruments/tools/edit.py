@@ -237,6 +237,14 @@ def _trailing(replace: str, search: str) -> str:
     def blanks(text: str) -> int:
         return len(text.splitlines()) - len(text.rstrip().splitlines())
 
+    lines = replace.splitlines(keepends=True)
+    fences = [i for i, line in enumerate(lines) if line.strip().startswith("```")]
+    # a fence closed that the block never opened, then nothing: the reply's own markup (the
+    # 1.5B model opened its reply with ```python and closed it inside the REPLACE part: fresh
+    # dev sv-readme-testing wrote a lone ``` into README.rst)
+    unopened = len(fences) == 1 and lines[fences[0]].strip() == "```" and "```" not in search
+    if unopened and not any(line.strip() for line in lines[fences[0] + 1 :]):
+        replace = "".join(lines[: fences[0]])
     extra = blanks(replace) - max(blanks(search), 1)
     return "".join(replace.splitlines(keepends=True)[:-extra]) if extra > 0 else replace
 
