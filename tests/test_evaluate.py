@@ -1309,3 +1309,31 @@ def test_a_follow_up_about_other_values_is_not_held_to_the_fields_an_earlier_tur
         session.close()
     assert len(model.requests) == 2, model.requests[-1].last_user_text()
     assert (one.status, two.status) == ("completed", "completed")
+
+
+@pytest.mark.parametrize(
+    ("task", "ran"),
+    [
+        ("how does title deal with something like iPhone?", "title('iPhone')"),
+        ("does title keep the digits of something like 42?", "title(42)"),
+        ("what would title do, feels like it shouldnt", None),  # "like" then no example
+    ],
+)
+def test_an_example_a_question_gives_bare_is_run_before_the_first_step(
+    tmp_path: Path, settings: Settings, python_on_path: None, task: str, ran: str | None
+) -> None:
+    """Fresh dev infl-titleize-iphone: "how does titleize deal with something like iPhone?"
+    was answered from the code in one step, without the value, `completed`. An input written
+    bare after "like" is the question's value: the one function it names is run with it."""
+    from tests.test_agent import run
+
+    code = "def title(text):\n    return str(text).capitalize()\n"
+    repo = make_repo(
+        tmp_path / "repo", {"words.py": code, "tests/test_words.py": "def test_x(): ...\n"}
+    )
+    _, requests = run(repo, settings, ["It gives Iphone.", "It gives Iphone."], task)
+    prompt = requests[0].last_user_text()
+    if ran:
+        assert f"{ran} returns" in prompt, prompt
+    else:
+        assert "Run just now" not in prompt

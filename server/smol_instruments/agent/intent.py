@@ -244,10 +244,14 @@ class TaskIntent:
     @property
     def literal(self) -> str | None:
         """The one value a question asks about, when it writes exactly one and no call ("what
-        if I pass '3rd' to ordinalize", "what does it give for 'egg_and_ham'?")."""
+        if I pass '3rd' to ordinalize", "what does it give for 'egg_and_ham'?"), else the one
+        example it gives bare ("something like iPhone?")."""
         if self.calls or self.kind != "question":
             return None
         found = [m.group(1) or m.group(0) for m in wording.LITERAL.finditer(self.task)]
+        if not found:  # "something like iPhone?": a name written bare is a string
+            examples = wording.EXAMPLE.findall(self.task)
+            found = [e if e[-1].isdigit() else repr(e) for e in examples]
         return found[0] if len(found) == 1 else None
 
     @property

@@ -209,6 +209,12 @@ TEXT_FILE = re.compile(
 )
 #: A value a question writes: a quoted string, or a number after "for", "pass", "with", "of".
 LITERAL = re.compile(r"""'[^'\n]*'|"[^"\n]*"|\b(?:for|pass|with|of|on) (-?\d+(?:\.\d+)?)\b""")
+#: An input a question gives as an example, unquoted, ending its clause ("something like
+#: iPhone?", "like employee_id?"): a name or a number (fresh dev infl-titleize-iphone: read, not
+#: run, and `completed` without the value).
+EXAMPLE = re.compile(
+    r"\b(?:like|such as|e\.g\.,?)\s+([A-Za-z_]\w*|-?\d+(?:\.\d+)?)(?=\s*(?:[?.!,;]|$))"
+)
 #: A section a change is to add to a document ("add a Usage section to the README", "a section
 #: called Installation"): the title, one word before "section" or the words after "called".
 #: The 1.5B model added a code example with no heading for it (dev infl-readme-usage).
