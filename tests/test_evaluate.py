@@ -1337,3 +1337,24 @@ def test_an_example_a_question_gives_bare_is_run_before_the_first_step(
         assert f"{ran} returns" in prompt, prompt
     else:
         assert "Run just now" not in prompt
+
+
+def test_a_value_the_question_writes_otherwise_is_still_to_be_told(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Fresh dev infl-titleize-iphone, run with its value: titleize('iPhone') returns 'I Phone',
+    which the question's "iPhone" was taken to say (case and spaces aside), so an answer that
+    never gave it went through `completed`. A value is the question's own only as it writes
+    it; control: an answer that gives it goes through."""
+    from tests.test_agent import run
+
+    code = "def title(text):\n    return str(text).capitalize()\n"
+    repo = make_repo(
+        tmp_path / "repo", {"words.py": code, "tests/test_words.py": "def test_x(): ...\n"}
+    )
+    task = "how does title deal with something like iPhone?"
+    outcome, requests = run(
+        repo, settings, ["It capitalizes the text.", "It gives 'Iphone'."], task
+    )
+    assert "title('iPhone') = 'Iphone'" in requests[1].last_user_text()
+    assert outcome.status == "completed" and outcome.answer == "It gives 'Iphone'."
