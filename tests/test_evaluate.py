@@ -1335,6 +1335,7 @@ def test_an_example_a_question_gives_bare_is_run_before_the_first_step(
     prompt = requests[0].last_user_text()
     if ran:
         assert f"{ran} returns" in prompt, prompt
+        assert "`iPhone` occurs nowhere" not in prompt  # an input, not a name to look for
     else:
         assert "Run just now" not in prompt
 

@@ -237,8 +237,10 @@ class _Gatherer:
             named += tests_for([path for _, path, _ in found], self.files, self._text)
         held = defined | set(self.holding.values())
         keywords = keyword_names(task)
+        # the question's value is an input, not code ("something like iPhone": dev)
+        inputs_aside = [name for name in intent.names if repr(name) != intent.literal]
         absent = missing_names(
-            self.ctx, list(intent.names), held, self.files, change=intent.change, keywords=keywords
+            self.ctx, inputs_aside, held, self.files, change=intent.change, keywords=keywords
         )
         # no code named: the definitions its words name; none for a name found nowhere (dev
         # sv-missing-epoch: shown cmd_bump, the model told how bump_epoch works)
