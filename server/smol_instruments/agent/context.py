@@ -238,7 +238,8 @@ class _Gatherer:
         held = defined | set(self.holding.values())
         keywords = keyword_names(task)
         # the question's value is an input, not code ("something like iPhone": dev)
-        inputs_aside = [name for name in intent.names if repr(name) != intent.literal]
+        literal = intent.literal  # a property that reads the task: read once
+        inputs_aside = [name for name in intent.names if repr(name) != literal]
         absent = missing_names(
             self.ctx, inputs_aside, held, self.files, change=intent.change, keywords=keywords
         )
@@ -252,13 +253,13 @@ class _Gatherer:
             # acts on; the code whose name or docstring holds most of its words comes first
             searched = self._related(skip=defined, docstrings=True)
             self.searched, found = set(searched), searched + found
-        if intent.literal is not None:
+        if literal is not None:
             # "what does it give for 'x'?": the one function it is about, run with the value;
             # "i passed on_color='red' to colored": the one it names that takes on_color
             functions = [name for name, path, line in found if self._is_function(path, line)]
-            call = passing_call(self.ctx, task, intent.literal)
+            call = passing_call(self.ctx, task, literal)
             if call or len(set(functions)) == 1:
-                intent = replace(intent, calls=(call or f"{functions[0]}({intent.literal})",))
+                intent = replace(intent, calls=(call or f"{functions[0]}({literal})",))
         computed = early or computed_calls(self.ctx, intent)
         self.evidence.extend(part for part in (computed, absent) if part is not None)
         near = closest_names(self.ctx, absent.names, self.listed) if absent else []

@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ..base.errors import ToolError
+from ..base.pyast import is_python_source
 from ..tools.base import ToolContext
 from ..tools.edit import (
     definition_changes,
@@ -71,7 +72,7 @@ def python_sources(ctx: ToolContext, repo_files: list[str]) -> list[str]:
                 head = (ctx.patches.read_disk(path) or "")[:200]
             except (ToolError, OSError, UnicodeDecodeError):
                 continue
-            if head.startswith("#!") and "python" in head.split("\n", 1)[0]:
+            if is_python_source(path, head):
                 found.append(path)
     return found
 

@@ -14,7 +14,7 @@ import re
 from difflib import SequenceMatcher
 from typing import Any
 
-from ..base.pyast import parsed
+from ..base.pyast import is_python_source, parsed
 from ..base.testruns import failing_tests, is_test_file, ran_tests, test_summary
 from ..patches.model import FileChange, Patch
 from ..patches.pysource import DEFINITIONS, first_line, last_line
@@ -434,9 +434,8 @@ def lost_lines(patch: Patch, task: str) -> dict[str, list[str]]:
 
 
 def _python(change: FileChange) -> bool:
-    """A Python file: its name says so, or its first line runs Python (bin/jsonpointer)."""
-    first = (change.original or "").partition("\n")[0]
-    return change.path.endswith(".py") or (first.startswith("#!") and "python" in first)
+    """A Python file, told by its name or its first line (bin/jsonpointer)."""
+    return is_python_source(change.path, change.original)
 
 
 def adds(patch: Patch, name: str) -> bool:

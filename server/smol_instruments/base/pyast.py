@@ -60,3 +60,9 @@ def parsed(source: str | None) -> ast.Module | None:
         return parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def is_python_source(path: str, text: str | None) -> bool:
+    """A file of Python: its name says so, or its first line runs Python (`bin/tool`)."""
+    first = (text or "").partition("\n")[0]
+    return path.endswith(".py") or (first.startswith("#!") and "python" in first)
