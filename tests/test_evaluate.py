@@ -1359,3 +1359,31 @@ def test_a_value_the_question_writes_otherwise_is_still_to_be_told(
     )
     assert "title('iPhone') = 'Iphone'" in requests[1].last_user_text()
     assert outcome.status == "completed" and outcome.answer == "It gives 'Iphone'."
+
+
+@pytest.mark.parametrize(
+    ("first", "nudged"),
+    [
+        ("It gives 'iPhone' back, the case kept.", True),  # the input's words, not the value's
+        ("It gives 'I phone'.", True),  # another case is another string
+        ("It gives `i  Phone`: a capital starts a word.", False),  # other spaces, same words
+    ],
+)
+def test_a_string_value_is_told_with_its_case_and_word_breaks(
+    tmp_path: Path, settings: Settings, python_on_path: None, first: str, nudged: bool
+) -> None:
+    """Fresh dev infl-titleize-iphone: titleize('iPhone') returns 'I Phone', and an answer that
+    said 'iPhone' was taken to tell it (case and spaces aside): `completed` without the value.
+    A string is told with its case and where its words break; the spaces between may differ."""
+    from tests.test_agent import run
+
+    code = "import re\n\ndef title(text):\n    return re.sub('([A-Z])', ' \\\\1', text).strip()\n"
+    repo = make_repo(
+        tmp_path / "repo", {"words.py": code, "tests/test_words.py": "def test_x(): ...\n"}
+    )
+    task = "how does title deal with something like iPhone?"
+    outcome, requests = run(repo, settings, [first, "It gives 'i Phone'."], task)
+    assert "title('iPhone') returns 'i Phone'" in requests[0].last_user_text()
+    assert (len(requests) == 2) is nudged
+    assert outcome.status == "completed"
+    assert outcome.answer.startswith(first if not nudged else "It gives 'i Phone'.")

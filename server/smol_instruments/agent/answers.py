@@ -461,7 +461,7 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
         line
         for line, value in values
         if len(value) <= TOLD_CHARS
-        and not value_told(value, answer)
+        and not (value_told(value, answer) and _cased(line.split(" = ", 1)[1], answer))
         and not _written(line.split(" = ", 1)[1], task)
     ]
     if not missing:
@@ -538,6 +538,15 @@ def _fields_shown(memory: AgentMemory) -> dict[str, str]:
 def _written(value: str, task: str) -> bool:
     """Whether `task` writes `value` as it is, its quotes aside (case and spaces count)."""
     return value_told(_bare(value), task) and value.strip("'\"`") in task
+
+
+def _cased(value: str, answer: str) -> bool:
+    """Whether `answer` writes a string `value` ran to (its repr) with its case and its word
+    breaks: "it gives 'iPhone'" does not tell 'I Phone' (fresh dev infl-titleize-iphone)."""
+    quote = value[:1]
+    if len(value) < 2 or quote not in "'\"" or value[-1] != quote or not value[1:-1].split():
+        return True
+    return re.search(r"\s+".join(map(re.escape, value[1:-1].split())), answer) is not None
 
 
 def value_told(value: str, answer: str) -> bool:
