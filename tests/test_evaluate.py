@@ -1412,3 +1412,43 @@ def test_an_answer_sent_back_is_not_shown_to_the_model_again(
     assert any("read_file" in text for text in texts), texts  # the call is still there
     assert not any("capitalizes the first letter" in text for text in texts), texts
     assert "title('iPhone') = 'Iphone'" in requests[2].last_user_text()
+
+
+STYLED = """from typing import Iterable
+
+STYLES = {"bold": 1, "dim": 2}
+
+
+def paint(text, colour=None, attrs: Iterable[str] | None = None, *, width=None):
+    out = str(text)
+    for attr in attrs or ():
+        out = f"<{STYLES[attr]}>{out}"
+    return out
+"""
+
+
+@pytest.mark.parametrize(
+    ("task", "ran"),
+    [
+        (
+            "what happens if i ask paint for an attribute it doesnt have, like shiny",
+            "paint('text', attrs=['shiny']) raises KeyError",
+        ),
+        ("what does paint do with something like shiny?", "paint('shiny') returns 'shiny'"),
+        ("what if paint gets a colour or a width like 3?", "paint(3) returns '3'"),  # two named
+    ],
+)
+def test_a_value_told_as_what_a_parameter_holds_is_passed_to_it(
+    tmp_path: Path, settings: Settings, python_on_path: None, task: str, ran: str
+) -> None:
+    """Fresh dev tc-unknown-attr: "what happens if i ask colored for an attribute it doesnt
+    have, like shiny" ran colored('shiny'), the text, which gave no error; the question told
+    its value as an attribute, the `attrs` parameter, and that raises KeyError. Passed as the
+    one parameter a word of the question names; as the text where no word or two do."""
+    from tests.test_agent import run
+
+    repo = make_repo(
+        tmp_path / "repo", {"paint.py": STYLED, "tests/test_paint.py": "def test_x(): ...\n"}
+    )
+    _, requests = run(repo, settings, ["It raises KeyError."], task)
+    assert ran in requests[0].last_user_text(), requests[0].last_user_text()[:1500]

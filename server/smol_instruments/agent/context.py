@@ -256,10 +256,10 @@ class _Gatherer:
         if literal is not None:
             # "what does it give for 'x'?": the one function it is about, run with the value;
             # "i passed on_color='red' to colored": the one it names that takes on_color
-            functions = [name for name, path, line in found if self._is_function(path, line)]
-            call = passing_call(self.ctx, task, literal)
-            if call or len(set(functions)) == 1:
-                intent = replace(intent, calls=(call or f"{functions[0]}({literal})",))
+            functions = [item for item in found if self._is_function(*item[1:])]
+            call = passing_call(self.ctx, task, literal, functions)
+            if call or len({name for name, _, _ in functions}) == 1:
+                intent = replace(intent, calls=(call or f"{functions[0][0]}({literal})",))
         computed = early or computed_calls(self.ctx, intent)
         self.evidence.extend(part for part in (computed, absent) if part is not None)
         near = closest_names(self.ctx, absent.names, self.listed) if absent else []

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from pyflakes import checker, messages
@@ -213,17 +214,63 @@ def parameter_owners(ctx: ToolContext, name: str) -> list[tuple[str, str, int, l
     return [owner[1:] for owner in found]
 
 
-def passing_call(ctx: ToolContext, task: str, value: str) -> str | None:
+def passing_call(
+    ctx: ToolContext, task: str, value: str, functions: Sequence[tuple[str, str, int]] = ()
+) -> str | None:
     """The call a question means when it writes its value as a keyword argument ("i passed
     on_color='red' to colored"): the function the task names, of those that take the keyword,
-    with stand-ins for its required arguments; None when it writes no keyword or names none."""
+    with stand-ins for its required arguments. Else when it tells its value as what one
+    parameter of one of `functions` (name, path, line) it names holds ("colored for an
+    attribute it doesnt have, like shiny": `attrs`), `told_as`. None otherwise."""
     written = re.search(rf"\b([A-Za-z_]\w*)\s*=\s*{re.escape(value)}", task)
     if written is None:
-        return None
+        return told_as(ctx, task, value, functions)
     for owner in parameter_owners(ctx, written[1]):
         if re.search(rf"\b{re.escape(owner[0])}\b", task):
             return call_with(owner, written[1], value)
     return None
+
+
+#: Annotations of a parameter that takes several values: a value told for it goes in a list.
+_SEVERAL = {"Iterable", "Sequence", "Collection", "list", "List", "set", "Set", "tuple", "Tuple"}
+
+
+def told_as(
+    ctx: ToolContext, task: str, value: str, functions: Sequence[tuple[str, str, int]]
+) -> str | None:
+    """The call of a function the task names whose one parameter is named by a word of the
+    task other than the function's name (`attrs` by "attribute", `min_length` by "length":
+    the word starts with the parameter's part, its plural `s` aside, of 4+ letters), with
+    `value` passed to it (in a list where its annotation takes several); None unless exactly
+    one parameter of them is so named. Measured on fresh dev tc-unknown-attr: without it,
+    "shiny" was passed as the text to colour, which ran without error."""
+    named = {name for name, _, _ in functions if re.search(rf"\b{re.escape(name)}\b", task)}
+    words = {w for w in re.findall(r"[a-z]{4,}", task.lower()) if w not in named}
+    matches: list[tuple[tuple[str, str, int, list[str]], ast.arg]] = []
+    for name, path, line in functions:
+        if name not in named:
+            continue
+        try:
+            tree = pyast.parse(read_repo_text(ctx, path)[1])
+        except Exception:  # unreadable or not Python: no call from it
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.lineno != line:
+                continue
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            required = positional[: len(positional) - len(args.defaults)]
+            stand_ins = [_stand_in(arg) for arg in required if arg.arg not in ("self", "cls")]
+            for arg in [*positional, *args.kwonlyargs]:
+                parts = [p.removesuffix("s") for p in arg.arg.lower().split("_") if len(p) >= 4]
+                if arg not in required and any(w.startswith(p) for p in parts for w in words):
+                    matches.append(((name, path, line, stand_ins), arg))
+    if len(matches) != 1:
+        return None
+    owner, arg = matches[0]
+    annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+    several = re.split(r"[\[ |]", annotation.rsplit(".", 1)[-1])[0] in _SEVERAL
+    return call_with(owner, arg.arg, f"[{value}]" if several else value)
 
 
 def call_with(owner: tuple[str, str, int, list[str]], parameter: str, value: str) -> str:
