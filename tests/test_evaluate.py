@@ -1389,31 +1389,6 @@ def test_a_string_value_is_told_with_its_case_and_word_breaks(
     assert outcome.answer.startswith(first if not nudged else "It gives 'i Phone'.")
 
 
-def test_an_answer_sent_back_is_not_shown_to_the_model_again(
-    tmp_path: Path, settings: Settings, python_on_path: None
-) -> None:
-    """Fresh dev infl-titleize-iphone and tc-unknown-attr: sent back for leaving out the value
-    that ran, the 1.5B model wrote its answer again word for word, sampled hotter too: the
-    answer was above, and copying it is the likeliest reply. The retry sees why the answer was
-    sent back, not the answer; a tool call's reply stays (control)."""
-    from tests.test_agent import run
-
-    code = "def title(text):\n    return str(text).capitalize()\n"
-    repo = make_repo(
-        tmp_path / "repo", {"words.py": code, "tests/test_words.py": "def test_x(): ...\n"}
-    )
-    first = "It capitalizes the first letter of the text it is given."
-    call = '```python\nprint(read_file(path="words.py"))\n```'
-    replies = [call, first, "It gives 'Iphone'."]
-    outcome, requests = run(repo, settings, replies, "what does title give for 'iPhone'?")
-    assert outcome.status == "completed" and outcome.answer == "It gives 'Iphone'."
-    shown = [m for m in requests[2].messages if m.get("role") == "assistant"]
-    texts = [str(m.get("content")) for m in shown]
-    assert any("read_file" in text for text in texts), texts  # the call is still there
-    assert not any("capitalizes the first letter" in text for text in texts), texts
-    assert "title('iPhone') = 'Iphone'" in requests[2].last_user_text()
-
-
 STYLED = """from typing import Iterable
 
 STYLES = {"bold": 1, "dim": 2}

@@ -15,8 +15,7 @@ version works inside, so each is checked again when the pin moves:
 - `provide_final_answer`: the step-limit summary keeps the whole history (upstream replaces
   the system prompt, and a model server then re-reads everything).
 - `write_memory_to_messages`: the history as upstream's memory steps write it, tidied of the
-  text a small model copies (and of the replies `reply_withheld` names), and shortened to fit
-  the model's context window.
+  text a small model copies, and shortened to fit the model's context window.
 - rich's `Live` and `Markdown`, which upstream uses only for its console, become no-ops.
 
 The subclass (agent/loop.py `SmolCodeAgent`) decides what to do; this module only connects.
@@ -207,9 +206,6 @@ class PinnedCodeAgent(CodeAgent):
         messages = _tidy(self.memory.system_prompt.to_messages(summary_mode=summary_mode), "")
         for step in self.memory.steps:
             after = self.words_after(step)
-            if isinstance(step, ActionStep) and self.reply_withheld(step):
-                step = copy.copy(step)
-                step.model_output = None
             if isinstance(step, ActionStep) and step.step_number < floor:
                 step = copy.copy(step)
                 size = len(step.observations or "")
@@ -243,10 +239,6 @@ class PinnedCodeAgent(CodeAgent):
     def words_after(self, step: Any) -> str:
         """What a step's observation ends with in the history."""
         return ""
-
-    def reply_withheld(self, step: ActionStep) -> bool:
-        """Whether a step's reply is left out of the history (its error stays)."""
-        return False
 
     def summary_task(self, task: str) -> str:
         """The task as the step-limit summary names it."""

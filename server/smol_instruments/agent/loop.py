@@ -444,12 +444,6 @@ class SmolCodeAgent(PinnedCodeAgent):
 
     # --- what the adapter asks of the history ------------------------------------------------
 
-    def reply_withheld(self, step: Any) -> bool:
-        """An answer a check sent back is not shown again, only why it was sent back: shown
-        it, the 1.5B model wrote it again word for word, even sampled hotter (fresh dev
-        infl-titleize-iphone, tc-unknown-attr; dev jp-walk-callers, sv-build-equal)."""
-        return re.match(r"Check \w+ failed with error:", str(step.error or "")) is not None
-
     def words_after(self, step: Any) -> str:
         return self._after.get(id(step), Nudge.OBSERVED.says())
 
