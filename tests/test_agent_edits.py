@@ -1847,3 +1847,98 @@ def test_a_definition_that_does_not_parse_is_told_its_line(repo: Path, settings:
     assert "not valid Python (line 2" in told and "`return total(a, b, self.sign=1)`" in told
     assert "not lines of app/calc.py" not in told
     assert the_one_patch(patches).startswith(FIXED_ADD)
+
+
+LOOKUP = '''def look(doc, pointer, default=None):
+    """The value at `pointer` in `doc`."""
+    return doc.get(pointer, default)
+'''
+TOOL_SCRIPT = """#!/usr/bin/env python
+import argparse
+import json
+import sys
+
+import lookup
+
+parser = argparse.ArgumentParser()
+parser.add_argument("POINTER")
+
+
+def main():
+    args = parser.parse_args()
+    doc = json.load(sys.stdin)
+    print(json.dumps(lookup.look(doc, args.POINTER)))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("right", [False, True], ids=["keyword-not-taken", "control-dumps"])
+def test_a_call_a_change_adds_with_a_keyword_its_function_does_not_take_fails_its_check(
+    tmp_path: Path, settings: Settings, right: bool
+) -> None:
+    """Dev jp-cli-sort-keys: asked for a --sort-keys flag, the 1.5B model passed it on as
+    `jsonpointer.resolve_pointer(doc, ptr, sort_keys=args.sort_keys)`, a keyword that function
+    does not take; the command raised TypeError on first use, the tests (which never run it)
+    passed, and the run said `completed`. The proposal fails a check that says so; passing
+    it to `json.dumps` (no function of the repository) is not judged (control)."""
+    files = {
+        "lookup.py": LOOKUP,
+        "bin/tool": TOOL_SCRIPT,
+        "tests/test_lookup.py": "def test_x(): ...\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    call = (
+        "json.dumps(lookup.look(doc, args.POINTER), sort_keys=args.sort_keys)"
+        if right
+        else ("json.dumps(lookup.look(doc, args.POINTER, sort_keys=args.sort_keys))")
+    )
+    new = TOOL_SCRIPT.replace(
+        'parser.add_argument("POINTER")\n',
+        'parser.add_argument("POINTER")\nparser.add_argument("--sort-keys", action="store_true")\n',
+    ).replace("json.dumps(lookup.look(doc, args.POINTER))", call)
+    block = f"```\n# file: bin/tool\n{new}```"
+    turns = [block, *["Added the flag."] * 3]
+    task = "add a --sort-keys flag to the tool command, off by default"
+    outcome, _, patches = run_keeping_patches(repo, settings, turns, task)
+    assert patches, outcome.answer
+    failed = [c for c in patches[-1].validation.get("checks", []) if not c["passed"]]
+    said = "`sort_keys`, which `look` (lookup.py, line 1) does not take: it takes doc, pointer, default"
+    assert any(said in str(c.get("output")) for c in failed) is not right, failed
+    assert ("fails its checks" in outcome.answer) is not right, outcome.answer
+    assert (outcome.status == "completed") is right, outcome.answer
+
+
+@pytest.mark.parametrize(
+    ("new", "flagged"),
+    [
+        ("from calc import mul\n\ndef f():\n    return mul(1, 2, times=3)\n", True),
+        ("import calc as c\n\ndef f():\n    return c.mul(1, 2, times=3)\n", True),
+        ("from calc import Box\n\ndef f():\n    return Box(size=2, colour=1)\n", True),
+        ("from calc import mul\n\ndef f():\n    return mul(1, b=2)\n", False),  # taken
+        ("from calc import spread\n\ndef f():\n    return spread(1, times=3)\n", False),  # **kw
+        ("from calc import mul\n\ndef f(opts):\n    return mul(1, **opts)\n", False),
+        ("import json\n\ndef f(x):\n    return json.dumps(x, sort=1)\n", False),  # not ours
+        ("from calc import mul\n\ndef f(x):\n    return x.mul(1, times=3)\n", False),  # a method
+        ("def g(a):\n    return a\n\ndef f():\n    return g(1, b=2)\n", True),  # its own file
+    ],
+)
+def test_the_keyword_check_reads_only_calls_it_can_resolve(
+    tmp_path: Path, settings: Settings, new: str, flagged: bool
+) -> None:
+    from tests.conftest import make_tools
+
+    from smol_instruments.tools.signatures import keyword_check
+
+    calc = (
+        "def mul(a, b):\n    return a * b\n\n\ndef spread(a, **kw):\n    return a\n\n\n"
+        "class Box:\n    def __init__(self, size):\n        self.size = size\n"
+    )
+    repo = make_repo(tmp_path / "repo", {"calc.py": calc, "use.py": "def f():\n    pass\n"})
+    ctx, _ = make_tools(repo, settings)
+    checks = keyword_check(ctx, [("use.py", "def f():\n    pass\n", new)])
+    assert bool(checks) is flagged, checks
+    # a call the file already made is the file's, not the change's
+    assert keyword_check(ctx, [("use.py", new, new + "\n# more\n")]) == []

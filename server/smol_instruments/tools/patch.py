@@ -1,5 +1,4 @@
-"""Patch tools: propose (search-and-replace, definitions merged by name, or unified diff), show,
-and apply with the user's accept.
+"""Patch tools: propose (search-and-replace, definitions merged by name, unified diff), show, apply.
 
 Thin over the patch service (patches/service.py), which owns the lifecycle. Proposing never
 touches the working tree: the change is computed in memory, validated in the sandbox, stored
@@ -22,7 +21,7 @@ from ..patches.diff import DiffError, parse, unified_diff
 from ..patches.guard import patch_path
 from ..patches.merge import merge_definitions
 from ..patches.model import MAX_PATCH_CHARS, Patch, printable
-from ..patches.pysource import lines_holding, unread_check
+from ..patches.pysource import lines_holding
 from ..patches.service import Outcome, diff_of
 from ..safety.approval import ApprovalRequest, Decision
 from .base import RepoTool, ToolContext, guarded
@@ -30,6 +29,7 @@ from .commands import detect_test_command, runs_unasked
 from .files import read_repo_text
 from .imports import with_imports
 from .narrow import narrowed_merge
+from .signatures import read_checks
 from .validation import optional_str, require_path, require_str
 
 #: Who answered when nobody decided: the patch stays pending for a later decision.
@@ -90,8 +90,8 @@ def propose(
         if validation.get("applies") is not False:  # an option never read; the symptom's calls;
             calls, check, run = ctx.symptom_calls, ctx.symptom_checks, ctx.example_checks
             told = check(ctx, checked, calls) if calls and check else []  # a document's examples
-            told += run(ctx, checked, changes) if run else []
-            validation["checks"] = [*validation.get("checks", []), *unread_check(changes), *told]
+            told += [*read_checks(ctx, changes), *(run(ctx, checked, changes) if run else [])]
+            validation["checks"] = [*validation.get("checks", []), *told]
         if pins:
             validation["pinned"] = pins
         if imported:
