@@ -1361,6 +1361,20 @@ def test_a_value_the_question_writes_otherwise_is_still_to_be_told(
     assert outcome.status == "completed" and outcome.answer == "It gives 'Iphone'."
 
 
+def sent_back_or_not(
+    tmp_path: Path, settings: Settings, module: tuple[str, str], replies: list[str], task: str
+) -> tuple[Any, list[Any]]:
+    """(outcome, requests) of one scripted run on a repository of `module` (name, code) and a
+    test, which ends `completed` whether its first answer was sent back or not."""
+    from tests.test_agent import run
+
+    name, code = module
+    files = {f"{name}.py": code, f"tests/test_{name}.py": "def test_x(): ...\n"}
+    outcome, requests = run(make_repo(tmp_path / "repo", files), settings, replies, task)
+    assert outcome.status == "completed", outcome.answer
+    return outcome, requests
+
+
 @pytest.mark.parametrize(
     ("first", "nudged"),
     [
@@ -1375,17 +1389,12 @@ def test_a_string_value_is_told_with_its_case_and_word_breaks(
     """Fresh dev infl-titleize-iphone: titleize('iPhone') returns 'I Phone', and an answer that
     said 'iPhone' was taken to tell it (case and spaces aside): `completed` without the value.
     A string is told with its case and where its words break; the spaces between may differ."""
-    from tests.test_agent import run
-
     code = "import re\n\ndef title(text):\n    return re.sub('([A-Z])', ' \\\\1', text).strip()\n"
-    repo = make_repo(
-        tmp_path / "repo", {"words.py": code, "tests/test_words.py": "def test_x(): ...\n"}
-    )
     task = "how does title deal with something like iPhone?"
-    outcome, requests = run(repo, settings, [first, "It gives 'i Phone'."], task)
+    replies = [first, "It gives 'i Phone'."]
+    outcome, requests = sent_back_or_not(tmp_path, settings, ("words", code), replies, task)
     assert "title('iPhone') returns 'i Phone'" in requests[0].last_user_text()
     assert (len(requests) == 2) is nudged
-    assert outcome.status == "completed"
     assert outcome.answer.startswith(first if not nudged else "It gives 'i Phone'.")
 
 
@@ -1427,3 +1436,24 @@ def test_a_value_told_as_what_a_parameter_holds_is_passed_to_it(
     )
     _, requests = run(repo, settings, ["It raises KeyError."], task)
     assert ran in requests[0].last_user_text(), requests[0].last_user_text()[:1500]
+
+
+@pytest.mark.parametrize(
+    ("task", "nudged"),
+    [
+        ("pick({'a': [10, 20]}, 1) -> what do i get", True),  # 20 is in the input only
+        ("why does pick({'a': [10, 20]}, 1) give 20?", False),  # the question says it: why
+    ],
+)
+def test_a_value_written_only_inside_the_call_is_still_to_be_told(
+    tmp_path: Path, settings: Settings, python_on_path: None, task: str, nudged: bool
+) -> None:
+    """Dev jp-leading-zero (dev119): resolve_pointer({'a': [10, 20]}, '/a/01') gives 20, and
+    the 20 written in the call's own argument was taken for the question saying the value
+    itself: an answer about the tests that call it went through `completed`. A value is the
+    question's own only where it writes it outside the call."""
+    code = "def pick(doc, index):\n    return doc['a'][index]\n"
+    first = "pick reads the list under 'a' and returns the item at the index."
+    _, requests = sent_back_or_not(tmp_path, settings, ("pick", code), [first, "20."], task)
+    assert "returns 20" in requests[0].last_user_text()
+    assert (len(requests) == 2) is nudged

@@ -454,15 +454,15 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
     values = [(line, _bare(line.split(" = ", 1)[1])) for line in watch.computed]
     # a long value (a whole document) is not asked to be copied out, nor one the question
     # says itself ("why does ordinalize(-1021) come out as -1021th?": asked why, not what),
-    # as it is written: 'I Phone' is not said by "something like iPhone?" (fresh dev
-    # infl-titleize-iphone), though an answer may say it with other spaces or quotes
+    # as it is written ('I Phone' is not said by "something like iPhone?": fresh dev) and
+    # outside the call: the 20 of "resolve_pointer({'a': [10, 20]}, '/a/01')" is an input
     task = watch.intent.task
     missing = [
         line
         for line, value in values
         if len(value) <= TOLD_CHARS
         and not (value_told(value, answer) and _cased(line.split(" = ", 1)[1], answer))
-        and not _written(line.split(" = ", 1)[1], task)
+        and not _written(line.split(" = ", 1)[1], task.replace(line.split(" = ", 1)[0], " "))
     ]
     if not missing:
         return True
