@@ -970,8 +970,14 @@ def test_a_fix_the_model_cannot_write_is_found_among_versions_sampled_and_run(
     assert (repo / "app" / "calc.py").read_text().count("a - b") == 1  # nothing written
 
 
+@pytest.fixture
+def models_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No statement edited mechanically (patches/mutants.py): every version is the model's."""
+    monkeypatch.setattr(search, "statement_mutants", lambda source: iter(()))
+
+
 def test_a_fix_is_searched_statement_by_statement_before_whole_functions(
-    repo: Path, settings: Settings
+    repo: Path, settings: Settings, models_only: None
 ) -> None:
     """Seen on the 1.5B model (dev sv-fix-not-equal, infl-ordinal-negative): asked for a whole
     function, even a named other one, it wrote back the one the task names, unchanged. After a
@@ -1020,7 +1026,7 @@ def test_a_fix_is_searched_statement_by_statement_before_whole_functions(
 
 
 def test_a_statement_reply_that_is_no_statement_is_passed_over(
-    repo: Path, settings: Settings
+    repo: Path, settings: Settings, models_only: None
 ) -> None:
     """A reply with prose only, two statements, or code that does not parse is no version of
     the statement: asked again, then the next statement; with none left, the whole function
@@ -1045,6 +1051,49 @@ def test_a_statement_reply_that_is_no_statement_is_passed_over(
     assert "version 1 makes add(2, 3) give 5" in asked[5]
     assert [diff_of(p).count("+    return a + b") for p in patches] == [1]
     assert outcome.status == "completed", outcome.answer
+
+
+@pytest.mark.parametrize(
+    ("task", "found"),
+    [
+        ("double(2) gives 0, it should be 4", True),  # the value written
+        ("double(2) is 0?? two twos are clearly not 0", False),  # no value: tests would judge
+        ("within(3, 3) is False?? but 3 is within 3", True),  # a bool called wrong: the other
+    ],
+)
+def test_a_fix_one_token_off_is_found_among_the_statements_edits_before_the_model_is_asked(
+    repo: Path, settings: Settings, task: str, found: bool
+) -> None:
+    """Dev sv-fix-not-equal: `"!=": (1,)` where `(-1, 1)` is meant; asked for that statement
+    twelve times, the 1.5B model never wrote it. Each statement the symptom's call ran is
+    edited mechanically first (an operator swapped, a constant moved by one, an item added to
+    a tuple), and each edit judged by running the call: the first that gives the value the
+    task says is proposed, with no model call. A complaint that the call gives a bool wants
+    the other one. With no value to judge by, no edit is tried (each would be a test run)."""
+    import subprocess
+
+    _with_double(repo)
+    calc = repo / "app" / "calc.py"
+    name = "within" if "within" in task else "double"
+    text = calc.read_text().replace("a - b", "a + b" if name == "within" else "a - b")
+    calc.write_text(text + "\n\ndef within(a, b):\n    return a < b\n")  # the tests pass
+    subprocess.run(["git", "commit", "-qam", "within"], cwd=repo, check=True)
+    unchanged = f"# file: app/calc.py\n{_function(calc.read_text(), name)}"
+    replies = [unchanged, "Fixed.", "Fixed.", *["```python\nreturn a\n```"] * 30]
+    outcome, model, patches = _locally_checked(repo, settings, replies, task)
+    asked = [r.last_user_text() for r in model.requests]
+    mechanical = [p for p in patches if ("a <= b" in diff_of(p) or "return a + b" in diff_of(p))]
+    assert bool(mechanical) is found, [diff_of(p) for p in patches]
+    if found:
+        assert not any(a.startswith("The task: ") for a in asked), asked  # no statement asked
+        assert "as the task says it should" in asked[1], asked[1]
+        assert outcome.status == "completed", outcome.answer
+
+
+def _function(text: str, name: str) -> str:
+    start = text.index(f"def {name}(")
+    end = text.find("\n\n\n", start)
+    return text[start : end if end != -1 else len(text)].rstrip() + "\n"
 
 
 def test_the_statements_a_trace_ran_are_ordered_and_found_in_their_functions() -> None:

@@ -605,3 +605,27 @@ def test_lines_holding_names_a_line_once_when_a_class_and_its_method_are_compare
     assert where == [(6, "            raise KeyError(f'member not found: {doc}')  # the message")]
     # control: words on no line of the compared code say nothing
     assert lines_holding(text, ["Walker.walk"], ["absent"]) == []
+
+
+def test_the_mutants_of_a_statement_change_one_token_each_and_keep_its_layout() -> None:
+    """patches/mutants.py: semver's `"!=": (1,)` (dev sv-fix-not-equal) gets the tuple's
+    missing outcome from the statement's own constants, only that tuple's text changed;
+    a compound statement's header is edited alone; no mutant repeats or is the statement."""
+    from smol_instruments.patches.mutants import MOST, statement_mutants
+
+    source = 'table = {\n    ">": (1,),\n    "<": (-1,),\n    "!=": (1,),\n    ">=": (0, 1),\n}'
+    mutants = list(statement_mutants(source))
+    assert source.replace('"!=": (1,)', '"!=": (1, -1)') in mutants
+    assert source.replace('">=": (0, 1)', '">=": (1,)') in mutants  # an item taken out
+    assert len(mutants) == len(set(mutants)) <= MOST and source not in mutants
+    for mutant in mutants:  # one line differs, the others are as written
+        assert (
+            sum(a != b for a, b in zip(mutant.splitlines(), source.splitlines(), strict=True)) == 1
+        )
+    header = list(statement_mutants("if n % 100 in (11, 12, 13) and not strict:"))
+    assert "if n % 100 not in (11, 12, 13) and not strict:" in header
+    assert "if n % 100 in (11, 12, 13) and strict:" in header
+    assert "if n % 100 in (11, 12, 13) or not strict:" in header
+    assert "if n % 101 in (11, 12, 13) and not strict:" in header
+    assert list(statement_mutants("print(name)")) == []  # nothing to edit
+    assert list(statement_mutants("return (")) == []  # no statement

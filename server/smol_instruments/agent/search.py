@@ -55,6 +55,7 @@ from smolagents.models import ChatMessage, MessageRole
 
 from ..base.errors import ToolError
 from ..base.pyast import parsed
+from ..patches.mutants import statement_mutants
 from ..patches.pysource import DEFINITIONS, FUNCTIONS, LINE
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
@@ -118,6 +119,7 @@ def search_fix(
         return None  # no tests run on a version: nothing tells a right one
     tried: set[str] = set()
     versions = itertools.chain(
+        () if by_tests else _mutant_versions(ctx, repo_files),  # each is a run of the tests
         _line_versions(model, ctx, repo_files, task),
         _function_versions(model, messages, ctx, repo_files, default_path, hold),
     )
@@ -159,13 +161,66 @@ def _function_versions(
             yield seed, path, body
 
 
+@dataclasses.dataclass
+class _Site:
+    """A statement the symptom's call ran, in its function, in its file's lines."""
+
+    path: str
+    number: int
+    name: str
+    header: bool  # a compound statement's header: its body is not part of it
+    lines: list[str]
+    function: tuple[int, int]
+    statement: tuple[int, int]
+
+    @property
+    def old(self) -> str:
+        return "".join(self.lines[self.statement[0] - 1 : self.statement[1]])
+
+    def with_statement(self, new: str) -> str:
+        """The function, dedented, with `new` (dedented) in the statement's place."""
+        old, (start, end), (first, last) = self.old, self.function, self.statement
+        indent = old[: len(old) - len(old.lstrip())]
+        written = "".join(indent + row + "\n" if row else "\n" for row in new.splitlines())
+        kept = "".join(self.lines[start - 1 : first - 1]), "".join(self.lines[last:end])
+        return textwrap.dedent(kept[0] + written + kept[1])
+
+
+def _sites(ctx: ToolContext, repo_files: set[str]) -> Iterator[_Site]:
+    """Each statement the symptom's calls ran (`_statements`), at most `LINES`."""
+    steps = [step for ran in ctx.symptom_steps.values() for step in ran]
+    texts: dict[str, str] = {}
+    for path, number in _statements(steps, repo_files)[:LINES]:
+        if path not in texts:
+            try:
+                texts[path] = read_repo_text(ctx, path)[1]
+            except ToolError:
+                texts[path] = ""
+        found = _statement(texts[path], number)
+        if found is not None:
+            name, function, statement, header = found
+            lines = texts[path].splitlines(keepends=True)
+            yield _Site(path, number, name, header, lines, function, statement)
+
+
+def _mutant_versions(ctx: ToolContext, repo_files: set[str]) -> Iterator[tuple[int, str, str]]:
+    """(count, path, the function with one statement edited mechanically) for each statement
+    the symptom's calls ran and each small edit of it (patches/mutants.py): no model call,
+    each judged by running the symptom's call."""
+    count = 0
+    for site in _sites(ctx, repo_files):
+        for new in statement_mutants(textwrap.dedent(site.old).rstrip()):
+            count += 1
+            yield count, site.path, site.with_statement(new)
+
+
 def _line_versions(
     model: Any, ctx: ToolContext, repo_files: set[str], task: str
 ) -> Iterator[tuple[int, str, str]]:
     """(sample, path, the function with one statement written again) for each statement the
-    symptom's calls ran (`_statements`), at most `LINES`: the trace shown once, then the
-    statement alone, asked `TRIES` times, at the agent's temperature, then hotter (a wrong
-    version tells nothing of the statement: the next may be the fix)."""
+    symptom's calls ran (`_sites`): the trace shown once, then the statement alone, asked
+    `TRIES` times, at the agent's temperature, then hotter (a wrong version tells nothing of
+    the statement: the next may be the fix)."""
     steps = [step for ran in ctx.symptom_steps.values() for step in ran]
     if not steps:
         return
@@ -176,24 +231,15 @@ def _line_versions(
         ran="\n".join(steps[:STEPS_SHOWN]),
         wanted=wanted,
     )
-    texts: dict[str, str] = {}
     sample = 0
-    for path, number in _statements(steps, repo_files)[:LINES]:
-        if path not in texts:
-            try:
-                texts[path] = read_repo_text(ctx, path)[1]
-            except ToolError:
-                texts[path] = ""
-        found = _statement(texts[path], number)
-        if found is None:
-            continue
-        name, (start, end), (first, last), header = found
-        lines = texts[path].splitlines(keepends=True)
-        old = "".join(lines[first - 1 : last])
+    for site in _sites(ctx, repo_files):
+        old = site.old
         asked = head + LINE_FIX.format(
-            number=number, path=path, name=name, statement=textwrap.dedent(old).rstrip()
+            number=site.number,
+            path=site.path,
+            name=site.name,
+            statement=textwrap.dedent(old).rstrip(),
         )
-        indent = old[: len(old) - len(old.lstrip())]
         for attempt in range(TRIES):
             sample += 1
             hotter = {"temperature": TEMPERATURE, "seed": sample} if attempt else {}
@@ -201,12 +247,10 @@ def _line_versions(
                 message = ChatMessage(role=MessageRole.USER, content=asked)
                 reply = model.generate([message], stop_sequences=["Observation:", "Calling tools:"])
             content = reply.content if isinstance(reply.content, str) else ""
-            new = _new_statement(content, header)
+            new = _new_statement(content, site.header)
             if new is None or _same(new, old):
                 continue
-            written = "".join(indent + row + "\n" if row else "\n" for row in new.splitlines())
-            body = "".join(lines[start - 1 : first - 1]) + written + "".join(lines[last:end])
-            yield sample, path, textwrap.dedent(body)
+            yield sample, site.path, site.with_statement(new)
 
 
 def _statements(steps: list[str], repo_files: set[str]) -> list[tuple[str, int]]:

@@ -189,9 +189,11 @@ class RunWatch:
     def given(self, context: Context, ctx: ToolContext) -> None:
         """What the context gathered for the task that the run is held to, what the task's
         symptom calls should give, and the parameters the change's file takes."""
-        self.wants = dict(ctx.symptom_wants)
         self.named_files, self.failing = context.named_files, context.failing
         self.computed, self.code_file = context.computed, context.code_file
+        if not ctx.symptom_wants:
+            ctx.symptom_wants = _other_bool(self.computed, ctx.symptom_calls, self.intent.task)
+        self.wants = dict(ctx.symptom_wants)
         self.nested, self.outer_files = context.nested, context.outer_files
         self.absent, self.asked = context.absent, context.asked
         shown = (path for path, _ in context.definitions if not is_test_path(path))
@@ -250,3 +252,15 @@ class RunWatch:
     def first_read(self) -> str:
         """The call that starts doing what the task asks (agent/intent.py)."""
         return self.intent.first_read(self.repo_files)
+
+
+def _other_bool(computed: list[str], calls: tuple[str, ...], task: str) -> dict[str, str]:
+    """What the one symptom call should give when it gives a bool the task writes as wrong
+    ("Version.parse('2.0.0').match('!=3.0.0') is False?? 2.0.0 is clearly not 3.0.0"): the
+    other bool, so a version is judged by the value (dev sv-fix-not-equal); {} otherwise."""
+    for line in computed:
+        call, _, value = line.partition(" = ")
+        said = value in ("True", "False") and re.search(rf"\b{value}\b", task, re.I) is not None
+        if len(calls) == 1 and call == calls[0] and said:
+            return {call: "False" if value == "True" else "True"}
+    return {}
