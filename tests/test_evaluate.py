@@ -1403,7 +1403,7 @@ STYLED = """from typing import Iterable
 STYLES = {"bold": 1, "dim": 2}
 
 
-def paint(text, colour=None, attrs: Iterable[str] | None = None, *, width=None):
+def paint(text, colour=None, on_colour=None, attrs: Iterable[str] | None = None, *, width=None):
     out = str(text)
     for attr in attrs or ():
         out = f"<{STYLES[attr]}>{out}"
@@ -1420,6 +1420,7 @@ def paint(text, colour=None, attrs: Iterable[str] | None = None, *, width=None):
         ),
         ("what does paint do with something like shiny?", "paint('shiny') returns 'shiny'"),
         ("what if paint gets a colour or a width like 3?", "paint(3) returns '3'"),  # two named
+        ("what does paint do with a colour like red?", "paint('text', colour='red') returns"),
     ],
 )
 def test_a_value_told_as_what_a_parameter_holds_is_passed_to_it(
@@ -1434,7 +1435,7 @@ def test_a_value_told_as_what_a_parameter_holds_is_passed_to_it(
     repo = make_repo(
         tmp_path / "repo", {"paint.py": STYLED, "tests/test_paint.py": "def test_x(): ...\n"}
     )
-    _, requests = run(repo, settings, ["It raises KeyError."], task)
+    _, requests = run(repo, settings, ["It raises KeyError."] * 2, task)
     assert ran in requests[0].last_user_text(), requests[0].last_user_text()[:1500]
 
 

@@ -242,7 +242,8 @@ def told_as(
     task other than the function's name (`attrs` by "attribute", `min_length` by "length":
     the word starts with the parameter's part, its plural `s` aside, of 4+ letters), with
     `value` passed to it (in a list where its annotation takes several); None unless exactly
-    one parameter of them is so named. Measured on fresh dev tc-unknown-attr: without it,
+    one parameter of them is so named, or one of them is the word itself ("a color like
+    purple": `color`, not `on_color`). Measured on fresh dev tc-unknown-attr: without it,
     "shiny" was passed as the text to colour, which ran without error."""
     named = {name for name, _, _ in functions if re.search(rf"\b{re.escape(name)}\b", task)}
     words = {w for w in re.findall(r"[a-z]{4,}", task.lower()) if w not in named}
@@ -265,9 +266,11 @@ def told_as(
                 parts = [p.removesuffix("s") for p in arg.arg.lower().split("_") if len(p) >= 4]
                 if arg not in required and any(w.startswith(p) for p in parts for w in words):
                     matches.append(((name, path, line, stand_ins), arg))
-    if len(matches) != 1:
+    whole = [m for m in matches if m[1].arg.lower() in words]  # `color` over `on_color`
+    if len(whole) == 1 or len(matches) == 1:
+        owner, arg = (whole or matches)[0]
+    else:
         return None
-    owner, arg = matches[0]
     annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
     several = re.split(r"[\[ |]", annotation.rsplit(".", 1)[-1])[0] in _SEVERAL
     return call_with(owner, arg.arg, f"[{value}]" if several else value)
