@@ -451,7 +451,7 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
     watch: RunWatch | None = getattr(agent, "watch", None)
     if watch is None or not isinstance(answer, str) or watch.intent.kind != "question":
         return True
-    values = [(line, _bare(line.split(" = ", 1)[1])) for line in watch.computed]
+    ran = [(line, *line.split(" = ", 1)) for line in watch.computed]
     # a long value (a whole document) is not asked to be copied out, nor one the question
     # says itself ("why does ordinalize(-1021) come out as -1021th?": asked why, not what),
     # as it is written ('I Phone' is not said by "something like iPhone?": fresh dev) and
@@ -459,10 +459,10 @@ def the_computed_value_is_told(answer: Any, memory: AgentMemory, agent: Any = No
     task = watch.intent.task
     missing = [
         line
-        for line, value in values
-        if len(value) <= TOLD_CHARS
-        and not (value_told(value, answer) and _cased(line.split(" = ", 1)[1], answer))
-        and not _written(line.split(" = ", 1)[1], task.replace(line.split(" = ", 1)[0], " "))
+        for line, call, value in ran
+        if len(bare := _bare(value)) <= TOLD_CHARS
+        and not (value_told(bare, answer) and _cased(value, answer))
+        and not _written(value, task.replace(call, " "))
     ]
     if not missing:
         return True

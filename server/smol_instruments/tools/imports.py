@@ -206,10 +206,7 @@ def parameter_owners(ctx: ToolContext, name: str) -> list[tuple[str, str, int, l
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
             if not any(arg.arg == name for arg in every):
                 continue
-            positional = [*args.posonlyargs, *args.args]
-            required = positional[: len(positional) - len(args.defaults)]
-            stand_ins = [_stand_in(arg) for arg in required if arg.arg not in ("self", "cls")]
-            found.append((id(node) not in top, node.name, path, node.lineno, stand_ins))
+            found.append((id(node) not in top, node.name, path, node.lineno, _stand_ins(args)))
     found.sort(key=lambda owner: owner[0])
     return [owner[1:] for owner in found]
 
@@ -260,20 +257,17 @@ def told_as(
                 continue
             args = node.args
             positional = [*args.posonlyargs, *args.args]
-            required = positional[: len(positional) - len(args.defaults)]
-            stand_ins = [_stand_in(arg) for arg in required if arg.arg not in ("self", "cls")]
-            for arg in [*positional, *args.kwonlyargs]:
+            optional = positional[len(positional) - len(args.defaults) :] + args.kwonlyargs
+            for arg in optional:
                 parts = [p.removesuffix("s") for p in arg.arg.lower().split("_") if len(p) >= 4]
-                if arg not in required and any(w.startswith(p) for p in parts for w in words):
-                    matches.append(((name, path, line, stand_ins), arg))
+                if any(w.startswith(p) for p in parts for w in words):
+                    matches.append(((name, path, line, _stand_ins(args)), arg))
     whole = [m for m in matches if m[1].arg.lower() in words]  # `color` over `on_color`
     if len(whole) == 1 or len(matches) == 1:
         owner, arg = (whole or matches)[0]
     else:
         return None
-    annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
-    several = re.split(r"[\[ |]", annotation.rsplit(".", 1)[-1])[0] in _SEVERAL
-    return call_with(owner, arg.arg, f"[{value}]" if several else value)
+    return call_with(owner, arg.arg, f"[{value}]" if _head(arg) in _SEVERAL else value)
 
 
 def call_with(owner: tuple[str, str, int, list[str]], parameter: str, value: str) -> str:
@@ -282,9 +276,19 @@ def call_with(owner: tuple[str, str, int, list[str]], parameter: str, value: str
     return f"{function}({', '.join([*stand_ins, f'{parameter}={value}'])})"
 
 
-def _stand_in(arg: ast.arg) -> str:
-    """A literal to write for a required argument in an example: by its annotation, else its
-    name as a string (`text` -> 'text')."""
+def _stand_ins(args: ast.arguments) -> list[str]:
+    """Literals for a function's required positional arguments (`self`/`cls` aside), each by
+    its annotation, else its name as a string (`text` -> 'text')."""
+    positional = [*args.posonlyargs, *args.args]
+    required = positional[: len(positional) - len(args.defaults)]
+    return [
+        _STAND_INS.get(_head(arg), repr(arg.arg))
+        for arg in required
+        if arg.arg not in ("self", "cls")
+    ]
+
+
+def _head(arg: ast.arg) -> str:
+    """The name an argument's annotation starts with (`Iterable[str] | None` -> Iterable)."""
     annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
-    head = re.split(r"[\[ |.]", annotation.rsplit(".", 1)[-1])[0] if annotation else ""
-    return _STAND_INS.get(head, repr(arg.arg))
+    return re.split(r"[\[ |.]", annotation.rsplit(".", 1)[-1])[0] if annotation else ""
