@@ -283,6 +283,7 @@ FIRST: tuple[Task, ...] = (
 def _all_tasks() -> tuple[Task, ...]:
     from . import (
         dev,
+        dev_chat,
         dev_fresh,
         dev_impact,
         dev_options,
@@ -308,6 +309,7 @@ def _all_tasks() -> tuple[Task, ...]:
         *dev_impact.SIXTH,
         *dev_readme.SEVENTH,
         *dev_values.EIGHTH,
+        *dev_chat.NINTH,
         *held_out,
     )
     keys = [t.key for t in tasks]
