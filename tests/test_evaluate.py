@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -572,6 +573,56 @@ def test_an_answer_about_what_uses_a_name_names_what_the_code_shows(
     right = "Changing average affects report, and summary through report."
     outcome, _ = run(repo, settings, [right], "if I change average, what breaks?")
     assert outcome.status == "completed" and outcome.answer == right
+
+
+def test_what_a_change_affects_is_followed_hop_by_hop_and_asked_in_other_words(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Dev jp-escape-impact: "planning to change how escape handles ~ . what else does that
+    hit?" was no impact question to the rules, and what reaches escape three calls away
+    (from_parts, join, __truediv__) was never shown; sv-to-dict-impact ("what would go
+    wrong?") was answered `completed` leaving out next_version, two calls away. What a change
+    affects is followed until no new function reaches it; the model's made-up call
+    (escape('~', '.'), which does not fit escape) is not run as the question's."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    (repo / "calc" / "stats.py").write_text(
+        "from calc.ops import average\n\n\ndef report(values):\n    return average(values)\n\n\n"
+        "def summary(values):\n    return f'mean {report(values)}'\n\n\n"
+        "def headline(values):\n    return summary(values).upper()\n"
+    )
+    said = "average is used by report."
+    task = "planning to change how average rounds . what else does that hit?"
+    outcome, requests = run(repo, settings, [said, said], task)
+    assert "`average` used by report, summary, headline" in requests[1].prompt_text()
+    assert outcome.status == "incomplete"
+    right = "report calls average, summary calls report and headline calls summary."
+    outcome, _ = run(repo, settings, [right], "if average rounded, what would go wrong?")
+    assert outcome.status == "completed" and outcome.answer == right
+
+
+def test_a_call_the_model_makes_up_that_does_not_fit_its_function_is_not_run_as_asked(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """The intent's model wrote escape('~', '.') for "how escape handles ~ ." (dev
+    jp-escape-impact): its TypeError was shown as what the code gives, and the answer held to
+    telling it. A call that does not fit its own function is the question's only when the
+    question writes it."""
+    from smol_instruments.agent.evidence import computed_calls
+    from smol_instruments.agent.intent import from_rules
+
+    repo = session_repo(tmp_path)
+    ctx, _ = make_tools(repo, settings)
+    asked = "planning to change how average rounds . what else does that hit?"
+    intent = replace(from_rules(asked), calls=("average([2, 4], '.')", "add(1, 2)"))
+    found = computed_calls(ctx, intent)
+    assert found is not None and found.names == ["add(1, 2) = -1"]
+    assert "TypeError" not in found.body
+    written = "what does average([2, 4], '.') do?"
+    intent = replace(from_rules(written), calls=("average([2, 4], '.')",))
+    found = computed_calls(ctx, intent)
+    assert found is not None and found.names == ["average([2, 4], '.') = TypeError"]
 
 
 def test_an_explanation_tells_each_step_of_the_function_it_explains(

@@ -123,6 +123,10 @@ def test_which_tasks_hold_a_change_to_failures_it_did_not_cause(task: str, held:
         ("who are the callers of slugify", "callers"),
         ("if I change add, what else is affected?", "impact"),
         ("if I change how underscore works, what breaks?", "impact"),
+        ("planning to change how escape handles ~ . what else does that hit?", "impact"),
+        ("if to_dict returned a list instead, what would go wrong?", "impact"),
+        ("is it safe to tweak humanize? what else would that touch", "impact"),
+        ("what does hit_count return?", None),
         ("what does average call?", None),
         ("what does add do?", None),
         ("rename add to plus and update its callers", None),  # a change, not a question

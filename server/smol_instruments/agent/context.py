@@ -36,6 +36,7 @@ from ..patches.pysource import docstring_span, enclosing_at, enclosing_node, nes
 from ..tools.base import ToolContext
 from ..tools.files import read_repo_text
 from ..tools.imports import passing_call
+from ..tools.reach import reach_hops
 from ..tools.rewrite import fence_language
 from ..tools.search import RgSearchTool
 from . import wording
@@ -48,7 +49,6 @@ from .evidence import (
     docstring_examples,
     every_definition,
     missing_names,
-    reach_hops,
     recent_history,
     test_failures,
     tests_for,
@@ -511,7 +511,7 @@ class _Gatherer:
             inside = f", inside {', '.join(callers)}" if callers else ""
             # one hop further, by name: "if I change _can_do_colour, what does that affect?"
             # reaches cprint through colored (dev tc-colour-impact); from the syntax trees, as
-            # an answer about it is held to (agent/evidence.py `reach_hops`)
+            # an answer about it is held to (tools/reach.py `reach_hops`)
             code = [caller for caller in callers if not caller.startswith("test")]
             _, hop = reach_hops(self.ctx, name, self.files, further=True)
             further = [user for user in hop if user not in callers]

@@ -54,9 +54,11 @@ from ..tools.evaluate import (
 from ..tools.files import read_repo_text
 from ..tools.git import GitLogTool, run_git
 from ..tools.imports import method_owners
+from ..tools.reach import reach_hops
 from ..tools.search import RgSearchTool
 from ..tools.shell import gated_run
 from .intent import TaskIntent
+from .mentions import unfit
 
 log = logging.getLogger(__name__)
 
@@ -193,6 +195,8 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
                 unrun.append(call)
                 continue
             call, result = found
+        if unfit(call, failure, intent.task):
+            continue
         if "exception" in result or "value" in result:
             # what an answer must say: the value, or the exception's name
             said = printed_as(result) or str(result.get("value", result.get("exception", "")))
@@ -396,64 +400,11 @@ def _last_commit_changes(ctx: ToolContext, sha: str) -> str:
     return f"\n\nThe diff of the last commit ({sha}):\n{diff.rstrip()}"
 
 
-#: How many functions a name's reach lists: past that, the answer need not copy them all.
-REACH_NAMES = 8
-
-
 def reach(ctx: ToolContext, name: str, files: list[str], *, further: bool) -> list[str]:
-    """The functions of the repository's code that use `name`, and when `further` those one hop
-    further (`reach_hops`), in one list."""
+    """The functions of the repository's code that use `name`, and when `further` those that
+    reach them (`reach_hops`), in one list."""
     direct, more = reach_hops(ctx, name, files, further=further)
     return direct + more
-
-
-def reach_hops(
-    ctx: ToolContext, name: str, files: list[str], *, further: bool
-) -> tuple[list[str], list[str]]:
-    """The functions of the repository's code (tests aside) whose code refers to `name`, and
-    when `further`, those referring to them (what a change to it affects), apart, from the
-    syntax trees of the files ripgrep finds the names in, not from the text (a docstring
-    saying "underscore" is no use of it). Each hop is kept only when the whole has at most
-    `REACH_NAMES` (too many for an answer to be held to)."""
-    refs: dict[str, dict[str, set[str | None]]] = {}  # path -> each function's references
-    listed = set(files)
-
-    def users(of: list[str]) -> list[str]:
-        pattern = r"\b(?:" + "|".join(map(re.escape, of)) + r")\b"
-        found = RgSearchTool(ctx).forward(pattern=pattern, glob="*.py", max_results=200)
-        named: dict[str, None] = {}
-        for path in dict.fromkeys(hit["path"] for hit in found.get("matches", [])):
-            if path not in listed or is_test_path(path):
-                continue
-            if path not in refs:
-                try:
-                    refs[path] = _references(parsed(read_repo_text(ctx, path)[1]))
-                except ToolError:  # unreadable (a link out of the jail): not its code
-                    refs[path] = {}
-            named.update(dict.fromkeys(f for f, used in refs[path].items() if used & set(of)))
-        return [user for user in named if user not in of and user != name]
-
-    try:  # a help for holding an answer to the code, never a reason to fail the run
-        direct = users([name])
-        if len(direct) > REACH_NAMES:
-            return [], []
-        if not further or not direct:
-            return direct, []
-        more = [user for user in users(direct) if user not in direct]
-    except Exception:
-        log.exception("finding what uses %s failed", name)
-        return [], []
-    return (direct, more) if len(direct) + len(more) <= REACH_NAMES else (direct, [])
-
-
-def _references(tree: ast.Module | None) -> dict[str, set[str | None]]:
-    """Each function of `tree`, by name, with the names its code refers to (`x`, `obj.x`)."""
-    refs: dict[str, set[str | None]] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            used = refs.setdefault(node.name, set())
-            used.update(getattr(n, "id", None) or getattr(n, "attr", None) for n in ast.walk(node))
-    return refs
 
 
 def reaches(

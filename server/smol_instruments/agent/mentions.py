@@ -233,3 +233,17 @@ def literal_at(text: str) -> str | None:
     # date): written as the string it prints as (tools/evaluate.py compares str of the value)
     printed = _PRINTED.match(text)
     return repr(printed.group(1)) if printed else None
+
+
+def unfit(call: str, failure: str, task: str) -> bool:
+    """The call does not fit its own function's signature and the task does not write it: a
+    call the model made up for the task, whose TypeError tells nothing the task asks (dev
+    jp-escape-impact: "how escape handles ~ . what else does that hit?" ran escape('~', '.'),
+    and the answer was held to telling its TypeError)."""
+    name = re.escape(call.split("(", 1)[0].rsplit(".", 1)[-1])
+    own = rf"TypeError: (?:\w+\.)*{name}(?:\.__init__)?\(\) (?:takes|missing|got )"
+    return re.match(own, failure) is not None and _squeezed(call) not in _squeezed(task)
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text).replace('"', "'")

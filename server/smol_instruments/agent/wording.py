@@ -173,10 +173,12 @@ LANGUAGE_GLOBS = {
 }
 #: Asks why code gives what it gives: "why does f(x) come out as y?", "where does the 0 come from?"
 WHY = re.compile(r"\bwhy\b|\bhow come\b|\bwhere (?:does|do|did)\b.*\bcome from\b", re.IGNORECASE)
-#: Who uses a name, or what changing it affects: "what calls walk?", "if I change f, what breaks?"
+#: Who uses a name, or what changing it affects: "what calls walk?", "if I change f, what breaks?",
+#: "what else does that hit?", "what would go wrong?" (dev jp-escape-impact, sv-to-dict-impact)
 CALLERS = re.compile(
     r"\b(?:what|who|which \w+)\s+(?:else\s+)?(?:calls?|uses?|imports?|depends? on|rel(?:y|ies)"
-    rf" on)\b|\bcallers?\b|\bwhere\b{IN}*\b(?:used|called)\b|\bwhat\b{IN}*\b(affect|break|impact)",
+    rf" on)\b|\bcallers?\b|\bwhere\b{IN}*\b(?:used|called)\b"
+    rf"|\bwhat\b{IN}*\b(affect|break|impact|touch|hits?\b|go(?:es)? wrong)",
     re.IGNORECASE,
 )
 #: What a request asks outside the repository: publishing, deploying, sending, paying.
