@@ -602,6 +602,37 @@ def test_what_a_change_affects_is_followed_hop_by_hop_and_asked_in_other_words(
     assert outcome.status == "completed" and outcome.answer == right
 
 
+def test_which_code_turns_one_value_into_another_is_found_by_running_the_code(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Fresh dev infl-chat-singular: "which function turns people into person?" found no code
+    by its words (the irregular pairs are a table outside the function), and the model
+    answered `inflection.inflect`, which does not exist. Each top-level function of the
+    repository's code is run on the first value; those giving the second are said, with their
+    code shown; a function that raises, or gives something else, is not."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    (repo / "calc" / "words.py").write_text(
+        "IRREGULAR = {'people': 'person'}\n\n\ndef singular(word):\n"
+        "    return IRREGULAR.get(word, word.rstrip('s'))\n\n\n"
+        "def plural(word):\n    return word + 's'\n\n\ndef shout(word):\n    raise OSError(word)\n"
+    )
+    outcome, requests = run(
+        repo, settings, ["singular does."], "which function turns people into person?"
+    )
+    prompt = requests[0].last_user_text()
+    assert "singular('people') = 'person'" in prompt, prompt
+    assert "plural(" not in prompt.split("The task:")[0] and "shout(" not in prompt
+    assert "calc/words.py, lines 4-5: `singular`" in prompt
+    assert outcome.status == "completed"
+    look = '```python\n# Look.\nprint(rg_search(pattern="cats"))\n```'
+    outcome, requests = run(
+        repo, settings, [look, "None does."], "which function turns people into cats?"
+    )
+    assert "= 'cats'" not in requests[0].last_user_text()
+
+
 def test_a_call_the_model_makes_up_that_does_not_fit_its_function_is_not_run_as_asked(
     tmp_path: Path, settings: Settings
 ) -> None:
@@ -766,6 +797,33 @@ def test_what_uses_a_name_is_searched_once_for_callers_and_never_fails_a_run(
 
     monkeypatch.setattr(evidence.RgSearchTool, "forward", broken)
     assert evidence.reach(ctx, "add", files, further=True) == []
+
+
+def test_a_use_too_wide_by_name_is_narrowed_to_what_rope_is_sure_of(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """Fresh dev sv-to-dict-impact: what reaches `to_dict` goes through `Version.replace`, and
+    by name `replace` is every `str.replace`: the hop holding next_version was too wide and
+    was dropped, and an answer leaving next_version out was `completed`. A function too wide
+    by name is narrowed to rope's sure uses; one still too wide is not followed, the others
+    are."""
+    from smol_instruments.tools.reach import reach_hops
+    from smol_instruments.tools.repo import list_repo_files
+
+    cleaners = "".join(
+        f"def clean{i}(text):\n    return text.replace('-', '_')\n\n\n" for i in range(9)
+    )
+    callers = "".join(f"def use{i}():\n    return old_parse('1')\n\n\n" for i in range(9))
+    version = (
+        "class Version:\n    def to_dict(self):\n        return {'major': 1}\n\n"
+        "    def replace(self, **parts):\n        return {**self.to_dict(), **parts}\n\n"
+        "    def next_version(self):\n        return self.replace(major=2)\n\n\n"
+        "def old_parse(text):\n    return Version().to_dict()\n\n\n"
+    )
+    repo = make_repo(tmp_path / "repo", {**FILES, "calc/version.py": version + cleaners + callers})
+    ctx, _ = make_tools(repo, settings)
+    direct, further = reach_hops(ctx, "to_dict", list_repo_files(ctx), further=True)
+    assert sorted(direct) == ["old_parse", "replace"] and further == ["next_version"]
 
 
 def test_an_object_that_prints_otherwise_is_told_as_it_prints(

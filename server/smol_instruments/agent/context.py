@@ -43,6 +43,7 @@ from . import wording
 from .evidence import (
     DEFINITION,
     Evidence,
+    by_example,
     closest_names,
     computed_calls,
     defined_name,
@@ -210,9 +211,8 @@ class _Gatherer:
         task = intent.task
         bare = intent.change and not (intent.fix or intent.adds_tests)  # rewritten, not read
         self.bare = bare and not wording.DOCS.search(task)
-        for part in (test_failures(self.ctx, intent), recent_history(self.ctx, intent)):
-            if part is not None:
-                self.evidence.append(part)
+        first = (test_failures(self.ctx, intent), recent_history(self.ctx, intent))
+        self.evidence += [p for p in (*first, by_example(self.ctx, intent, self.files)) if p]
         mentioned = [name.rsplit(".", 1)[-1] for name in (*intent.names, *intent.carried)]
         self.words = wording.own_words(task)[:30]
         names = [*mentioned, *self.words]

@@ -44,8 +44,10 @@ from ..tools.asserts import wanted_by_assertions
 from ..tools.base import ToolContext
 from ..tools.commands import detect_test_command, runs_unasked
 from ..tools.evaluate import (
+    as_literal,
     evaluate_code,
     evaluates_unasked,
+    functions_giving,
     printed_as,
     same_value,
     told,
@@ -57,6 +59,7 @@ from ..tools.imports import method_owners
 from ..tools.reach import reach_hops
 from ..tools.search import RgSearchTool
 from ..tools.shell import gated_run
+from . import wording
 from .intent import TaskIntent
 from .mentions import unfit
 
@@ -101,7 +104,7 @@ class Evidence:
     title: str
     body: str
     names: list[str] = field(default_factory=list)
-    kind: str = "tests"  # or "history", "computed", "absent"
+    kind: str = "tests"  # or "history", "computed", "absent", "example"
     #: calls that could not run as written (a method named as a function): read, not run
     unrun: list[str] = field(default_factory=list)
     #: the repository's functions the calls ran through, "name (path)"
@@ -164,6 +167,25 @@ def _on_an_instance(
         f"{call} could not be run: {callee} is a method of `{cls}` ({module}): run it on an "
         f'instance, evaluate(code="{cls}(...).{callee}(...)") with the arguments they need'
     )
+
+
+def by_example(ctx: ToolContext, intent: TaskIntent, files: list[str]) -> Evidence | None:
+    """For a question that asks which code turns one value into another ("which function
+    turns people into person?"), the repository's functions that do, found by running them
+    (tools/evaluate.py `functions_giving`). A small model guessed (fresh dev
+    infl-chat-singular: `inflection.inflect`, which does not exist, then the follow-up's "it"
+    had nothing to point to). None when none gives it."""
+    pair = wording.TURNS_INTO.search(intent.task) if not intent.calls else None
+    if pair is None or intent.kind != "question" or not evaluates_unasked(ctx):
+        return None
+    given, wanted = (as_literal(value) for value in pair.groups())
+    found, tried = functions_giving(ctx, files, given, wanted, timeout=CALL_TIMEOUT_S)
+    title = (
+        f"Run just now, each of the {tried} functions of the repository's code with "
+        f"{given} (these are real results, not guesses); those that give {wanted}"
+    )
+    body = "\n".join(f"{name}({given}) = {wanted}" for name in found)
+    return Evidence(title, body, found, kind="example") if found else None
 
 
 def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:

@@ -173,6 +173,13 @@ LANGUAGE_GLOBS = {
 }
 #: Asks why code gives what it gives: "why does f(x) come out as y?", "where does the 0 come from?"
 WHY = re.compile(r"\bwhy\b|\bhow come\b|\bwhere (?:does|do|did)\b.*\bcome from\b", re.IGNORECASE)
+#: A question by example: which code turns one value into another ("which function turns
+#: people into person?", "what converts 'a b' to 'a-b'?"); the two values, quotes and all.
+TURNS_INTO = re.compile(
+    r"\b(?:turns?|converts?|changes?|transforms?|makes?|maps?)\s+('[^']*'|\"[^\"]*\"|\S+)\s+"
+    r"(?:in)?to\s+(?:an?\s+|the\s+)?('[^']*'|\"[^\"]*\"|\S+?)(?=[?.!,]*(?:\s|$))",
+    re.IGNORECASE,
+)
 #: Who uses a name, or what changing it affects: "what calls walk?", "if I change f, what breaks?",
 #: "what else does that hit?", "what would go wrong?" (dev jp-escape-impact, sv-to-dict-impact)
 CALLERS = re.compile(

@@ -470,3 +470,45 @@ def same_value(shown: str, wanted: str) -> bool:
         return bool(ast.literal_eval(shown) == ast.literal_eval(wanted))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return shown == wanted
+
+
+#: The functions `functions_giving` runs, at most.
+EXAMPLE_FUNCTIONS = 80
+
+
+def functions_giving(
+    ctx: ToolContext, files: list[str], given: str, wanted: str, *, timeout: float
+) -> tuple[list[str], int]:
+    """The top-level functions of the repository's code (of `files`, tests aside) that give
+    `wanted` for `given` (Python literals), each run once in one contained run as `evaluate`
+    runs code, public ones first, `EXAMPLE_FUNCTIONS` at most; and how many were run. One
+    that raises gives nothing; what they write is discarded with the view."""
+    functions: dict[str, None] = {}
+    for path in (p for p in files if p.endswith(".py") and not is_test_path(p)):
+        try:
+            tree = pyast.parse(read_repo_text(ctx, path)[1])
+        except Exception:  # unreadable or not Python: none of its functions
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.args.args and node.name[:4] != "test":
+                functions.setdefault(node.name, None)
+    tried = sorted(functions, key=lambda name: name.startswith("_"))[:EXAMPLE_FUNCTIONS]
+    code = ["__gave = {}"] + [
+        f"try:\n    __gave[{name!r}] = repr({name}({given}))\nexcept Exception:\n    pass"
+        for name in tried
+    ]
+    try:
+        result = evaluate_code(ctx, "\n".join([*code, "__gave"]), timeout=timeout)
+        gave = ast.literal_eval(str(result.get("value")))
+    except (ToolError, ValueError, SyntaxError):
+        return [], len(tried)
+    return [name for name, value in gave.items() if same_value(value, wanted)], len(tried)
+
+
+def as_literal(value: str) -> str:
+    """A value a question writes, as Python: a literal as it is, else a string."""
+    try:
+        ast.literal_eval(value)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return repr(value.strip("'\""))
+    return value
