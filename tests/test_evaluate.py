@@ -618,14 +618,16 @@ def test_which_code_turns_one_value_into_another_is_found_by_running_the_code(
         "    return IRREGULAR.get(word, word.rstrip('s'))\n\n\n"
         "def plural(word):\n    return word + 's'\n\n\ndef shout(word):\n    raise OSError(word)\n"
     )
-    outcome, requests = run(
-        repo, settings, ["singular does."], "which function turns people into person?"
-    )
+    turns = ["plural does.", "singular does."]
+    outcome, requests = run(repo, settings, turns, "which function turns people into person?")
     prompt = requests[0].last_user_text()
     assert "singular('people') = 'person'" in prompt, prompt
     assert "plural(" not in prompt.split("The task:")[0] and "shout(" not in prompt
     assert "calc/words.py, lines 4-5: `singular`" in prompt
-    assert outcome.status == "completed"
+    # an answer naming another is sent back with what ran (the 1.5B model, shown the run,
+    # said `humanize`: fresh dev)
+    assert "giving 'person' for 'people' = singular" in requests[1].prompt_text()
+    assert outcome.status == "completed" and outcome.answer == "singular does."
     look = '```python\n# Look.\nprint(rg_search(pattern="cats"))\n```'
     outcome, requests = run(
         repo, settings, [look, "None does."], "which function turns people into cats?"
@@ -1116,6 +1118,32 @@ def test_a_parameter_run_as_a_function_runs_the_call_that_passes_it(
     assert "a parameter of `paint` (paint.py, line 4)" in result["note"]
     # control: a name that is nobody's parameter gets the NameError alone
     assert "note" not in evaluate(tmp_path, settings, "shade('red')")
+
+
+def test_a_follow_up_passes_its_value_to_the_parameter_the_last_answer_named(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Fresh dev tc-chat-background: "which argument of colored sets the background colour?"
+    was answered `on_color`; then "what if i pass it 'red' there instead of on_red" ran
+    colored('red'), the value as the text, which raises nothing. What an answer names is what
+    a follow-up's "it" and "there" may mean: 'red' goes to on_color."""
+    from tests.support.scripted_model import ScriptedModel
+    from tests.test_agent import session_for
+
+    repo = make_repo(
+        tmp_path / "repo", {"paint.py": PAINT, "tests/test_paint.py": "def test_x(): ...\n"}
+    )
+    first = "The `on_color` argument of paint sets the background."
+    second = "It raises KeyError: HIGHLIGHTS has no 'red'."
+    with ScriptedModel([first, second]) as model:
+        session = session_for(repo, settings, model)
+        one = session.run("which argument of paint sets the background colour?")
+        two = session.run("what if i pass it 'red' there instead of on_red")
+        session.close()
+    assert "paint('text', on_color='red') raises KeyError" in model.requests[1].last_user_text(), (
+        model.requests[1].last_user_text()
+    )
+    assert (one.status, two.status) == ("completed", "completed")
 
 
 def test_a_value_whose_str_raises_is_still_told_by_its_repr(

@@ -257,7 +257,7 @@ class _Gatherer:
             # "what does it give for 'x'?": the one function it is about, run with the value;
             # "i passed on_color='red' to colored": the one it names that takes on_color
             functions = [item for item in found if self._is_function(*item[1:])]
-            call = passing_call(self.ctx, task, literal, functions)
+            call = passing_call(self.ctx, " ".join([task, *intent.carried]), literal, functions)
             if call or len({name for name, _, _ in functions}) == 1:
                 intent = replace(intent, calls=(call or f"{functions[0][0]}({literal})",))
         computed = early or computed_calls(self.ctx, intent)
@@ -584,7 +584,7 @@ class _Gatherer:
         absent = [name for part in self.evidence if part.kind == "absent" for name in part.names]
         definitions = [(piece.path, piece.name) for piece in self.pieces if piece.name]
         defined = bool(self.uses) or bool(definitions)
-        ran = [name for part in self.evidence if part.kind == "computed" for name in part.names]
+        ran = [said for part in self.evidence for said in part.told]
         unrun = [call for part in self.evidence for call in part.unrun]
         return Context(
             "\n\n".join(parts),

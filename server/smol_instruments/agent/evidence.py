@@ -111,6 +111,8 @@ class Evidence:
     ran_in: list[str] = field(default_factory=list)
     #: what the expressions of the statements that ran gave: (function, "expr = value")
     gave: list[tuple[str, str]] = field(default_factory=list)
+    #: what ran, as "what = value", that an answer to a question tells (agent/answers.py)
+    told: list[str] = field(default_factory=list)
 
 
 def test_failures(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
@@ -185,7 +187,9 @@ def by_example(ctx: ToolContext, intent: TaskIntent, files: list[str]) -> Eviden
         f"{given} (these are real results, not guesses); those that give {wanted}"
     )
     body = "\n".join(f"{name}({given}) = {wanted}" for name in found)
-    return Evidence(title, body, found, kind="example") if found else None
+    # held to naming them (shown the run, the 1.5B model still said `humanize`: fresh dev)
+    told = [f"the function giving {wanted} for {given} = {name}" for name in found]
+    return Evidence(title, body, found, kind="example", told=told) if found else None
 
 
 def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
@@ -232,9 +236,7 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             ctx.symptom_steps[call] = list(result.get("trace", []))
         lines.extend(told(call, result))
     title = "Run just now with the repository's code as it is (these are real results, not guesses)"
-    return Evidence(
-        title, "\n".join(lines), ran, kind="computed", unrun=unrun, ran_in=ran_in, gave=gave
-    )
+    return Evidence(title, "\n".join(lines), ran, "computed", unrun, ran_in, gave, told=ran)
 
 
 #: The examples of docstrings run for a bug, found or told: at most this many.

@@ -63,6 +63,7 @@ from .events import (
 from .evidence import function_steps, reaches
 from .intent import INTENT_SCHEMA, TaskIntent, decide, declined_answer, from_rules
 from .loop import RunStuck, SmolCodeAgent
+from .mentions import code_names
 from .model import AgentModel, RunCancelled, build_model, context_window, enforces_schemas
 from .outcome import describe_proposal, judge
 from .pipeline import instrument
@@ -389,6 +390,8 @@ class AgentSession:
             why = error or "the run failed"
             emit(ErrorEvent(message=why, recovery_suggestion=_recovery_for(error)))
             answer = answer or (error or "The run failed.")
+        if status == "completed":  # what the answer names a follow-up's "it" may mean
+            self._topic_names = tuple(dict.fromkeys([*self._topic_names, *code_names(answer)]))
         emit(FinalEvent(answer=answer, status=status))
         return RunOutcome(
             session_id=self.session_id,
@@ -560,22 +563,17 @@ def _step_recovery(message: str) -> str | None:
     return None
 
 
+#: What a model client's error says when the server cannot be reached.
+_UNREACHABLE = "connection refused|connecterror|cannot connect|connection error|failed to establish"
+
+
 def _model_error_message(exc: BaseException, settings: Settings) -> str:
     root = exc
     while root.__cause__ is not None:  # smolagents wraps the model's error: report the cause
         root = root.__cause__
     text = str(root) if str(root).strip() else str(exc)
     lowered = text.lower()
-    if any(
-        s in lowered
-        for s in (
-            "connection refused",
-            "connecterror",
-            "cannot connect",
-            "connection error",
-            "failed to establish",
-        )
-    ):
+    if any(said in lowered for said in _UNREACHABLE.split("|")):
         return f"cannot reach the model server at {settings.model_api_base} for {settings.model_id}"
     if "context window" in lowered or "context size" in lowered or "contextwindow" in lowered:
         return "the request no longer fits the model's context window, even shortened"

@@ -235,15 +235,20 @@ _SEVERAL = {"Iterable", "Sequence", "Collection", "list", "List", "set", "Set", 
 def told_as(
     ctx: ToolContext, task: str, value: str, functions: Sequence[tuple[str, str, int]]
 ) -> str | None:
-    """The call of a function the task names whose one parameter is named by a word of the
-    task other than the function's name (`attrs` by "attribute", `min_length` by "length":
-    the word starts with the parameter's part, its plural `s` aside, of 4+ letters), with
+    """The call of a function the task names (the one function when it names none: "what if
+    i pass it 'red'") whose one parameter is named by a word of the task other than its name
+    (`attrs` by "attribute", `min_length` by "length": the word starts with the parameter's
+    part, its plural `s` aside, of 4+ letters), with
     `value` passed to it (in a list where its annotation takes several); None unless exactly
     one parameter of them is so named, or one of them is the word itself ("a color like
-    purple": `color`, not `on_color`). Measured on fresh dev tc-unknown-attr: without it,
-    "shiny" was passed as the text to colour, which ran without error."""
+    purple": `color`, not `on_color`), or one is written as code (`on_color`, named by the
+    answer a follow-up points back to: fresh dev tc-chat-background). Measured on fresh dev
+    tc-unknown-attr: without it, "shiny" was passed as the text to colour, which ran without
+    error."""
     named = {name for name, _, _ in functions if re.search(rf"\b{re.escape(name)}\b", task)}
+    named = named or {name for name, _, _ in functions[:1] if len(functions) == 1}  # "it"
     words = {w for w in re.findall(r"[a-z]{4,}", task.lower()) if w not in named}
+    exact = set(re.findall(r"\b[a-z]\w*_\w+", task.lower()))  # `on_color`, written as code
     matches: list[tuple[tuple[str, str, int, list[str]], ast.arg]] = []
     for name, path, line in functions:
         if name not in named:
@@ -260,13 +265,14 @@ def told_as(
             optional = positional[len(positional) - len(args.defaults) :] + args.kwonlyargs
             for arg in optional:
                 parts = [p.removesuffix("s") for p in arg.arg.lower().split("_") if len(p) >= 4]
-                if any(w.startswith(p) for p in parts for w in words):
+                if arg.arg.lower() in exact or any(w.startswith(p) for p in parts for w in words):
                     matches.append(((name, path, line, _stand_ins(args)), arg))
+    written = [m for m in matches if m[1].arg.lower() in exact]
     whole = [m for m in matches if m[1].arg.lower() in words]  # `color` over `on_color`
-    if len(whole) == 1 or len(matches) == 1:
-        owner, arg = (whole or matches)[0]
-    else:
+    chosen = next((group for group in (written, whole, matches) if len(group) == 1), None)
+    if chosen is None:
         return None
+    owner, arg = chosen[0]
     return call_with(owner, arg.arg, f"[{value}]" if _head(arg) in _SEVERAL else value)
 
 
