@@ -1120,6 +1120,21 @@ def test_a_parameter_run_as_a_function_runs_the_call_that_passes_it(
     assert "note" not in evaluate(tmp_path, settings, "shade('red')")
 
 
+def converse(repo: Path, settings: Settings, replies: list[Any], tasks: list[str]) -> Any:
+    """(outcomes, requests) of one conversation of `tasks` against a model scripted with
+    `replies`."""
+    from tests.support.scripted_model import ScriptedModel
+    from tests.test_agent import session_for
+
+    with ScriptedModel(replies) as model:
+        session = session_for(repo, settings, model)
+        try:
+            outcomes = [session.run(task) for task in tasks]
+        finally:
+            session.close()
+        return outcomes, model.requests
+
+
 def test_a_follow_up_passes_its_value_to_the_parameter_the_last_answer_named(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:
@@ -1127,22 +1142,16 @@ def test_a_follow_up_passes_its_value_to_the_parameter_the_last_answer_named(
     was answered `on_color`; then "what if i pass it 'red' there instead of on_red" ran
     colored('red'), the value as the text, which raises nothing. What an answer names is what
     a follow-up's "it" and "there" may mean: 'red' goes to on_color."""
-    from tests.support.scripted_model import ScriptedModel
-    from tests.test_agent import session_for
-
     repo = make_repo(
         tmp_path / "repo", {"paint.py": PAINT, "tests/test_paint.py": "def test_x(): ...\n"}
     )
-    first = "The `on_color` argument of paint sets the background."
-    second = "It raises KeyError: HIGHLIGHTS has no 'red'."
-    with ScriptedModel([first, second]) as model:
-        session = session_for(repo, settings, model)
-        one = session.run("which argument of paint sets the background colour?")
-        two = session.run("what if i pass it 'red' there instead of on_red")
-        session.close()
-    assert "paint('text', on_color='red') raises KeyError" in model.requests[1].last_user_text(), (
-        model.requests[1].last_user_text()
+    (one, two), requests = converse(
+        repo,
+        settings,
+        ["The `on_color` argument of paint sets the background.", "It raises KeyError."],
+        ["which argument of paint sets the background colour?", "what if i pass it 'red' there"],
     )
+    assert "paint('text', on_color='red') raises KeyError" in requests[1].last_user_text()
     assert (one.status, two.status) == ("completed", "completed")
 
 
@@ -1433,18 +1442,12 @@ def test_a_follow_up_about_other_values_is_not_held_to_the_fields_an_earlier_tur
     """Turn 2 asks about a value of its own ("and if pre were rc?"): the fields turn 1 ran
     with are not what it is about (the test above is the control: a wrong field of a turn's
     own run is sent back)."""
-    from tests.support.scripted_model import ScriptedModel
-    from tests.test_agent import session_for
-
     repo = make_repo(tmp_path / "repo", {"ver.py": VER, "tests/test_ver.py": "def test_x(): ...\n"})
     first = "It is True: pre is None for both; build is left out of the comparison."
     second = "As it ran it gives True. Then pre is 'rc' for one of them, and they are not equal."
-    with ScriptedModel([first, second]) as model:
-        session = session_for(repo, settings, model)
-        one = session.run("is parse('1+a') == parse('1+b')?")
-        two = session.run("and if pre were rc on one of them?")
-        session.close()
-    assert len(model.requests) == 2, model.requests[-1].last_user_text()
+    tasks = ["is parse('1+a') == parse('1+b')?", "and if pre were rc on one of them?"]
+    (one, two), requests = converse(repo, settings, [first, second], tasks)
+    assert len(requests) == 2, requests[-1].last_user_text()
     assert (one.status, two.status) == ("completed", "completed")
 
 
