@@ -1579,6 +1579,22 @@ def test_a_value_told_as_what_a_parameter_holds_is_passed_to_it(
     assert ran in requests[0].last_user_text(), requests[0].last_user_text()[:1500]
 
 
+def test_a_definition_found_twice_names_its_parameter_once(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """Fresh dev tc-chat-background: `colored` came into the context's definitions twice (named
+    by the question and by the answer before it), its `on_color` matched twice, and two
+    matches were taken for two parameters: nothing was run."""
+    from smol_instruments.tools.imports import told_as
+
+    repo = make_repo(tmp_path / "repo", {"paint.py": STYLED})
+    ctx, _ = make_tools(repo, settings)
+    task = "what if i pass it 'red' there? on_colour"
+    call = "paint('text', on_colour='red')"
+    assert told_as(ctx, task, "'red'", [("paint", "paint.py", 6)]) == call
+    assert told_as(ctx, task, "'red'", [("paint", "paint.py", 6)] * 2) == call
+
+
 @pytest.mark.parametrize(
     ("task", "nudged"),
     [

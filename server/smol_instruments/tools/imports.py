@@ -245,6 +245,7 @@ def told_as(
     answer a follow-up points back to: fresh dev tc-chat-background). Measured on fresh dev
     tc-unknown-attr: without it, "shiny" was passed as the text to colour, which ran without
     error."""
+    functions = list(dict.fromkeys(functions))  # a definition found twice is one
     named = {name for name, _, _ in functions if re.search(rf"\b{re.escape(name)}\b", task)}
     named = named or {name for name, _, _ in functions[:1] if len(functions) == 1}  # "it"
     words = {w for w in re.findall(r"[a-z]{4,}", task.lower()) if w not in named}
