@@ -1140,8 +1140,8 @@ def test_a_follow_up_passes_its_value_to_the_parameter_the_last_answer_named(
 ) -> None:
     """Fresh dev tc-chat-background: "which argument of colored sets the background colour?"
     was answered `on_color`; then "what if i pass it 'red' there instead of on_red" ran
-    colored('red'), the value as the text, which raises nothing. What an answer names is what
-    a follow-up's "it" and "there" may mean: 'red' goes to on_color."""
+    colored('red'), the value as the text, which raises nothing. A value a follow-up gives
+    goes to the parameter the answer before it wrote as code: 'red' goes to on_color."""
     repo = make_repo(
         tmp_path / "repo", {"paint.py": PAINT, "tests/test_paint.py": "def test_x(): ...\n"}
     )

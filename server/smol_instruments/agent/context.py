@@ -213,7 +213,8 @@ class _Gatherer:
         self.bare = bare and not wording.DOCS.search(task)
         first = (test_failures(self.ctx, intent), recent_history(self.ctx, intent))
         self.evidence += [p for p in (*first, by_example(self.ctx, intent, self.files)) if p]
-        mentioned = [name.rsplit(".", 1)[-1] for name in (*intent.names, *intent.carried)]
+        talk = (*intent.names, *intent.carried, *intent.said[:1])  # the answer's first name
+        mentioned = [name.rsplit(".", 1)[-1] for name in talk]
         self.words = wording.own_words(task)[:30]
         names = [*mentioned, *self.words]
         failing = [name for part in self.evidence for name in part.names]
@@ -257,7 +258,7 @@ class _Gatherer:
             # "what does it give for 'x'?": the one function it is about, run with the value;
             # "i passed on_color='red' to colored": the one it names that takes on_color
             functions = [item for item in found if self._is_function(*item[1:])]
-            call = passing_call(self.ctx, " ".join([task, *intent.carried]), literal, functions)
+            call = passing_call(self.ctx, " ".join([task, *intent.said]), literal, functions)
             if call or len({name for name, _, _ in functions}) == 1:
                 intent = replace(intent, calls=(call or f"{functions[0][0]}({literal})",))
         computed = early or computed_calls(self.ctx, intent)

@@ -121,6 +121,8 @@ class TaskIntent:
     decided_by: Literal["model", "rules"] = "rules"
     #: Names the conversation established for a follow-up that points back ("what about it?").
     carried: tuple[str, ...] = field(default=())
+    #: Names the answer before it wrote as code: where a value it gives goes ("pass it 'red'").
+    said: tuple[str, ...] = field(default=())
 
     @property
     def change(self) -> bool:

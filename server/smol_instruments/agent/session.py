@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,7 @@ class AgentSession:
         self.turns = 0
         self._topic = ""  # the last task of this conversation that named code
         self._topic_names: tuple[str, ...] = ()  # the code names that task was about
+        self._said: tuple[str, ...] = ()  # the code names the last answer wrote
         self._schemas: bool | None = None  # the model's server holds replies to a JSON schema
         self._code_read = False  # some turn of this conversation read code
         self._watch: RunWatch | None = None
@@ -264,6 +266,7 @@ class AgentSession:
             target=lambda: before.set_result(self._tree_state()), name="smol-tree", daemon=True
         ).start()
         intent = self._decide(task)
+        intent = replace(intent, said=self._said if intent.refers_back else ())
         self.ctx.symptom_calls, self.ctx.task_words = intent.symptom_calls, intent.words
         self.ctx.symptom_wants = intent.symptom_wants
         self.ctx.symptom_functions, self.ctx.symptom_steps, self.ctx.copied = {}, {}, None
@@ -390,8 +393,7 @@ class AgentSession:
             why = error or "the run failed"
             emit(ErrorEvent(message=why, recovery_suggestion=_recovery_for(error)))
             answer = answer or (error or "The run failed.")
-        if status == "completed":  # what the answer names a follow-up's "it" may mean
-            self._topic_names = tuple(dict.fromkeys([*self._topic_names, *code_names(answer)]))
+        self._said = tuple(code_names(answer)) if status == "completed" else ()
         emit(FinalEvent(answer=answer, status=status))
         return RunOutcome(
             session_id=self.session_id,
