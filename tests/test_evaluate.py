@@ -860,6 +860,9 @@ def test_an_object_that_prints_otherwise_is_told_as_it_prints(
         ("True", "optional_minor_and_patch=True", False),  # an argument made up, no value told
         ("20", "it gives 200", False),
         ("1.3", "it gives 1.3.0", False),
+        ("2.0.0", "what does it give for 2.0.0-rc.1+build.3", False),  # a longer literal's head
+        ("2.0.0", "it gives 2.0.0-rc.1", False),
+        ("2.0.0", "it gives 2.0.0.", True),
         ("3.0", "it gives -3.0", False),
         ("-3.0", "x=-3.0", False),
         ("True", "it returns True if they are equal, and False otherwise", False),

@@ -551,10 +551,10 @@ def _cased(value: str, answer: str) -> bool:
 
 def value_told(value: str, answer: str) -> bool:
     """Whether `answer` gives `value` (bare, as `_bare` makes it) as a value of its own: spaces,
-    quotes and case aside, and not as part of a longer word or number ('20' is not in '200',
-    '1.3' not in '1.3.0') nor as what a name is set to (`x=True` invents an argument, it does
-    not say the call gives True; seen on the 1.5B model), nor beside its opposite ("it returns
-    True if they are equal, and False otherwise" tells neither: dev sv-build-equal)."""
+    quotes and case aside, not as part of a longer word or number ('20' is not in '200', '1.3'
+    not in '1.3.0', '2.0.0' not in '2.0.0-rc.1': dev sv-chat-finalize), nor as what a name is
+    set to (`x=True` invents an argument; seen on the 1.5B model), nor beside its opposite
+    ("True if they are equal, and False otherwise" tells neither: dev sv-build-equal)."""
     opposite = {"true": "false", "false": "true"}.get(value)
     return _says(value, answer) and not (opposite and _says(opposite, answer))
 
@@ -565,7 +565,7 @@ def _says(value: str, answer: str) -> bool:
     body = r"[\s'\"`]*".join(map(re.escape, value))
     before = r"\w.'\"`" + "-" * value[0].isdigit()  # '3.0' is not told by '-3.0'
     edge = rf"(?<![{before}])(?<!\w=)" if re.match(r"\w", value) else r"(?<!['\"`])(?<!\w=)"
-    tail = r"(?!\w)(?!\.\w)" if re.search(r"\w$", value) else ""
+    tail = r"(?!\w)(?![.+-]\w)" if re.search(r"\w$", value) else ""  # 2.0.0 of 2.0.0-rc.1
     return re.search(edge + r"['\"`]*" + body + tail, answer, re.IGNORECASE) is not None
 
 
