@@ -238,9 +238,8 @@ def told_as(
     """The call of a function the task names (the one function when it names none: "what if
     i pass it 'red'") whose one parameter is named by a word of the task other than its name
     (`attrs` by "attribute", `min_length` by "length": the word starts with the parameter's
-    part, its plural `s` aside, of 4+ letters), with
-    `value` passed to it (in a list where its annotation takes several); None unless exactly
-    one parameter of them is so named, or one of them is the word itself ("a color like
+    part, its plural `s` aside, of 4+ letters), with `value` passed to it (in a list where
+    its annotation takes several); None unless exactly one parameter of them is so named, or one of them is the word itself ("a color like
     purple": `color`, not `on_color`), or one is written as code (`on_color`, named by the
     answer a follow-up points back to: fresh dev tc-chat-background). Measured on fresh dev
     tc-unknown-attr: without it, "shiny" was passed as the text to colour, which ran without

@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import logging
 import re
-from collections.abc import Callable
 
 from ..base import pyast
 from ..base.errors import ToolError
@@ -44,6 +43,7 @@ def reach_hops(
     whole stays at most `REACH_NAMES` (too many for an answer to be held to): the deprecated
     `parse` reaching `to_dict` is used by sixteen functions, and `replace` by next_version."""
     refs: dict[str, dict[str, set[str | None]]] = {}  # path -> each function's references
+    trees: dict[str, tuple[str, ast.Module]] = {}  # read once, when a hop is first narrowed
     listed = set(files)
 
     def by_name(of: list[str]) -> list[str]:
@@ -63,7 +63,9 @@ def reach_hops(
 
     def narrowed(of: list[str], wide: list[str]) -> list[str]:
         try:  # too wide by name (`replace` is any str.replace): the uses rope is sure of
-            return _rope_users(ctx, _readable_trees(ctx, files), name)(of)
+            if not trees:
+                trees.update(_readable_trees(ctx, files))
+            return [user for user in _rope_users(ctx, trees, of) if user != name]
         except Exception:
             log.warning("rope found no uses of %s", ", ".join(of), exc_info=True)
             return wide
@@ -115,36 +117,32 @@ def _readable_trees(ctx: ToolContext, files: list[str]) -> dict[str, tuple[str, 
 
 
 def _rope_users(
-    ctx: ToolContext, trees: dict[str, tuple[str, ast.Module]], name: str
-) -> Callable[[list[str]], list[str]]:
-    """`users(of)`: the functions (tests aside) holding a sure occurrence, by rope, of a
-    definition named in `of` outside the tests; searched only in the files of `trees`."""
+    ctx: ToolContext, trees: dict[str, tuple[str, ast.Module]], of: list[str]
+) -> list[str]:
+    """The functions (tests aside) holding a sure occurrence, by rope, of a definition named in
+    `of` outside the tests, `of` itself aside; searched only in the files of `trees`."""
     from rope.base.project import Project
     from rope.contrib.findit import find_occurrences
 
     code = {path: pair for path, pair in trees.items() if not is_test_path(path)}
-
-    def users(of: list[str]) -> list[str]:
-        found: dict[str, None] = {}
-        project = Project(str(ctx.root), ropefolder=None)
-        try:
-            resources = [project.get_resource(path) for path in trees]
-            for path, (text, tree) in code.items():
-                lines = text.splitlines(keepends=True)
-                for node in (n for n in ast.walk(tree) if isinstance(n, DEFINITIONS)):
-                    line = lines[node.lineno - 1] if node.name in of else ""
-                    named = re.search(rf"\b(?:def|class)\s+({re.escape(node.name)})\b", line)
-                    if named is None:
-                        continue
-                    offset = sum(map(len, lines[: node.lineno - 1])) + named.start(1)
-                    where = project.get_resource(path)
-                    for hit in find_occurrences(project, where, offset, resources=resources):
-                        held = code.get(hit.resource.path)
-                        user = enclosing_node(held[1] if held else None, hit.lineno)
-                        if isinstance(user, ast.FunctionDef | ast.AsyncFunctionDef):
-                            found.setdefault(user.name, None)
-        finally:
-            project.close()
-        return [user for user in found if user not in of and user != name]
-
-    return users
+    found: dict[str, None] = {}
+    project = Project(str(ctx.root), ropefolder=None)
+    try:
+        resources = [project.get_resource(path) for path in trees]
+        for path, (text, tree) in code.items():
+            lines = text.splitlines(keepends=True)
+            for node in (n for n in ast.walk(tree) if isinstance(n, DEFINITIONS)):
+                line = lines[node.lineno - 1] if node.name in of else ""
+                named = re.search(rf"\b(?:def|class)\s+({re.escape(node.name)})\b", line)
+                if named is None:
+                    continue
+                offset = sum(map(len, lines[: node.lineno - 1])) + named.start(1)
+                where = project.get_resource(path)
+                for hit in find_occurrences(project, where, offset, resources=resources):
+                    held = code.get(hit.resource.path)
+                    user = enclosing_node(held[1] if held else None, hit.lineno)
+                    if isinstance(user, ast.FunctionDef | ast.AsyncFunctionDef):
+                        found.setdefault(user.name, None)
+    finally:
+        project.close()
+    return [user for user in found if user not in of]
