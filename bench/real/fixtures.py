@@ -352,6 +352,14 @@ VENDORED: dict[str, Vendored] = {
             ),
         ),
         Vendored(
+            "parse",
+            (
+                ("parse(): the opposite of format()", ("parse/", "LICENSE")),
+                ("Tests for parsing, searching and the field types", ("tests/",)),
+                ("Packaging and README", ()),
+            ),
+        ),
+        Vendored(
             "docopt",
             (
                 (

@@ -287,6 +287,7 @@ def _all_tasks() -> tuple[Task, ...]:
         dev_fresh,
         dev_impact,
         dev_options,
+        dev_parse,
         dev_prose,
         dev_readme,
         dev_semver,
@@ -310,6 +311,7 @@ def _all_tasks() -> tuple[Task, ...]:
         *dev_readme.SEVENTH,
         *dev_values.EIGHTH,
         *dev_chat.NINTH,
+        *dev_parse.TENTH,
         *held_out,
     )
     keys = [t.key for t in tasks]
