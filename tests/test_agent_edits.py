@@ -1475,6 +1475,12 @@ KLASS = '''class Version:
         (KLASS + "\n    def new(self):\n        pass\n", "it adds `Version.new`"),
         # the class's own line changed
         (KLASS.replace("major = 1", "major = 2"), "it changes `Version`"),
+        # a file left not parsing: the lines it edits and where, not every definition removed
+        (
+            KLASS.replace("return 1", "return (1"),
+            f"it edits line {KLASS.splitlines().index('        return 1') + 1} (in `other`), "
+            "after which the file no longer parses",
+        ),
     ],
 )
 def test_a_change_is_told_by_the_definitions_whose_own_lines_changed(

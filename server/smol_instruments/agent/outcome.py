@@ -331,7 +331,11 @@ def definitions_of(text: str | None) -> dict[str, str]:
 
 
 def definition_changes(change: FileChange) -> dict[str, list[str]]:
-    """The qualified names of the definitions one file's change adds, changes and removes."""
+    """The qualified names of the definitions one file's change adds, changes and removes;
+    none where the change leaves a file that parsed not parsing (dev sv-fix-nextver-prerelease:
+    a +1 -1 edit with a syntax error was told as removing all 39 definitions of the file)."""
+    if parsed(change.proposed) is None and parsed(change.original) is not None:
+        return {"adds": [], "changes": [], "removes": []}
     before, after = definitions_of(change.original), definitions_of(change.proposed)
     return {
         "adds": [name for name in after if name not in before],
@@ -512,6 +516,9 @@ def what_changed(patch: Patch) -> str:
             verb = "creates" if change.original is None else "edits"
             parts.append(f"it {verb} {change.path}")
             continue
+        if parsed(change.proposed) is None and (tree := parsed(change.original)) is not None:
+            parts.append(f"in {change.path} it {_breaks(change, tree)}")
+            continue
         said = [
             f"{verb} {', '.join(f'`{n}`' for n in names)}"
             for verb, names in definition_changes(change).items()
@@ -520,6 +527,28 @@ def what_changed(patch: Patch) -> str:
         said_all = "; ".join(said) if said else "changes lines outside any function"
         parts.append(f"in {change.path} it {said_all}")
     return "; ".join(parts)
+
+
+def _breaks(change: FileChange, tree: ast.Module) -> str:
+    """What a change after which the file no longer parses edits: the original's lines it
+    replaces and the definitions holding them (the innermost named)."""
+    before, after = (change.original or "").splitlines(), (change.proposed or "").splitlines()
+    edited = [
+        (i1 + 1, max(i1 + 1, i2))
+        for tag, i1, i2, _, _ in SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+        if tag != "equal"
+    ]
+    if not edited:
+        return "leaves a file that no longer parses"
+    start, end = edited[0][0], edited[-1][1]
+    holders = [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, DEFINITIONS) and first_line(node) <= start and end <= last_line(node)
+    ]
+    where = f"line {start}" if start == end else f"lines {start}-{end}"
+    inside = f" (in `{holders[-1]}`)" if holders else ""
+    return f"edits {where}{inside}, after which the file no longer parses"
 
 
 def describe_proposal(patch: Patch, *, held: Held = "none") -> str:
