@@ -241,6 +241,13 @@ def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> 
     shown = "def test_multiply():\n    assert multiply(4, 3) == 12"
     intent = from_model_reply("Which test checks it?", reply, conversation=shown)
     assert intent is not None and intent.calls == () and not intent.asks_value
+    # a value the task writes bare may stand inside a string the model writes around it; one
+    # it does not write may not (dev jp-bad-escape: "a ~2 in the pointer")
+    task = "what does JsonPointer do with a ~2 in the pointer"
+    for call, kept in [("JsonPointer('/x/~2')", True), ("JsonPointer('/x/~3')", False)]:
+        reply = json.dumps({"request": "answer_question", "names": [], "calls": [call]})
+        intent = from_model_reply(task, reply)
+        assert intent is not None and intent.calls == ((call,) if kept else ())
     assert from_model_reply("x", "not json") is None
     assert from_model_reply("x", json.dumps({"request": "dance", "names": []})) is None
 
@@ -361,6 +368,11 @@ def test_a_server_whose_schema_reply_is_unusable_leaves_the_decision_to_the_rule
         ("the slug of 'A B' is wrong", False, False),
         ("what would it give for 'HTTPServer'?", True, False),
         ("what would it give for 'HTTPServer'?", False, True),
+        # a value written bare that no rule places in a call: the model writes the call
+        ("what does JsonPointer do with a ~2 in the pointer", False, False),
+        ("what do i get if i parse 0x1F with {:d}", False, False),
+        ("what does JsonPointer do with an escape in the pointer", False, True),
+        ("what does resolve_pointer({'a': 1}, '/a/~2') give?", False, True),
     ],
 )
 def test_the_rules_settle_what_they_can_and_leave_the_rest_to_the_model(
@@ -707,3 +719,22 @@ def test_a_parameter_another_function_takes_is_still_new_to_the_one_named(tmp_pa
         taken=lambda names: parameters_in(ctx, found),
     )
     assert intent.kind == "change"
+
+
+@pytest.mark.parametrize(("call", "shown"), [("add(-3, 5)", True), ("add(-3, 6)", False)])
+def test_a_value_written_bare_is_placed_in_a_call_by_the_model_and_run_before_the_first_step(
+    repo: Path, settings: Settings, call: str, shown: bool
+) -> None:
+    """No rule turns "a is -3 and b is 5" into a call: the model is asked, its call is run before the
+    first step and shown with what it gave (-8: add subtracts); a call with a value the task
+    does not write is not run."""
+    intent = json.dumps({"request": "answer_question", "names": ["add"], "calls": [call]})
+    with ScriptedModel([intent, "add(-3, 5) gives -8."], props=LLAMA_PROPS) as model:
+        session = session_for(repo, settings, model)
+        try:
+            session.run("what do i get from add when a is -3 and b is 5?")
+        finally:
+            session.close()
+        first_step = model.requests[1].last_user_text()
+    assert "classify the user's newest message" in model.requests[0].last_user_text()
+    assert ("-8" in first_step) is shown and ("-9" in first_step) is False

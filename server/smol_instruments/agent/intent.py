@@ -13,7 +13,8 @@ Who decides (`decide`):
   call would come before the first word (README, "The first answer") and move the server's
   one cached prompt off the warmed prefix. Left to the model: a symptom, a general verb ("make
   this repository brand new"), a change word inside a question or command, a question about
-  what could be ("can f take a separator?"), a follow-up's "it". Read as a question, such a
+  what could be ("can f take a separator?"), a follow-up's "it", a value written bare that no
+  rule placed in a call ("a ~2 in the pointer"). Read as a question, such a
   request that changes nothing is not `completed` (`might_change`);
 - the model, its reply held to a JSON schema where the server enforces one (llama.cpp's
   `response_format`; Ollama's `format`), asked after the conversation so far (the cached
@@ -38,7 +39,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from . import wording
-from .mentions import code_names, literal_at, literal_calls, naming_style, written_in
+from .mentions import (
+    code_names,
+    literal_at,
+    literal_calls,
+    naming_style,
+    value_tokens,
+    written_in,
+)
 
 IntentKind = Literal["question", "change", "command", "decline"]
 #: Which failures that were there before a change still count against it.
@@ -432,7 +440,15 @@ def settled(intent: TaskIntent, *, follow_up: bool) -> bool:
     if intent.kind == "change":
         return plain_change(intent.task)  # a symptom, "make ...": the model reads it
     plain = intent.kind == "command" or wording.QUESTION_FORM.search(intent.task) is not None
-    return plain and not _open_to_change(intent.task)
+    return plain and not _open_to_change(intent.task) and not _unplaced_value(intent)
+
+
+def _unplaced_value(intent: TaskIntent) -> bool:
+    """A question that writes a value bare which no rule placed in a call ("what does
+    JsonPointer do with a ~2 in the pointer": dev jp-bad-escape, answered from the code read,
+    a false success): the model writes the call, held to the task's values."""
+    bare = intent.kind == "question" and not intent.calls and intent.literal is None
+    return bare and bool(value_tokens(intent.task))
 
 
 def _open_to_change(task: str) -> bool:

@@ -149,12 +149,28 @@ def written_in(call: str, text: str, *, values: str | None = None) -> bool:
     callee = call.split("(", 1)[0].rsplit(".", 1)[-1]
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     args = [arg for node in calls for arg in [*node.args, *(k.value for k in node.keywords)]]
+    told = value_tokens(where)
     for arg in args:
         written = ast.get_source_segment(call, arg) or ""
         value = arg.value if isinstance(arg, ast.Constant) else None
-        if not _occurs(written, where) and not (isinstance(value, str) and value in where):
-            return False
+        if _occurs(written, where) or (
+            # a string holding a value the task writes bare: "a ~2 in the pointer" as '/x/~2'
+            isinstance(value, str) and (value in where or any(t in value for t in told))
+        ):
+            continue
+        return False
     return _occurs(callee, text)
+
+
+def value_tokens(text: str) -> list[str]:
+    """The values `text` writes bare, outside quotes: words with a digit that are not names
+    ("~2", "0x1F", "/a/-1", "1.0.0-rc.1"; not "sha256")."""
+    bare = FENCED.sub(" ", re.sub(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`", " ", text))
+    return [
+        token
+        for token in _PRINTED_WORD.findall(bare)
+        if not re.fullmatch(r"[A-Za-z_]\w*(?:\(\))?", token)
+    ]
 
 
 def _occurs(piece: str, text: str) -> bool:
@@ -214,6 +230,7 @@ def _closing_paren(text: str, start: int) -> int | None:
 #: then a space ("'-1021st'.", "3, not 4"); not more of a word or number ("1st", "3.5").
 _LITERAL_ENDS = re.compile(r"[.,;:!?)]*(?:\s|$)")
 _PRINTED = re.compile(r"([^\s'\"`,;()]*\d[^\s'\"`,;()]*?)[.,;:!?)]*(?:\s|$)")
+_PRINTED_WORD = re.compile(r"(?<![^\s(])([^\s'\"`,;()]*\d[^\s'\"`,;()]*?)[.,;:!?)]*(?=\s|$)")
 
 
 def literal_at(text: str) -> str | None:
