@@ -50,6 +50,36 @@ def test_a_rename_runs_through_the_library_across_the_module_its_users_and_tests
     assert "adds `add_numbers`" in outcome.answer and "removes `add`" in outcome.answer
 
 
+def test_a_rename_follows_the_name_into_docstrings_and_documents(
+    repo: Path, settings: Settings
+) -> None:
+    """What rope leaves, a qualified name in a docstring's example and the README's mentions
+    (whose doctests run), is renamed too; a plain word is renamed only where it reads as code
+    ("add numbers" stays, `add(2, 3)` does not); code rope did not resolve is left alone."""
+    (repo / "app/calc.py").write_text(
+        '"""Helpers.\n\n>>> import app.calc\n>>> app.calc.scale_by(2, 3)\n6\n"""\n\n\n'
+        "def scale_by(a, b):\n    return a * b\n\n\n"
+        "def add(a, b):\n    # add them: see add() in the README\n    return a - b\n"
+    )
+    (repo / "README.md").write_text(
+        "# Sample\n\nscale_by(2, 3) gives 6; add numbers with `add(2, 3)`.\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "doctests")
+    _, _, patches = run_keeping_patches(repo, settings, [], "rename scale_by to times everywhere")
+    (patch,) = patches
+    proposed = {change.path: change.proposed or "" for change in patch.files}
+    assert ">>> app.calc.times(2, 3)" in proposed["app/calc.py"]
+    assert "def times(a, b):" in proposed["app/calc.py"]
+    assert (
+        proposed["README.md"] == "# Sample\n\ntimes(2, 3) gives 6; add numbers with `add(2, 3)`.\n"
+    )
+    _, _, patches = run_keeping_patches(repo, settings, [], "rename add to plus everywhere")
+    proposed = {change.path: change.proposed or "" for change in patches[-1].files}
+    assert "see plus() in the README" in proposed["app/calc.py"]  # (rope's docs=True)
+    assert proposed["README.md"].endswith("add numbers with `plus(2, 3)`.\n")
+
+
 def test_a_rename_reaches_a_python_script_without_a_suffix(repo: Path, settings: Settings) -> None:
     """`bin/calc` (a `#!...python` script) uses the name too: the rename changes it."""
     script = repo / "bin" / "calc"

@@ -143,7 +143,7 @@ def test_a_rename_that_would_touch_an_unsaved_file_is_refused_naming_it(
     """rope renames the files on disk; a file the editor holds unsaved is named to be saved
     first, and nothing is proposed."""
     from smol_instruments.base.errors import ToolError
-    from smol_instruments.tools.edit import rename_changes
+    from smol_instruments.tools.rename import rename_changes
 
     ctx, _, _ = _setup(tmp_path, settings, {"calc.py": UNSAVED})
     with pytest.raises(ToolError) as refused:

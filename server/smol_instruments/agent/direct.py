@@ -23,8 +23,8 @@ from ..tools.edit import (
     has_edit_blocks,
     parse_edit_blocks,
     propose_changes,
-    rename_changes,
 )
+from ..tools.rename import rename_changes
 from ..tools.rewrite import rewrite_block
 from .edits import file_sections
 from .events import RunOutcome, RunStatus, ToolEvent
@@ -86,7 +86,8 @@ def rename_in_one_step(
     old, new = intent.rename
     started = time.monotonic()
     try:
-        changes = rename_changes(ctx, old, new, python_sources(ctx, repo_files))
+        documents = [path for path in repo_files if path.endswith((".md", ".rst", ".txt"))]
+        changes = rename_changes(ctx, old, new, python_sources(ctx, repo_files), documents)
         result = propose_changes(ctx, changes, f"Rename {old} to {new}")
     except ToolError as exc:
         log.info("rename %s -> %s not done by the library: %s", old, new, exc.message)

@@ -29,7 +29,6 @@ from dataclasses import replace
 from typing import Any
 
 from ..base.errors import ErrorType, ToolError
-from ..base.testruns import is_test_path
 from ..patches.merge import merge_definitions
 from .base import Changes, ToolContext
 from .patch import propose
@@ -446,75 +445,6 @@ def definition_changes(ctx: ToolContext, sections: list[tuple[str, str]]) -> tup
         said.append(f"{path}: {merged.summary() if merged is not None else 'new file'}")
     changes = [(path, before[path], after[path]) for path in before]
     return [change for change in changes if change[1] != change[2]], "; ".join(said)
-
-
-def rename_changes(
-    ctx: ToolContext, old: str, new: str, python_files: list[str]
-) -> list[tuple[str, str | None, str | None]]:
-    """(path, before, after) for each file a rename of `old` to `new` touches, from rope.
-
-    `old` may be `name` or `Class.method`; its definition is found in the repository's Python
-    files (a file outside the tests first). Nothing is written: rope's changes are read."""
-    from rope.base.project import Project
-    from rope.refactor.rename import Rename
-
-    if not new.isidentifier():
-        raise ToolError(
-            ErrorType.INVALID_ARGUMENT,
-            f"{new!r} is not a Python name",
-            recovery_suggestion="Give the new name as one identifier, e.g. make_slug.",
-        )
-    short = old.rsplit(".", 1)[-1]
-    definition = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b", re.M)
-    homes, readable = [], []
-    for path in python_files:
-        try:  # the patch guard's word: a link, or a path through one, is not read
-            text = ctx.patches.read_disk(path) or ""
-        except (ToolError, OSError):
-            continue
-        readable.append(path)
-        found = definition.search(text)
-        if found is not None:
-            homes.append((is_test_path(path), path, found.end() - len(short)))
-    if not homes:
-        raise ToolError(
-            ErrorType.NO_MATCH,
-            f"no function or class named {short} is defined in this repository",
-            recovery_suggestion="Search for the name with rg_search and check its spelling.",
-        )
-    _, path, offset = sorted(homes)[0]
-    project = Project(str(ctx.root), ropefolder=None)
-    try:
-        resource = project.get_resource(path)
-        # docs=True: the name in strings and comments too (`__all__`, docstrings, doctests);
-        # only the files git lists are searched, never a folder a link leads elsewhere
-        changes = Rename(project, resource, offset).get_changes(
-            new, docs=True, resources=[project.get_resource(p) for p in readable]
-        )
-        edits = []
-        for change in getattr(changes, "changes", [changes]):
-            target = getattr(change, "resource", None)
-            contents = getattr(change, "new_contents", None)
-            if target is None or contents is None:
-                raise ToolError(
-                    ErrorType.INVALID_ARGUMENT,
-                    f"renaming {old} would move a file, which this rename does not do",
-                    recovery_suggestion="Rename the function or class, not its module.",
-                )
-            rel = target.path
-            disk = ctx.patches.read_disk(rel)
-            if ctx.file_text(rel) != disk:
-                raise ToolError(
-                    ErrorType.INVALID_ARGUMENT,
-                    f"{rel} has unsaved changes in the editor, and a rename is computed from"
-                    " the files on disk",
-                    recovery_suggestion=f"Ask the user to save {rel}, then rename again.",
-                    context={"path": rel},
-                )
-            edits.append((rel, disk, contents))
-    finally:
-        project.close()
-    return edits
 
 
 def propose_changes(
