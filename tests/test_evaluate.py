@@ -383,12 +383,17 @@ VALUE_QUESTION = "what does the parser give for 'ten'?"  # names no function: no
 
 
 @pytest.mark.parametrize(
-    "guess",
-    ["It gives 10.", "```python\nfinal_answer('It gives 10.')\n```"],
-    ids=["prose", "final_answer"],
+    ("guess", "question", "hint"),
+    [
+        ("It gives 10.", VALUE_QUESTION, "<function>('ten')"),
+        ("```python\nfinal_answer('It gives 10.')\n```", VALUE_QUESTION, "<function>('ten')"),
+        # a value written bare, in no call (fresh dev pa-case: answered from the code read)
+        ("It gives 10.", "what does the parser make of a ~10 in there", "<function>('~10')"),
+    ],
+    ids=["prose", "final_answer", "bare"],
 )
 def test_a_value_answered_without_running_anything_is_sent_back_to_run_it(
-    tmp_path: Path, settings: Settings, python_on_path: None, guess: str
+    tmp_path: Path, settings: Settings, python_on_path: None, guess: str, question: str, hint: str
 ) -> None:
     """Prose or a final_answer block: the same check sends the guess back once, and the call
     it suggests is the one that runs the code."""
@@ -400,10 +405,10 @@ def test_a_value_answered_without_running_anything_is_sent_back_to_run_it(
         "```python\nprint(evaluate(code=\"parse('ten')\"))\n```",
         "It raises ValueError: invalid literal for int().",
     ]
-    outcome, requests = run(repo, settings, turns, VALUE_QUESTION)
+    outcome, requests = run(repo, settings, turns, question)
     sent_back = requests[1].prompt_text()
     assert "this asks about what the code gives, and nothing has been run" in sent_back
-    assert "print(evaluate(code=\"<function>('ten')\"))" in sent_back  # the tool that runs it
+    assert f'print(evaluate(code="{hint}"))' in sent_back  # the tool that runs it
     assert "ValueError" in requests[2].prompt_text()  # it ran: its result was shown
     assert outcome.status == "completed"
     assert outcome.answer == "It raises ValueError: invalid literal for int()."

@@ -241,6 +241,10 @@ def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> 
     shown = "def test_multiply():\n    assert multiply(4, 3) == 12"
     intent = from_model_reply("Which test checks it?", reply, conversation=shown)
     assert intent is not None and intent.calls == () and not intent.asks_value
+    # a value written and placed in no call is still a question about what code gives; where
+    # something is handled is not
+    assert from_rules("what does JsonPointer do with a ~2 in the pointer").asks_value
+    assert not from_rules("where does it handle the date types like {:ti}?").asks_value
     # a value the task writes bare may stand inside a string the model writes around it; one
     # it does not write may not (dev jp-bad-escape: "a ~2 in the pointer")
     task = "what does JsonPointer do with a ~2 in the pointer"
@@ -248,6 +252,12 @@ def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> 
         reply = json.dumps({"request": "answer_question", "names": [], "calls": [call]})
         intent = from_model_reply(task, reply)
         assert intent is not None and intent.calls == ((call,) if kept else ())
+    # ... and its function may be one the repository defines that the question does not name
+    task = "is matching case sensitive? e.g. 'Hello {}' against 'hello World'"
+    for call, defined in [("parse('Hello {}', 'hello World')", True), ("match('Hello {}')", False)]:
+        reply = json.dumps({"request": "answer_question", "names": [], "calls": [call]})
+        intent = from_model_reply(task, reply, defines=lambda name: name == "parse")
+        assert intent is not None and intent.calls == ((call,) if defined else ())
     assert from_model_reply("x", "not json") is None
     assert from_model_reply("x", json.dumps({"request": "dance", "names": []})) is None
 
@@ -372,6 +382,10 @@ def test_a_server_whose_schema_reply_is_unusable_leaves_the_decision_to_the_rule
         ("what does JsonPointer do with a ~2 in the pointer", False, False),
         ("what do i get if i parse 0x1F with {:d}", False, False),
         ("what does JsonPointer do with an escape in the pointer", False, True),
+        ("is matching case sensitive? e.g. 'Hello {}' against 'hello World'", False, False),
+        ("what if a field name comes twice, {a:d} {a:w}", False, False),
+        ("What does the function slugify in textutils/strings.py do?", False, True),
+        ("does parse reject leading zeros when i pass strict=True?", False, True),
         ("what does resolve_pointer({'a': 1}, '/a/~2') give?", False, True),
     ],
 )
@@ -721,18 +735,28 @@ def test_a_parameter_another_function_takes_is_still_new_to_the_one_named(tmp_pa
     assert intent.kind == "change"
 
 
-@pytest.mark.parametrize(("call", "shown"), [("add(-3, 5)", True), ("add(-3, 6)", False)])
+@pytest.mark.parametrize(
+    ("task", "call", "shown"),
+    [
+        ("what do i get from add when a is -3 and b is 5?", "add(-3, 5)", True),
+        ("what do i get from add when a is -3 and b is 5?", "add(-3, 6)", False),
+        # the task names no function: one the repository defines is run, one it lacks is not
+        ("what comes out of the calculator when a is -3 and b is 5?", "add(-3, 5)", True),
+        ("what comes out of the calculator when a is -3 and b is 5?", "plus(-3, 5)", False),
+    ],
+)
 def test_a_value_written_bare_is_placed_in_a_call_by_the_model_and_run_before_the_first_step(
-    repo: Path, settings: Settings, call: str, shown: bool
+    repo: Path, settings: Settings, task: str, call: str, shown: bool
 ) -> None:
-    """No rule turns "a is -3 and b is 5" into a call: the model is asked, its call is run before the
-    first step and shown with what it gave (-8: add subtracts); a call with a value the task
-    does not write is not run."""
+    """No rule turns "a is -3 and b is 5" into a call: the model is asked, its call is run
+    before the first step and shown with what it gave (-8: add subtracts); a call with a value
+    the task does not write, or to a function nobody defines, is not run."""
     intent = json.dumps({"request": "answer_question", "names": ["add"], "calls": [call]})
-    with ScriptedModel([intent, "add(-3, 5) gives -8."], props=LLAMA_PROPS) as model:
+    answer = "add(-3, 5) gives -8."  # (sent back once where nothing ran: asks_value)
+    with ScriptedModel([intent, answer, answer], props=LLAMA_PROPS) as model:
         session = session_for(repo, settings, model)
         try:
-            session.run("what do i get from add when a is -3 and b is 5?")
+            session.run(task)
         finally:
             session.close()
         first_step = model.requests[1].last_user_text()

@@ -266,9 +266,21 @@ class TaskIntent:
 
     @property
     def asks_value(self) -> bool:
-        """A question about what code gives for an input (a call or a value it writes): only
-        running it answers that (a small model cannot run code in its head)."""
-        return self.kind == "question" and bool(self.calls or self.literal is not None)
+        """A question about what code gives for an input (a call or a value it writes, placed
+        in a call or not): only running it answers that (a small model cannot run code in its
+        head). Not where something is, which code it is, or why (fresh dev pa-case and
+        pa-repeated-name: no call placed, nothing ran, a prose answer `completed`)."""
+        if self.kind != "question":
+            return False
+        if self.calls or self.literal is not None:
+            return True
+        told = _unplaced_value(self)
+        return told and not re.match(r"\s*(?:where|which)\b", self.task, re.I) and not self.asks_why
+
+    def written_values(self) -> list[str]:
+        """The values the task writes, as Python literals: quoted ones, then bare ones."""
+        quoted = [m.group(1) or m.group(0) for m in wording.LITERAL.finditer(self.task)]
+        return quoted + [v if literal_at(v) == v else repr(v) for v in value_tokens(self.task)]
 
     @property
     def might_change(self) -> bool:
@@ -331,7 +343,8 @@ class TaskIntent:
                 return f'read_file(path="{path}")'
         if self.asks_value:  # only running it says what code gives
             name = next(iter([*self.names, *self.carried]), "<function>")
-            call = self.calls[0] if self.calls else f"{name}({self.literal})"
+            values = self.literal or ", ".join(self.written_values()[:3])
+            call = self.calls[0] if self.calls else f"{name}({values})"
             return f"evaluate(code={call!r})"
         for name in [*self.names, *self.carried]:
             return f'rg_search(pattern="{name.rsplit(".", 1)[-1]}")'
@@ -444,11 +457,15 @@ def settled(intent: TaskIntent, *, follow_up: bool) -> bool:
 
 
 def _unplaced_value(intent: TaskIntent) -> bool:
-    """A question that writes a value bare which no rule placed in a call ("what does
-    JsonPointer do with a ~2 in the pointer": dev jp-bad-escape, answered from the code read,
-    a false success): the model writes the call, held to the task's values."""
-    bare = intent.kind == "question" and not intent.calls and intent.literal is None
-    return bare and bool(value_tokens(intent.task))
+    """A question that writes values no rule placed in a call: bare ("what does JsonPointer do
+    with a ~2 in the pointer": dev jp-bad-escape, answered from the code read, a false
+    success), or quoted but more than one, with no call ("'Hello {}' against 'hello World'":
+    fresh dev pa-case, the same), in its first line and no more than three: the model writes
+    the call, held to the task's values."""
+    if intent.kind != "question" or intent.calls or intent.literal is not None:
+        return False
+    asked = intent.task.strip().split("\n", 1)[0]  # not a selection pasted below it
+    return 0 < len(value_tokens(asked)) <= 3 or wording.LITERAL.search(asked) is not None
 
 
 def _open_to_change(task: str) -> bool:
@@ -476,7 +493,9 @@ def decide(
     if asked is None:
         return _offers_parameter(ruled, taken)
     reply, conversation = asked
-    modelled = from_model_reply(task, reply, conversation=conversation, carried=carried)
+    modelled = from_model_reply(
+        task, reply, conversation=conversation, carried=carried, defines=lambda n: bool(taken((n,)))
+    )
     return _offers_parameter(modelled or ruled, taken)
 
 
@@ -512,7 +531,12 @@ def _offers_parameter(
 
 
 def from_model_reply(
-    task: str, reply: str, *, conversation: str = "", carried: tuple[str, ...] = ()
+    task: str,
+    reply: str,
+    *,
+    conversation: str = "",
+    carried: tuple[str, ...] = (),
+    defines: Callable[[str], bool] = lambda name: False,
 ) -> TaskIntent | None:
     """The intent from a model's JSON reply (None when it is not the schema's). The model's
     names are kept when the task or the conversation contains them (a follow-up's "it"), never
@@ -551,7 +575,11 @@ def from_model_reply(
     ]
     calls = list(ruled.calls)
     for call in (found for text in written for found in literal_calls(text)):
-        if written_in(call, known, values=task) and call not in calls:
+        # ... or a function the repository defines, which the question need not name
+        # ("is matching case sensitive? e.g. 'Hello {}' against 'hello World'": fresh dev pa-case)
+        callee = call.split("(", 1)[0].rsplit(".", 1)[-1]
+        where = f"{known} {callee}" if defines(callee) else known
+        if written_in(call, where, values=task) and call not in calls:
             calls.append(call)
     return replace(
         ruled, kind=kind, names=tuple(merged), calls=tuple(calls[:4]), decided_by="model"

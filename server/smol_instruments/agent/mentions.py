@@ -163,13 +163,19 @@ def written_in(call: str, text: str, *, values: str | None = None) -> bool:
 
 
 def value_tokens(text: str) -> list[str]:
-    """The values `text` writes bare, outside quotes: words with a digit that are not names
-    ("~2", "0x1F", "/a/-1", "1.0.0-rc.1"; not "sha256")."""
+    """The values `text` writes bare, outside quotes: words with a digit or a symbol of code
+    that are not names, keywords or files ("~2", "0x1F", "/a/-1", "1.0.0-rc.1", "{a:d}"; not
+    "sha256", "strict=True", "calc/ops.py")."""
     bare = FENCED.sub(" ", re.sub(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`", " ", text))
+    words = (word.lstrip("(").rstrip(".,;:!?)") for word in bare.split())
     return [
-        token
-        for token in _PRINTED_WORD.findall(bare)
-        if not re.fullmatch(r"[A-Za-z_]\w*(?:\(\))?", token)
+        word
+        for word in words
+        if (len(word) > 1 or word.isdigit())
+        and re.search(r"[\d{}\[\]<>~/\\|@#$%^&*=+]", word)
+        and not re.fullmatch(r"[A-Za-z_]\w*(?:\(\))?", word)
+        and not re.match(r"[A-Za-z_]\w*=", word)  # a keyword told: keyword_names
+        and not _FILE_NAME.search(word)
     ]
 
 
@@ -230,7 +236,6 @@ def _closing_paren(text: str, start: int) -> int | None:
 #: then a space ("'-1021st'.", "3, not 4"); not more of a word or number ("1st", "3.5").
 _LITERAL_ENDS = re.compile(r"[.,;:!?)]*(?:\s|$)")
 _PRINTED = re.compile(r"([^\s'\"`,;()]*\d[^\s'\"`,;()]*?)[.,;:!?)]*(?:\s|$)")
-_PRINTED_WORD = re.compile(r"(?<![^\s(])([^\s'\"`,;()]*\d[^\s'\"`,;()]*?)[.,;:!?)]*(?=\s|$)")
 
 
 def literal_at(text: str) -> str | None:

@@ -171,8 +171,13 @@ LANGUAGE_GLOBS = {
     "java": "*.java",
     "markdown": "*.md",
 }
-#: Asks why code gives what it gives: "why does f(x) come out as y?", "where does the 0 come from?"
-WHY = re.compile(r"\bwhy\b|\bhow come\b|\bwhere (?:does|do|did)\b.*\bcome from\b", re.IGNORECASE)
+#: Asks why code gives what it gives: "why does f(x) come out as y?", "where does the 0 come
+#: from?", "sorted() puts 10 before 9 now. whats going on"
+WHY = re.compile(
+    r"\bwhy\b|\bhow come\b|\bwhere (?:does|do|did)\b.*\bcome from\b"
+    r"|\bwhat(?:'?s| is) going on\b",
+    re.IGNORECASE,
+)
 #: A question by example: which code turns one value into another ("which function turns
 #: people into person?", "what converts 'a b' to 'a-b'?"); the two values, quotes and all.
 TURNS_INTO = re.compile(
