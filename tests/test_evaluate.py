@@ -389,8 +389,11 @@ VALUE_QUESTION = "what does the parser give for 'ten'?"  # names no function: no
         ("```python\nfinal_answer('It gives 10.')\n```", VALUE_QUESTION, "<function>('ten')"),
         # a value written bare, in no call (fresh dev pa-case: answered from the code read)
         ("It gives 10.", "what does the parser make of a ~10 in there", "<function>('~10')"),
+        # ... where the code its words found is shown, that code, not a placeholder the 1.5B
+        # model ran as written (dev jp-no-slash)
+        ("It gives 10.", "what would the average be with a ~10 in there", "average('~10')"),
     ],
-    ids=["prose", "final_answer", "bare"],
+    ids=["prose", "final_answer", "bare", "bare-shown"],
 )
 def test_a_value_answered_without_running_anything_is_sent_back_to_run_it(
     tmp_path: Path, settings: Settings, python_on_path: None, guess: str, question: str, hint: str

@@ -245,6 +245,9 @@ def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> 
     # something is handled is not
     assert from_rules("what does JsonPointer do with a ~2 in the pointer").asks_value
     assert not from_rules("where does it handle the date types like {:ti}?").asks_value
+    # bare values are strings but for whole numbers (1.2 of a version parser is no float)
+    assert from_rules("what about 1.2, is that allowed?").written_values() == ["'1.2'"]
+    assert from_rules("what if b is 0 and c is 'x'").written_values() == ["'x'", "0"]
     # a value the task writes bare may stand inside a string the model writes around it; one
     # it does not write may not (dev jp-bad-escape: "a ~2 in the pointer")
     task = "what does JsonPointer do with a ~2 in the pointer"

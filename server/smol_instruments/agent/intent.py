@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -278,9 +278,12 @@ class TaskIntent:
         return told and not re.match(r"\s*(?:where|which)\b", self.task, re.I) and not self.asks_why
 
     def written_values(self) -> list[str]:
-        """The values the task writes, as Python literals: quoted ones, then bare ones."""
+        """The values the task writes, as Python literals: quoted ones, then bare ones, a
+        string unless a whole number ("what about 1.2, is that allowed?" of a version parser
+        hinted as 1.2 was run with a float: dev sv-chat-parse-junk)."""
         quoted = [m.group(1) or m.group(0) for m in wording.LITERAL.finditer(self.task)]
-        return quoted + [v if literal_at(v) == v else repr(v) for v in value_tokens(self.task)]
+        bare = value_tokens(self.task)
+        return quoted + [v if re.fullmatch(r"-?\d+", v) else repr(v) for v in bare]
 
     @property
     def might_change(self) -> bool:
@@ -332,9 +335,10 @@ class TaskIntent:
             return f'list_files(pattern="{glob}")'
         return None
 
-    def first_read(self, repo_files: list[str]) -> str:
+    def first_read(self, repo_files: list[str], shown: Sequence[str] = ()) -> str:
         """The call that starts doing what the task asks: the one it plainly asks for, else
-        read the file it names, else find the name it mentions."""
+        read the file it names, else find the name it mentions (or, for a value, run the
+        code `shown` for it: a `<function>` placeholder was run as written, dev jp-no-slash)."""
         call = self.first_call()
         if call is not None:
             return call
@@ -342,7 +346,7 @@ class TaskIntent:
             if path in self.task:
                 return f'read_file(path="{path}")'
         if self.asks_value:  # only running it says what code gives
-            name = next(iter([*self.names, *self.carried]), "<function>")
+            name = next(iter([*self.names, *self.carried, *shown]), "<function>")
             values = self.literal or ", ".join(self.written_values()[:3])
             call = self.calls[0] if self.calls else f"{name}({values})"
             return f"evaluate(code={call!r})"

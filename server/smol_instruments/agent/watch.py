@@ -107,8 +107,10 @@ class RunWatch:
     #: the function with (tools/scaffold.py); versions sampled again are held to it too.
     scaffold: str = ""
     parameter: str = ""
-    #: The files of code (not tests) whose definitions were shown, in the order shown.
+    #: The files of code (not tests) whose definitions were shown, in the order shown, and
+    #: the names of those definitions.
     shown_files: list[str] = field(default_factory=list)
+    shown_names: list[str] = field(default_factory=list)
 
     @property
     def named_file(self) -> str | None:
@@ -196,8 +198,9 @@ class RunWatch:
         self.wants = dict(ctx.symptom_wants)
         self.nested, self.outer_files = context.nested, context.outer_files
         self.absent, self.asked = context.absent, context.asked
-        shown = (path for path, _ in context.definitions if not is_test_path(path))
-        self.shown_files = list(dict.fromkeys(shown))
+        code = [(path, name) for path, name in context.definitions if not is_test_path(path)]
+        self.shown_files = list(dict.fromkeys(path for path, _ in code))
+        self.shown_names = list(dict.fromkeys(name for _, name in code))
         if self.intent.change and self.change_file:
             try:
                 self.taken = parameters_of(ctx.file_text(self.change_file))
@@ -251,7 +254,7 @@ class RunWatch:
 
     def first_read(self) -> str:
         """The call that starts doing what the task asks (agent/intent.py)."""
-        return self.intent.first_read(self.repo_files)
+        return self.intent.first_read(self.repo_files, self.shown_names)
 
 
 def _other_bool(computed: list[str], calls: tuple[str, ...], task: str) -> dict[str, str]:
