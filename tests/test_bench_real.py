@@ -98,8 +98,9 @@ def test_a_proposed_fix_is_accepted_and_judged_by_the_tests(tmp_path: Path) -> N
 
 
 def test_a_completed_run_whose_check_fails_is_a_false_success(tmp_path: Path) -> None:
+    # ("b equal to 0" asks what code gives: something of the repository must run first)
     script = [
-        '```python\nprint(read_file(path="calc/ops.py"))\n```',
+        '```python\nprint(evaluate(code="divide(4, 2)"))\n```',
         '```python\nfinal_answer("It raises ZeroDivisionError.")\n```',
     ]
     record, _ = _run("explain-divide", "ours", script, tmp_path)
