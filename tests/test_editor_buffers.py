@@ -155,3 +155,21 @@ def test_a_rename_that_would_touch_an_unsaved_file_is_refused_naming_it(
     (ctx.root / "calc.py").write_text(UNSAVED)
     ((path, before, after),) = rename_changes(ctx, "add", "add_numbers", ["calc.py"])
     assert path == "calc.py" and before == UNSAVED and "def add_numbers(a, b):" in after
+
+
+def test_an_unsaved_file_the_rename_leaves_alone_does_not_stop_it(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """The text occurrences a rename follows (tools/rename.py) are checked against the editor
+    only in a file they touch: an unsaved note that never names the function is no reason to
+    refuse; one that does is named to be saved first."""
+    from smol_instruments.base.errors import ToolError
+    from smol_instruments.tools.rename import rename_changes
+
+    ctx, _, _ = _setup(tmp_path, settings, {"notes.txt": "being edited\n"})
+    changes = rename_changes(ctx, "add", "add_numbers", ["calc.py"], ["notes.txt"])
+    assert [path for path, _, _ in changes] == ["calc.py"]
+    (ctx.root / "notes.txt").write_text("call add(1, 2)\n")
+    with pytest.raises(ToolError) as refused:
+        rename_changes(ctx, "add", "add_numbers", ["calc.py"], ["notes.txt"])
+    assert "notes.txt has unsaved changes" in refused.value.message

@@ -102,14 +102,15 @@ def _with_text_occurrences(
             before, after = found[path]
         else:
             try:  # a link, or a path through one, is not read
-                ctx.patches.read_disk(path)
+                before = after = ctx.patches.read_disk(path)
             except (ToolError, OSError):
                 continue
-            before = after = _saved(ctx, path)
         if after is None:
             continue
         renamed = _text_occurrences(after, old, new, python=path in python_files)
         if renamed != after:
+            if path not in found:  # a file unsaved in the editor refuses only when touched
+                _saved(ctx, path)
             found[path] = (before, renamed)
     return [(path, before, after) for path, (before, after) in found.items()]
 
