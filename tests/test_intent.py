@@ -245,6 +245,9 @@ def test_a_model_reply_decides_the_kind_and_its_names_must_exist_somewhere() -> 
     # something is handled is not
     assert from_rules("what does JsonPointer do with a ~2 in the pointer").asks_value
     assert not from_rules("where does it handle the date types like {:ti}?").asks_value
+    # a whole number alone is a line or a step as often as a value (the benchmark's chats)
+    assert not from_rules("what does line 42 do?").asks_value
+    assert not from_rules("question 3").asks_value
     # bare values are strings but for whole numbers (1.2 of a version parser is no float)
     assert from_rules("what about 1.2, is that allowed?").written_values() == ["'1.2'"]
     assert from_rules("what if b is 0 and c is 'x'").written_values() == ["'x'", "0"]

@@ -469,7 +469,9 @@ def _unplaced_value(intent: TaskIntent) -> bool:
     if intent.kind != "question" or intent.calls or intent.literal is not None:
         return False
     asked = intent.task.strip().split("\n", 1)[0]  # not a selection pasted below it
-    return 0 < len(value_tokens(asked)) <= 3 or wording.LITERAL.search(asked) is not None
+    # a whole number alone is a line, a step or an issue as often as a value ("question 3")
+    told = [value for value in value_tokens(asked) if not value.isdigit()]
+    return 0 < len(told) <= 3 or wording.LITERAL.search(asked) is not None
 
 
 def _open_to_change(task: str) -> bool:
