@@ -86,8 +86,7 @@ def rename_in_one_step(
     old, new = intent.rename
     started = time.monotonic()
     try:
-        documents = [path for path in repo_files if path.endswith((".md", ".rst", ".txt"))]
-        changes = rename_changes(ctx, old, new, python_sources(ctx, repo_files), documents)
+        changes = rename_changes(ctx, old, new, python_sources(ctx, repo_files), repo_files)
         result = propose_changes(ctx, changes, f"Rename {old} to {new}")
     except ToolError as exc:
         log.info("rename %s -> %s not done by the library: %s", old, new, exc.message)

@@ -18,16 +18,20 @@ from ..base.errors import ErrorType, ToolError
 from ..base.testruns import is_test_path
 from .base import ToolContext
 
+#: The files besides Python ones a rename follows the name into (READMEs, docs, notes).
+DOCUMENTS = (".md", ".rst", ".txt")
+
 
 def rename_changes(
     ctx: ToolContext,
     old: str,
     new: str,
     python_files: list[str],
-    documents: Sequence[str] = (),
+    other_files: Sequence[str] = (),
 ) -> list[tuple[str, str | None, str | None]]:
     """(path, before, after) for each file a rename of `old` to `new` touches: rope's changes,
-    then what it leaves in strings and comments and in `documents` (`_text_occurrences`).
+    then what it leaves in strings and comments and in the `other_files` that are documents
+    (`DOCUMENTS`, `_text_occurrences`). Each file is read from disk once.
 
     `old` may be `name` or `Class.method`; its definition is found in the repository's Python
     files (a file outside the tests first). Nothing is written: rope's changes are read."""
@@ -42,14 +46,13 @@ def rename_changes(
         )
     short = old.rsplit(".", 1)[-1]
     definition = re.compile(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b", re.M)
-    homes, readable = [], []
+    homes, texts = [], {}
     for path in python_files:
         try:  # the patch guard's word: a link, or a path through one, is not read
-            text = ctx.patches.read_disk(path) or ""
+            texts[path] = text = ctx.patches.read_disk(path)
         except (ToolError, OSError):
             continue
-        readable.append(path)
-        found = definition.search(text)
+        found = definition.search(text or "")
         if found is not None:
             homes.append((is_test_path(path), path, found.end() - len(short)))
     if not homes:
@@ -65,7 +68,7 @@ def rename_changes(
         # docs=True: the name in strings and comments too (`__all__`, docstrings, doctests);
         # only the files git lists are searched, never a folder a link leads elsewhere
         changes = Rename(project, resource, offset).get_changes(
-            new, docs=True, resources=[project.get_resource(p) for p in readable]
+            new, docs=True, resources=[project.get_resource(p) for p in texts]
         )
         edits = []
         for change in getattr(changes, "changes", [changes]):
@@ -77,10 +80,14 @@ def rename_changes(
                     f"renaming {old} would move a file, which this rename does not do",
                     recovery_suggestion="Rename the function or class, not its module.",
                 )
-            edits.append((target.path, _saved(ctx, target.path), contents))
+            disk = (
+                texts[target.path] if target.path in texts else ctx.patches.read_disk(target.path)
+            )
+            edits.append((target.path, _saved(ctx, target.path, disk), contents))
     finally:
         project.close()
-    return _with_text_occurrences(ctx, edits, short, new, readable, documents)
+    documents = [path for path in other_files if path.endswith(DOCUMENTS)]
+    return _with_text_occurrences(ctx, edits, short, new, texts, documents)
 
 
 def _with_text_occurrences(
@@ -88,18 +95,20 @@ def _with_text_occurrences(
     edits: list[tuple[str, str | None, str | None]],
     old: str,
     new: str,
-    python_files: list[str],
+    python_texts: dict[str, str | None],
     documents: Sequence[str],
 ) -> list[tuple[str, str | None, str | None]]:
     """`edits` with the occurrences rope leaves renamed too: in the Python files' strings and
     comments (a docstring's `>>> @parse.with_pattern(...)`: fresh dev pa-rename-with-pattern,
     whose doctest then failed) and in the documents (a README's examples, which its doctests
     run), as an editor's rename offers "text occurrences" too; the patch is reviewed hunk by
-    hunk before anything is written."""
+    hunk before anything is written. `python_texts`: the Python files as read from disk."""
     found = {path: (before, after) for path, before, after in edits}
-    for path in [*python_files, *documents]:
+    for path in [*python_texts, *documents]:
         if path in found:
             before, after = found[path]
+        elif path in python_texts:
+            before = after = python_texts[path]
         else:
             try:  # a link, or a path through one, is not read
                 before = after = ctx.patches.read_disk(path)
@@ -107,18 +116,17 @@ def _with_text_occurrences(
                 continue
         if after is None:
             continue
-        renamed = _text_occurrences(after, old, new, python=path in python_files)
+        renamed = _text_occurrences(after, old, new, python=path in python_texts)
         if renamed != after:
             if path not in found:  # a file unsaved in the editor refuses only when touched
-                _saved(ctx, path)
+                _saved(ctx, path, before)
             found[path] = (before, renamed)
     return [(path, before, after) for path, (before, after) in found.items()]
 
 
-def _saved(ctx: ToolContext, rel: str) -> str | None:
-    """The file as it is on disk, where a rename is computed; a ToolError when the editor
-    holds unsaved changes to it (they would be lost or clash)."""
-    disk = ctx.patches.read_disk(rel)
+def _saved(ctx: ToolContext, rel: str, disk: str | None) -> str | None:
+    """`disk`, the file as read from disk, where a rename is computed; a ToolError when the
+    editor holds unsaved changes to it (they would be lost or clash)."""
     if ctx.file_text(rel) != disk:
         raise ToolError(
             ErrorType.INVALID_ARGUMENT,
