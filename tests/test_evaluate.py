@@ -417,6 +417,60 @@ def test_a_value_answered_without_running_anything_is_sent_back_to_run_it(
     assert outcome.answer == "It raises ValueError: invalid literal for int()."
 
 
+MATCHER = '''"""Match text against a pattern."""
+
+__all__ = ["match"]
+
+
+class Match:
+    """What a match holds."""
+
+    def __init__(self, pattern, text):
+        self.pattern = pattern
+        self.text = text
+
+
+def _fold(a, b):
+    return a.lower(), b.lower()
+
+
+def match(pattern, text, case_sensitive=False):
+    """Match `text` against `pattern`."""
+    if not case_sensitive:
+        pattern, text = _fold(pattern, text)
+    return text.startswith(pattern.split("{")[0])
+'''
+
+
+def test_a_value_question_naming_no_function_is_sent_to_run_a_function_its_values_fit(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Its words found a class (fresh dev pa-case: `Match` for "matching"); what it may run is
+    the function the module exports that takes its two values, not the class, whose instance
+    says nothing of the question, nor a private helper that also takes two."""
+    from tests.test_agent import run
+
+    repo = make_repo(tmp_path / "repo", {"matcher/__init__.py": MATCHER, "pytest.ini": ""})
+    turns = ["No, it is case sensitive.", "No.", "No."]
+    question = "is matching case sensitive? e.g. 'Hello {}' against 'hello World'"
+    _, requests = run(repo, settings, turns, question)
+    sent_back = requests[1].prompt_text()
+    assert "nothing has been run" in sent_back
+    assert "print(evaluate(code=\"match('Hello {}', 'hello World')\"))" in sent_back
+
+
+def test_an_object_whose_text_says_nothing_is_told_by_its_attributes(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"matcher/__init__.py": MATCHER})
+    _, tools = make_tools(repo, settings)
+    result = dict(tools["evaluate"](code="Match('Hello {}', 'hello World')"))
+    assert result["value"].startswith("<matcher.Match object at 0x")
+    assert result["attributes"] == {"pattern": "'Hello {}'", "text": "'hello World'"}
+    told = dict(tools["evaluate"](code="match('Hello {}', 'hello World')"))  # control
+    assert told["value"] == "True" and "attributes" not in told
+
+
 def test_a_value_guessed_twice_is_not_an_outcome(
     tmp_path: Path, settings: Settings, python_on_path: None
 ) -> None:

@@ -16,6 +16,7 @@ from ..base.testruns import is_test_path
 from ..patches.model import Patch
 from ..tools.base import ToolContext
 from ..tools.edit import held_blocks_grammar
+from ..tools.imports import fitting_functions
 from ..tools.scaffold import parameter_grammar, parameters_of
 from . import wording
 from .evidence import Steps
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 #: The tools whose result is what code really gives (not what it says).
 RUNS_CODE = frozenset({"evaluate", "run_cmd", "run_tests"})
+#: A package's own module: where its functions are when no code was shown.
+_PACKAGE = re.compile(r"(?:src/)?\w+/__init__\.py|(?!setup\.py|conftest\.py)\w+\.py")
 #: The tools that show the repository's shape (its files, branch, counts), not what its code
 #: says or does: they answer a question about the code only when it asks for them.
 SHAPE = frozenset({"repo_info", "list_files"})
@@ -200,12 +203,26 @@ class RunWatch:
         self.absent, self.asked = context.absent, context.asked
         code = [(path, name) for path, name in context.definitions if not is_test_path(path)]
         self.shown_files = list(dict.fromkeys(path for path, _ in code))
-        self.shown_names = list(dict.fromkeys(name for _, name in code))
+        self.shown_names = self._to_run([name for _, name in code], ctx)
         if self.intent.change and self.change_file:
             try:
                 self.taken = parameters_of(ctx.file_text(self.change_file))
             except ToolError:
                 self.taken = set()
+
+    def _to_run(self, shown: list[str], ctx: ToolContext) -> list[str]:
+        """The code a question about a value that names none may run, first to last: shown
+        functions its values fit, then the functions of the shown files (else the packages')
+        its values fit, exported ones first (tools/imports.py `fitting_functions`), then the
+        rest shown."""
+        intent = self.intent
+        if not intent.asks_value or intent.names or intent.carried or intent.calls:
+            return list(dict.fromkeys(shown))
+        count = 1 if intent.literal is not None else len(intent.written_values()[:3])
+        files = self.shown_files or [p for p in self.repo_files if _PACKAGE.fullmatch(p)]
+        fitting = fitting_functions(ctx, files, count)
+        first = [name for name in shown if name in fitting]
+        return list(dict.fromkeys([*first, *fitting, *shown]))
 
     @classmethod
     def begin(

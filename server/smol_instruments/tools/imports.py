@@ -298,3 +298,49 @@ def _head(arg: ast.arg) -> str:
     """The name an argument's annotation starts with (`Iterable[str] | None` -> Iterable)."""
     annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
     return re.split(r"[\[ |.]", annotation.rsplit(".", 1)[-1])[0] if annotation else ""
+
+
+def fitting_functions(ctx: ToolContext, paths: Sequence[str], count: int) -> list[str]:
+    """The top-level functions of the code files `paths` that a call with `count` positional
+    values can run (no classes: an instance's text rarely says what it holds), those a module
+    exports in its `__all__` first, in that order, then public ones as defined, private last.
+    What a question that writes values and names no function may try first ("is matching
+    case sensitive? e.g. 'Hello {}' against 'hello World'": `parse`, not the `Match` class
+    its word found: fresh dev pa-case, where running `Match(...)` showed an object)."""
+    ranked: list[tuple[tuple[int, int], str]] = []
+    for path in paths:
+        if not path.endswith(".py") or is_test_path(path):
+            continue
+        try:
+            tree = pyast.parse(read_repo_text(ctx, path)[1])
+        except Exception:  # unreadable or not Python: nothing from it
+            continue
+        exported = _exported(tree)
+        for order, node in enumerate(tree.body):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            required = len(positional) - len(args.defaults)
+            if not (required <= count and (count <= len(positional) or args.vararg)):
+                continue
+            if node.name in exported:
+                rank = (0, exported.index(node.name))
+            else:
+                rank = (2 if node.name.startswith("_") else 1, order)
+            ranked.append((rank, node.name))
+    return list(dict.fromkeys(name for _, name in sorted(ranked)))
+
+
+def _exported(tree: ast.Module) -> list[str]:
+    """The names a module's `__all__ = [...]` lists ([] when it has none written so)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            try:
+                names = ast.literal_eval(node.value)
+            except ValueError:
+                return []
+            return [name for name in names if isinstance(name, str)]
+    return []

@@ -149,6 +149,13 @@ try:
             except Exception:
                 pass
             result["type"] = type(value).__name__
+            if type(value).__repr__ is object.__repr__ and hasattr(value, "__dict__"):
+                # "<parse.Match object at 0x7f..>" says nothing it holds: its attributes do
+                held = [(k, v) for k, v in vars(value).items() if not k.startswith("_")][:8]
+                try:
+                    result["attributes"] = {k: repr(v)[:80] for k, v in held}
+                except Exception:  # a repr that raises takes nothing away
+                    pass
 except BaseException as exc:
     sys.settrace(None)
     result["exception"] = f"{type(exc).__name__}: {exc}"
