@@ -389,11 +389,8 @@ VALUE_QUESTION = "what does the parser give for 'ten'?"  # names no function: no
         ("```python\nfinal_answer('It gives 10.')\n```", VALUE_QUESTION, "<function>('ten')"),
         # a value written bare, in no call (fresh dev pa-case: answered from the code read)
         ("It gives 10.", "what does the parser make of a ~10 in there", "<function>('~10')"),
-        # ... where the code its words found is shown, that code, not a placeholder the 1.5B
-        # model ran as written (dev jp-no-slash)
-        ("It gives 10.", "what would the average be with a ~10 in there", "average('~10')"),
     ],
-    ids=["prose", "final_answer", "bare", "bare-shown"],
+    ids=["prose", "final_answer", "bare"],
 )
 def test_a_value_answered_without_running_anything_is_sent_back_to_run_it(
     tmp_path: Path, settings: Settings, python_on_path: None, guess: str, question: str, hint: str
@@ -451,12 +448,53 @@ def test_a_value_question_naming_no_function_is_sent_to_run_a_function_its_value
     from tests.test_agent import run
 
     repo = make_repo(tmp_path / "repo", {"matcher/__init__.py": MATCHER, "pytest.ini": ""})
-    turns = ["No, it is case sensitive.", "No.", "No."]
+    turns = ["No, it is case sensitive.", "It gives True: no, matching ignores case.", "No."]
     question = "is matching case sensitive? e.g. 'Hello {}' against 'hello World'"
-    _, requests = run(repo, settings, turns, question)
+    outcome, requests = run(repo, settings, turns, question)
     sent_back = requests[1].prompt_text()
-    assert "nothing has been run" in sent_back
-    assert "print(evaluate(code=\"match('Hello {}', 'hello World')\"))" in sent_back
+    assert "nothing had been run for it, so it was run for you just now" in sent_back
+    assert "code: match('Hello {}', 'hello World')\n" in sent_back and "value: True" in sent_back
+    assert outcome.status == "completed"  # what ran grounds the answer given from it
+
+
+def test_a_value_question_is_run_for_the_model_with_the_code_its_words_found(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """The code the question's words found is shown, and its values fit it: that is what is
+    run (not a placeholder the 1.5B model ran as written: dev jp-no-slash), and what it
+    raised is what the model is shown."""
+    from tests.test_agent import run
+
+    repo = session_repo(tmp_path)
+    turns = ["It gives 10.", "It raises TypeError."]
+    outcome, requests = run(repo, settings, turns, "what would the average be with a ~10 in there")
+    sent_back = requests[1].prompt_text()
+    assert "code: average('~10')" in sent_back and "exception: TypeError" in sent_back
+    assert outcome.status == "completed" and outcome.answer == "It raises TypeError."
+
+
+def test_what_a_value_question_may_run_is_ranked_by_what_its_module_exports_and_shows(
+    tmp_path: Path, settings: Settings
+) -> None:
+    from smol_instruments.tools.imports import fitting_callables
+
+    pointer = (
+        "class Pointer:\n    def __init__(self, text, strict=True):\n        self.text = text\n\n\n"
+        "class Other:\n    def __init__(self, a):\n        self.a = a\n\n\n"
+        "def pairwise(items):\n    return zip(items, items[1:])\n\n\n"
+        "def _private(a):\n    return a\n\n\n"
+        "def two(a, b):\n    return a\n"
+    )
+    repo = make_repo(tmp_path / "repo", {"matcher/__init__.py": MATCHER, "pointer.py": pointer})
+    ctx, _ = make_tools(repo, settings)
+    # a module with no __all__: the class the question's words found first, then public
+    # functions its one value fits; a class no one showed, a private one, `two` left out
+    assert fitting_callables(ctx, ["pointer.py"], 1, ["Pointer"]) == ["Pointer", "pairwise"]
+    assert fitting_callables(ctx, ["pointer.py"], 1) == ["pairwise"]
+    # with __all__: what it exports before the class shown; a helper never
+    assert fitting_callables(ctx, ["matcher/__init__.py"], 2, ["Match"]) == ["match", "Match"]
+    assert fitting_callables(ctx, ["matcher/__init__.py"], 3) == ["match"]
+    assert fitting_callables(ctx, ["matcher/__init__.py"], 4) == []
 
 
 def test_an_object_whose_text_says_nothing_is_told_by_its_attributes(

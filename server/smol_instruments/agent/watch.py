@@ -6,8 +6,9 @@ given); the loop (agent/loop.py) and the final-answer checks (agent/answers.py) 
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ from ..base.testruns import is_test_path
 from ..patches.model import Patch
 from ..tools.base import ToolContext
 from ..tools.edit import held_blocks_grammar
-from ..tools.imports import fitting_functions
+from ..tools.imports import fitting_callables
 from ..tools.scaffold import parameter_grammar, parameters_of
 from . import wording
 from .evidence import Steps
@@ -213,16 +214,14 @@ class RunWatch:
     def _to_run(self, shown: list[str], ctx: ToolContext) -> list[str]:
         """The code a question about a value that names none may run, first to last: shown
         functions its values fit, then the functions of the shown files (else the packages')
-        its values fit, exported ones first (tools/imports.py `fitting_functions`), then the
+        its values fit, exported ones first (tools/imports.py `fitting_callables`), then the
         rest shown."""
         intent = self.intent
         if not intent.asks_value or intent.names or intent.carried or intent.calls:
             return list(dict.fromkeys(shown))
         count = 1 if intent.literal is not None else len(intent.written_values()[:3])
         files = self.shown_files or [p for p in self.repo_files if _PACKAGE.fullmatch(p)]
-        fitting = fitting_functions(ctx, files, count)
-        first = [name for name in shown if name in fitting]
-        return list(dict.fromkeys([*first, *fitting, *shown]))
+        return list(dict.fromkeys([*fitting_callables(ctx, files, count, shown), *shown]))
 
     @classmethod
     def begin(
@@ -255,6 +254,23 @@ class RunWatch:
         elif not (self.intent.first_call() or "").startswith(tuple(SHAPE)):
             ran = [name for name in ran if name not in SHAPE]
         return self.context_given or bool(self.patches) or bool(ran)
+
+    def run_first(self, tools: Mapping[str, Callable[..., Any]]) -> str | None:
+        """For a question about what code gives that ran nothing, the call `first_read`
+        suggests, run through the tool (so it counts as run) when it is whole: the function
+        to run found, not a placeholder; what it gave, as the model would have been shown it,
+        else None. Fresh dev pa-case: sent back to run `parse('Hello {}', 'hello World')`, the
+        1.5B model described the suggested line instead ("`evaluate` is not defined")."""
+        call = self.first_read()
+        if not self.intent.asks_value or "evaluate" not in tools:
+            return None
+        if not call.startswith("evaluate(code=") or "<function>" in call:
+            return None
+        code = ast.literal_eval(call.removeprefix("evaluate(code=").removesuffix(")"))
+        result = tools["evaluate"](code=code)
+        if not isinstance(result, dict) or "error" in result:
+            return None
+        return "\n".join(f"{key}: {value}" for key, value in result.items())
 
     def loops(self) -> int:
         return self.state.loops_detected - self.first_loop_count

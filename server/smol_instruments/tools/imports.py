@@ -300,13 +300,19 @@ def _head(arg: ast.arg) -> str:
     return re.split(r"[\[ |.]", annotation.rsplit(".", 1)[-1])[0] if annotation else ""
 
 
-def fitting_functions(ctx: ToolContext, paths: Sequence[str], count: int) -> list[str]:
-    """The top-level functions of the code files `paths` that a call with `count` positional
-    values can run (no classes: an instance's text rarely says what it holds), those a module
-    exports in its `__all__` first, in that order, then public ones as defined, private last.
-    What a question that writes values and names no function may try first ("is matching
-    case sensitive? e.g. 'Hello {}' against 'hello World'": `parse`, not the `Match` class
-    its word found: fresh dev pa-case, where running `Match(...)` showed an object)."""
+def fitting_callables(
+    ctx: ToolContext, paths: Sequence[str], count: int, shown: Sequence[str] = ()
+) -> list[str]:
+    """The top-level functions and classes of the code files `paths` that a call with `count`
+    positional values can run, in the order a question that writes values and names no code
+    may try them: `shown` ones its module exports (all public ones where it has no
+    `__all__`), then the rest of its `__all__`, then other `shown` ones, then public
+    functions as defined. A class no module exports and no one shows is left out: an
+    instance's text rarely says what it holds. Fresh dev pa-case ("is matching case
+    sensitive? e.g. 'Hello {}' against 'hello World'"): `parse`, of `__all__`, before the
+    `Match` class the word "matching" found, whose instance showed nothing; dev jp-no-slash:
+    the `JsonPointer` class shown, in a module with no `__all__`, before the first public
+    function that took one value (`pairwise`)."""
     ranked: list[tuple[tuple[int, int], str]] = []
     for path in paths:
         if not path.endswith(".py") or is_test_path(path):
@@ -315,25 +321,47 @@ def fitting_functions(ctx: ToolContext, paths: Sequence[str], count: int) -> lis
             tree = pyast.parse(read_repo_text(ctx, path)[1])
         except Exception:  # unreadable or not Python: nothing from it
             continue
-        exported = _exported(tree)
+        listed = _exported(tree)
         for order, node in enumerate(tree.body):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not _takes(node, count):
                 continue
-            args = node.args
-            positional = [*args.posonlyargs, *args.args]
-            required = len(positional) - len(args.defaults)
-            if not (required <= count and (count <= len(positional) or args.vararg)):
+            name = node.name  # type: ignore[attr-defined]
+            exported = name in listed if listed is not None else not name.startswith("_")
+            if name in shown and exported:
+                tier = 0
+            elif exported and listed is not None:
+                tier, order = 1, listed.index(name)
+            elif name in shown:
+                tier = 2
+            elif isinstance(node, ast.ClassDef) or name.startswith("_"):
                 continue
-            if node.name in exported:
-                rank = (0, exported.index(node.name))
             else:
-                rank = (2 if node.name.startswith("_") else 1, order)
-            ranked.append((rank, node.name))
+                tier = 3
+            ranked.append(((tier, order), name))
     return list(dict.fromkeys(name for _, name in sorted(ranked)))
 
 
-def _exported(tree: ast.Module) -> list[str]:
-    """The names a module's `__all__ = [...]` lists ([] when it has none written so)."""
+def _takes(node: ast.stmt, count: int) -> bool:
+    """A function, or a class by its `__init__`, that `count` positional values can call."""
+    if isinstance(node, ast.ClassDef):
+        init = [n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+        if not init:
+            return False
+        args = init[0].args
+        positional = [*args.posonlyargs, *args.args][1:]  # self
+        defaults = min(len(args.defaults), len(positional))
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = len(args.defaults)
+    else:
+        return False
+    required = len(positional) - defaults
+    return required <= count and (count <= len(positional) or args.vararg is not None)
+
+
+def _exported(tree: ast.Module) -> list[str] | None:
+    """The names a module's `__all__ = [...]` lists (None when it has none written so)."""
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
@@ -341,6 +369,6 @@ def _exported(tree: ast.Module) -> list[str]:
             try:
                 names = ast.literal_eval(node.value)
             except ValueError:
-                return []
+                return None
             return [name for name in names if isinstance(name, str)]
-    return []
+    return None
