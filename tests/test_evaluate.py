@@ -453,8 +453,25 @@ def test_a_value_question_naming_no_function_is_sent_to_run_a_function_its_value
     outcome, requests = run(repo, settings, turns, question)
     sent_back = requests[1].prompt_text()
     assert "nothing had been run for it, so it was run for you just now" in sent_back
-    assert "code: match('Hello {}', 'hello World')\n" in sent_back and "value: True" in sent_back
+    assert "match('Hello {}', 'hello World') returns True" in sent_back
     assert outcome.status == "completed"  # what ran grounds the answer given from it
+
+
+def test_what_was_run_for_the_model_and_left_out_of_its_answer_grounds_nothing(
+    tmp_path: Path, settings: Settings, python_on_path: None
+) -> None:
+    """Run for it, then ignored (dev pa-repeated-name: a false success once the run counted):
+    what it gave must be said, as for a call the question writes; left out twice, it is
+    shown below the answer and the run is not `completed`."""
+    from tests.test_agent import run
+
+    repo = make_repo(tmp_path / "repo", {"matcher/__init__.py": MATCHER, "pytest.ini": ""})
+    turns = ["It depends.", "It depends on the flags.", "It depends on the flags, really."]
+    question = "is matching case sensitive? e.g. 'Hello {}' against 'hello World'"
+    outcome, requests = run(repo, settings, turns, question)
+    assert "match('Hello {}', 'hello World') = True" in requests[2].prompt_text()
+    assert outcome.status != "completed"
+    assert "match('Hello {}', 'hello World') = True" in outcome.answer
 
 
 def test_a_value_question_is_run_for_the_model_with_the_code_its_words_found(
@@ -469,7 +486,7 @@ def test_a_value_question_is_run_for_the_model_with_the_code_its_words_found(
     turns = ["It gives 10.", "It raises TypeError."]
     outcome, requests = run(repo, settings, turns, "what would the average be with a ~10 in there")
     sent_back = requests[1].prompt_text()
-    assert "code: average('~10')" in sent_back and "exception: TypeError" in sent_back
+    assert "average('~10') raises TypeError" in sent_back
     assert outcome.status == "completed" and outcome.answer == "It raises TypeError."
 
 

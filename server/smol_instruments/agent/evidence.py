@@ -48,7 +48,7 @@ from ..tools.evaluate import (
     evaluate_code,
     evaluates_unasked,
     functions_giving,
-    printed_as,
+    must_say,
     same_value,
     told,
     traced_failures,
@@ -223,10 +223,8 @@ def computed_calls(ctx: ToolContext, intent: TaskIntent) -> Evidence | None:
             call, result = found
         if unfit(call, failure, intent.task):
             continue
-        if "exception" in result or "value" in result:
-            # what an answer must say: the value, or the exception's name
-            said = printed_as(result) or str(result.get("value", result.get("exception", "")))
-            ran.append(f"{call} = {said.split(':', 1)[0] if 'exception' in result else said}")
+        if said := must_say(call, result):
+            ran.append(said)
         ran_in.extend(result.get("functions", []))
         for where, _, said in (step.partition("  # ") for step in result.get("trace", [])):
             function = where.partition(" (")[2].partition(")")[0]  # "path:229 (ordinal) ..."

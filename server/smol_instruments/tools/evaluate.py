@@ -399,6 +399,15 @@ def printed_as(result: dict[str, Any]) -> str | None:
     return text if text != result["value"] else None
 
 
+def must_say(call: str, result: dict[str, Any]) -> str | None:
+    """What an answer about a run of `call` must say, as "call = what": the value as it
+    prints, or the exception's name; None when it gave neither."""
+    if "exception" not in result and "value" not in result:
+        return None
+    said = printed_as(result) or str(result.get("value", result.get("exception", "")))
+    return f"{call} = {said.split(':', 1)[0] if 'exception' in result else said}"
+
+
 def told(call: str, result: dict[str, Any]) -> list[str]:
     """A run of `call` as the model is told it, one formatter for every place that shows one
     (the task's calls, the failing assertions, a symptom's call with a patch): what it gave,
