@@ -389,8 +389,11 @@ VALUE_QUESTION = "what does the parser give for 'ten'?"  # names no function: no
         ("```python\nfinal_answer('It gives 10.')\n```", VALUE_QUESTION, "<function>('ten')"),
         # a value written bare, in no call (fresh dev pa-case: answered from the code read)
         ("It gives 10.", "what does the parser make of a ~10 in there", "<function>('~10')"),
+        # ... where the code its words found is shown, that code, not a placeholder the 1.5B
+        # model ran as written (dev jp-no-slash)
+        ("It gives 10.", "what would the average be with a ~10 in there", "average('~10')"),
     ],
-    ids=["prose", "final_answer", "bare"],
+    ids=["prose", "final_answer", "bare", "bare-shown"],
 )
 def test_a_value_answered_without_running_anything_is_sent_back_to_run_it(
     tmp_path: Path, settings: Settings, python_on_path: None, guess: str, question: str, hint: str
@@ -448,46 +451,12 @@ def test_a_value_question_naming_no_function_is_sent_to_run_a_function_its_value
     from tests.test_agent import run
 
     repo = make_repo(tmp_path / "repo", {"matcher/__init__.py": MATCHER, "pytest.ini": ""})
-    turns = ["No, it is case sensitive.", "It gives True: no, matching ignores case.", "No."]
+    turns = ["No, it is case sensitive.", "No.", "No."]
     question = "is matching case sensitive? e.g. 'Hello {}' against 'hello World'"
-    outcome, requests = run(repo, settings, turns, question)
+    _, requests = run(repo, settings, turns, question)
     sent_back = requests[1].prompt_text()
-    assert "nothing had been run for it, so it was run for you just now" in sent_back
-    assert "match('Hello {}', 'hello World') returns True" in sent_back
-    assert outcome.status == "completed"  # what ran grounds the answer given from it
-
-
-def test_what_was_run_for_the_model_and_left_out_of_its_answer_grounds_nothing(
-    tmp_path: Path, settings: Settings, python_on_path: None
-) -> None:
-    """Run for it, then ignored (dev pa-repeated-name: a false success once the run counted):
-    what it gave must be said, as for a call the question writes; left out twice, it is
-    shown below the answer and the run is not `completed`."""
-    from tests.test_agent import run
-
-    repo = make_repo(tmp_path / "repo", {"matcher/__init__.py": MATCHER, "pytest.ini": ""})
-    turns = ["It depends.", "It depends on the flags.", "It depends on the flags, really."]
-    question = "is matching case sensitive? e.g. 'Hello {}' against 'hello World'"
-    outcome, requests = run(repo, settings, turns, question)
-    assert "match('Hello {}', 'hello World') = True" in requests[2].prompt_text()
-    assert outcome.status != "completed"
-    assert "match('Hello {}', 'hello World') = True" in outcome.answer
-
-
-def test_a_value_question_is_run_for_the_model_with_the_code_its_words_found(
-    tmp_path: Path, settings: Settings, python_on_path: None
-) -> None:
-    """The code the question's words found is shown, and its values fit it: that is what is
-    run (not a placeholder the 1.5B model ran as written: dev jp-no-slash), and what it
-    raised is what the model is shown."""
-    from tests.test_agent import run
-
-    repo = session_repo(tmp_path)
-    turns = ["It gives 10.", "It raises TypeError."]
-    outcome, requests = run(repo, settings, turns, "what would the average be with a ~10 in there")
-    sent_back = requests[1].prompt_text()
-    assert "average('~10') raises TypeError" in sent_back
-    assert outcome.status == "completed" and outcome.answer == "It raises TypeError."
+    assert "nothing has been run" in sent_back
+    assert "print(evaluate(code=\"match('Hello {}', 'hello World')\"))" in sent_back
 
 
 def test_what_a_value_question_may_run_is_ranked_by_what_its_module_exports_and_shows(

@@ -428,8 +428,6 @@ def the_answer_is_grounded(answer: Any, memory: AgentMemory, agent: Any = None) 
     watch: RunWatch | None = getattr(agent, "watch", None)
     if watch is None or watch.grounded() or not watch.about_code():
         return True
-    if ran := watch.run_first(getattr(agent, "tools", None) or {}):
-        return _sent_back_once(agent, watch, Nudge.RAN_FOR_YOU, Note.UNGROUNDED, ran=ran)
     value = watch.intent.asks_value
     what, done = ("what the code gives", "run") if value else ("the repository's code", "read")
     slots = {"what": what, "done": done, "call": watch.first_read()}

@@ -397,12 +397,6 @@ class Nudge(Enum):
         "```python\n# Look at the code first.\nprint({call})\n```\nthen answer from what it "
         "shows."
     )
-    RAN_FOR_YOU = (
-        "this asks about what the code gives, and nothing had been run for it, so it was run "
-        "for you just now:\n{ran}\nAnswer from what it gave, saying that first. If that is not "
-        "the code the question is about, run the code that is, in one block that starts with "
-        "a # comment."
-    )
     VALUE_NOT_TOLD = (
         "the question asks what the code gives, and it was run: {results}. Answer again, "
         "saying that result first, then why."

@@ -6,9 +6,8 @@ given); the loop (agent/loop.py) and the final-answer checks (agent/answers.py) 
 
 from __future__ import annotations
 
-import ast
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +16,6 @@ from ..base.testruns import is_test_path
 from ..patches.model import Patch
 from ..tools.base import ToolContext
 from ..tools.edit import held_blocks_grammar
-from ..tools.evaluate import must_say, told
 from ..tools.imports import fitting_callables
 from ..tools.scaffold import parameter_grammar, parameters_of
 from . import wording
@@ -255,28 +253,6 @@ class RunWatch:
         elif not (self.intent.first_call() or "").startswith(tuple(SHAPE)):
             ran = [name for name in ran if name not in SHAPE]
         return self.context_given or bool(self.patches) or bool(ran)
-
-    def run_first(self, tools: Mapping[str, Callable[..., Any]]) -> str | None:
-        """For a question about what code gives that ran nothing, the call `first_read`
-        suggests, run through the tool (so it counts as run) when it is whole: the function
-        to run found, not a placeholder; what it gave, told as a call the task wrote is, else
-        None. What it gave must then be in the answer, as for such a call (answers.py
-        `the_computed_value_is_told`): run for it and ignored, the answer rests on nothing
-        (dev pa-repeated-name, a false success). Fresh dev pa-case: sent back to run
-        `parse('Hello {}', 'hello World')`, the 1.5B model described the suggested line
-        instead ("`evaluate` is not defined")."""
-        call = self.first_read()
-        if not self.intent.asks_value or "evaluate" not in tools:
-            return None
-        if not call.startswith("evaluate(code=") or "<function>" in call:
-            return None
-        code = ast.literal_eval(call.removeprefix("evaluate(code=").removesuffix(")"))
-        result = tools["evaluate"](code=code)
-        if not isinstance(result, dict) or "error" in result:
-            return None
-        if said := must_say(code, result):  # to be told, as a call the question wrote
-            self.computed.append(said)
-        return "\n".join(told(code, result))
 
     def loops(self) -> int:
         return self.state.loops_detected - self.first_loop_count
