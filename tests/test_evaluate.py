@@ -481,6 +481,10 @@ def test_what_a_value_question_may_run_is_ranked_by_what_its_module_exports_and_
     assert fitting_callables(ctx, ["matcher/__init__.py"], 2, ["Match"]) == ["match", "Match"]
     assert fitting_callables(ctx, ["matcher/__init__.py"], 3) == ["match"]
     assert fitting_callables(ctx, ["matcher/__init__.py"], 4) == []
+    # an __all__ that is no literal list is no list of exports: every public name counts
+    (repo / "odd.py").write_text("__all__ = 3\n\n\ndef one(a):\n    return a\n")
+    (repo / "mixed.py").write_text("__all__ = ['one'] + []\n\n\ndef one(a):\n    return a\n")
+    assert fitting_callables(ctx, ["odd.py", "mixed.py"], 1) == ["one"]
 
 
 def test_an_object_whose_text_says_nothing_is_told_by_its_attributes(

@@ -428,10 +428,15 @@ def the_answer_is_grounded(answer: Any, memory: AgentMemory, agent: Any = None) 
     watch: RunWatch | None = getattr(agent, "watch", None)
     if watch is None or watch.grounded() or not watch.about_code():
         return True
-    value = watch.intent.asks_value
-    what, done = ("what the code gives", "run") if value else ("the repository's code", "read")
-    slots = {"what": what, "done": done, "call": watch.first_read()}
-    return _sent_back_once(agent, watch, Nudge.READ_FIRST, Note.UNGROUNDED, **slots)
+    return _sent_back_once(
+        agent,
+        watch,
+        Nudge.READ_FIRST,
+        Note.UNGROUNDED,
+        what="what the code gives" if watch.intent.asks_value else "the repository's code",
+        done="run" if watch.intent.asks_value else "read",
+        call=watch.first_read(),
+    )
 
 
 #: A computed value longer than this (spaces and quotes left out) need not be in the answer.

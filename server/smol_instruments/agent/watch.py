@@ -211,10 +211,9 @@ class RunWatch:
                 self.taken = set()
 
     def _to_run(self, shown: list[str], ctx: ToolContext) -> list[str]:
-        """The code a question about a value that names none may run, first to last: shown
-        functions its values fit, then the functions of the shown files (else the packages')
-        its values fit, exported ones first (tools/imports.py `fitting_callables`), then the
-        rest shown."""
+        """The code a question about a value that names none may run, first to last: the
+        functions and classes of the shown files (else the packages' own modules) its values
+        fit, as tools/imports.py `fitting_callables` ranks them, then the rest shown."""
         intent = self.intent
         if not intent.asks_value or intent.names or intent.carried or intent.calls:
             return list(dict.fromkeys(shown))

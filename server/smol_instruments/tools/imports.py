@@ -361,14 +361,17 @@ def _takes(node: ast.stmt, count: int) -> bool:
 
 
 def _exported(tree: ast.Module) -> list[str] | None:
-    """The names a module's `__all__ = [...]` lists (None when it has none written so)."""
+    """The names a module's `__all__ = [...]` lists (None when it has none written as a
+    literal list or tuple: `__all__ = base.__all__ + [...]`, or a repository's `__all__ = 3`)."""
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
         ):
             try:
                 names = ast.literal_eval(node.value)
-            except ValueError:
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return None
+            if not isinstance(names, (list, tuple)):
                 return None
             return [name for name in names if isinstance(name, str)]
     return None
